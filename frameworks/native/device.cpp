@@ -1,0 +1,70 @@
+#include "frameworks/native/device.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <cstring>
+
+#include "xylem/error.hpp"
+
+namespace xylem::native {
+
+void NativeDevice::release(void* data, plugin::Deps after) noexcept {
+  try {
+    (void)queue_.enqueue([this, data] { memory_.free(data); }, after);
+  } catch (...) {
+    // Could not queue the free (out of memory for the task itself): wait
+    // for everything, then free now.
+    queue_.drain();
+    memory_.free(data);
+  }
+}
+
+EventPtr NativeDevice::copy_bytes(void* dst, const void* src, std::size_t bytes, plugin::Deps deps) {
+  return queue_.enqueue(
+      [dst, src, bytes] {
+        // Large copies in parallel chunks: one core cannot saturate memory.
+        constexpr std::size_t kChunk = std::size_t(1) << 20;
+        if (bytes <= kChunk) {
+          std::memcpy(dst, src, bytes);
+          return;
+        }
+        tbb::parallel_for(std::size_t(0), (bytes + kChunk - 1) / kChunk, [&](std::size_t c) {
+          const std::size_t begin = c * kChunk;
+          std::memcpy(static_cast<char*>(dst) + begin, static_cast<const char*>(src) + begin,
+                      std::min(kChunk, bytes - begin));
+        });
+      },
+      deps);
+}
+
+EventPtr NativeDevice::upload(void* dst, const void* host_src, std::size_t bytes, plugin::Deps deps) {
+  return copy_bytes(dst, host_src, bytes, deps);
+}
+
+EventPtr NativeDevice::download(void* host_dst, const void* src, std::size_t bytes, plugin::Deps deps) {
+  return copy_bytes(host_dst, src, bytes, deps);
+}
+
+EventPtr NativeDevice::copy_from(plugin::Device& src_device, const void* src, void* dst, std::size_t bytes,
+                                 plugin::Deps deps) {
+  if (&src_device != this) return nullptr;
+  return copy_bytes(dst, src, bytes, deps);
+}
+
+bool NativeDevice::supports(plugin::OpId op, DType dtype) const noexcept {
+  return kernels().get(op, dtype) != nullptr;
+}
+
+EventPtr NativeDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
+  const Kernel kernel = kernels().get(call.op, dispatch_dtype(call));
+  if (kernel == nullptr)
+    throw Error(ErrorCode::unsupported, std::string(plugin::op_name(call.op)) + " has no native kernel for " +
+                                            std::string(name(dispatch_dtype(call))));
+  return queue_.enqueue(kernel, call, deps);
+}
+
+EventPtr NativeDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
+  return queue_.enqueue(std::move(fn), deps);
+}
+
+}  // namespace xylem::native

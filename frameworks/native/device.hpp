@@ -1,0 +1,38 @@
+#pragma once
+// The native device: the host CPU, its memory and one in-order queue.
+#include "frameworks/native/memory.hpp"
+#include "frameworks/native/queue.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::native {
+
+class NativeDevice final : public plugin::Device {
+ public:
+  explicit NativeDevice(Hardware hardware) : hardware_(std::move(hardware)) {}
+
+  const Hardware& hardware() const noexcept override { return hardware_; }
+  void* allocate(std::size_t bytes) override { return memory_.allocate(bytes); }
+  void release(void* data, plugin::Deps after) noexcept override;
+  EventPtr upload(void* dst, const void* host_src, std::size_t bytes, plugin::Deps deps) override;
+  EventPtr download(void* host_dst, const void* src, std::size_t bytes, plugin::Deps deps) override;
+  EventPtr copy_from(plugin::Device& src_device, const void* src, void* dst, std::size_t bytes,
+                     plugin::Deps deps) override;
+  bool supports(plugin::OpId op, DType dtype) const noexcept override;
+  EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
+  EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
+  void synchronize() override { queue_.drain(); }
+  plugin::MemoryStats memory_stats() const override { return memory_.stats(); }
+  bool set_memory_limit(std::uint64_t bytes) override {
+    memory_.set_limit(bytes);
+    return true;
+  }
+
+ private:
+  EventPtr copy_bytes(void* dst, const void* src, std::size_t bytes, plugin::Deps deps);
+
+  Hardware hardware_;
+  HostMemory memory_;
+  NativeQueue queue_;  // last: its worker stops before the memory goes
+};
+
+}  // namespace xylem::native

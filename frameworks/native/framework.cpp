@@ -1,0 +1,81 @@
+#include "frameworks/native/framework.hpp"
+
+#include <cblas.h>
+#include <hwy/targets.h>
+#include <tbb/info.h>
+#include <tbb/version.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "frameworks/native/device.hpp"
+#include "xylem/error.hpp"
+
+namespace xylem::native {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "host CPU";
+}
+
+std::string best_simd_target() {
+  const std::int64_t targets = hwy::SupportedTargets();
+  return hwy::TargetName(targets & -targets);  // Highway orders better targets at lower bits
+}
+
+Hardware describe_host() {
+  Hardware hw;
+  hw.framework = "native";
+  hw.index = 0;
+  hw.name = cpu_model();
+  hw.vendor = "host";
+  hw.kind = HardwareKind::cpu;
+  hw.compute_units = tbb::info::default_concurrency();
+  hw.memory_bytes = std::uint64_t(sysconf(_SC_PHYS_PAGES)) * std::uint64_t(sysconf(_SC_PAGE_SIZE));
+  hw.caps.fp64 = true;
+  hw.caps.fp16 = true;  // stored as f16, computed in f32
+  hw.caps.bf16 = true;
+  hw.caps.unified_memory = true;
+  hw.driver = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR);
+  hw.details = "SIMD " + best_simd_target() + ", " + openblas_get_config();
+  return hw;
+}
+
+class NativeFramework final : public plugin::Framework {
+ public:
+  NativeFramework() : hardware_{describe_host()} {}
+  std::string name() const override { return "native"; }
+  const std::vector<Hardware>& hardware() const noexcept override { return hardware_; }
+  plugin::Device& device(std::size_t index) override {
+    if (index != 0) throw Error(ErrorCode::invalid_argument, "native has one device, native:0");
+    std::call_once(opened_, [&] { device_ = std::make_unique<NativeDevice>(hardware_[0]); });
+    return *device_;
+  }
+
+ private:
+  std::vector<Hardware> hardware_;
+  std::once_flag opened_;
+  std::unique_ptr<NativeDevice> device_;
+};
+
+}  // namespace
+
+plugin::Framework& framework() {
+  // Leaked on purpose: tensors in static storage may release memory on this
+  // device during exit.
+  static auto* native = new NativeFramework();
+  return *native;
+}
+
+}  // namespace xylem::native

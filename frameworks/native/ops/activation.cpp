@@ -1,0 +1,144 @@
+// Native activations and their gradients, f32 and f64. Runs that are dense in
+// every argument go to the SIMD code in activation_simd-inl.h (best target
+// for this CPU, chosen at run time); other views use math.h's scalar
+// formulas with strides. Both are split into chunks that oneTBB spreads
+// over the cores.
+
+// SSSE3-only machines are rare; skipping that target saves compile time. They
+// still run, on Highway's portable baseline.
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "frameworks/native/ops/activation_simd-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h: the static target's copy.
+#include "frameworks/native/ops/activation_simd-inl.h"
+
+#if HWY_ONCE
+#include <cstdint>
+
+#include "frameworks/native/ops/kernels.hpp"
+#include "frameworks/native/ops/strided.hpp"
+#include "xylem/plugin/math.h"
+
+namespace xylem::native {
+
+HWY_EXPORT(UnaryF32);
+HWY_EXPORT(UnaryF64);
+HWY_EXPORT(GradF32);
+HWY_EXPORT(GradF64);
+
+namespace {
+
+using plugin::OpCall;
+using plugin::OpId;
+
+// 16K elements (64 KiB of f32 per argument): amortises the task overhead
+// while keeping each chunk's data in L2 until it is written back.
+constexpr std::int64_t kGrain = 16 * 1024;
+
+void simd_unary(Unary kind, const float* x, float* y, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF32)(kind, x, y, std::size_t(n));
+}
+void simd_unary(Unary kind, const double* x, double* y, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF64)(kind, x, y, std::size_t(n));
+}
+void simd_grad(Grad kind, const float* a, const float* b, float* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(GradF32)(kind, a, b, out, std::size_t(n));
+}
+void simd_grad(Grad kind, const double* a, const double* b, double* out, std::int64_t n) {
+  HWY_DYNAMIC_DISPATCH(GradF64)(kind, a, b, out, std::size_t(n));
+}
+
+// math.h's scalar formulas, by kind and type, for strided views.
+template <Unary K>
+float scalar(float x) {
+  if constexpr (K == Unary::sigmoid) return xy_sigmoid_f(x);
+  if constexpr (K == Unary::relu) return xy_relu_f(x);
+  if constexpr (K == Unary::tanh) return xy_tanh_f(x);
+}
+template <Unary K>
+double scalar(double x) {
+  if constexpr (K == Unary::sigmoid) return xy_sigmoid_d(x);
+  if constexpr (K == Unary::relu) return xy_relu_d(x);
+  if constexpr (K == Unary::tanh) return xy_tanh_d(x);
+}
+template <Grad K>
+float scalar(float a, float b) {
+  if constexpr (K == Grad::sigmoid) return xy_sigmoid_grad_f(a, b);
+  if constexpr (K == Grad::relu) return xy_relu_grad_f(a, b);
+  if constexpr (K == Grad::tanh) return xy_tanh_grad_f(a, b);
+}
+template <Grad K>
+double scalar(double a, double b) {
+  if constexpr (K == Grad::sigmoid) return xy_sigmoid_grad_d(a, b);
+  if constexpr (K == Grad::relu) return xy_relu_grad_d(a, b);
+  if constexpr (K == Grad::tanh) return xy_tanh_grad_d(a, b);
+}
+
+// t0 = x, t1 = y. In place (y the same view as x) works: each element is
+// read before it is written.
+template <class T, Unary K>
+void unary_kernel(const OpCall& call) {
+  const T* x = element_ptr<const T>(call.t[0]);
+  T* y = element_ptr<T>(call.t[1]);
+  const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
+  if (layout.inner_unit()) {
+    parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
+      simd_unary(K, x + offsets[0], y + offsets[1], count);
+    });
+    return;
+  }
+  const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
+  parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
+    const T* in = x + offsets[0];
+    T* out = y + offsets[1];
+    for (std::int64_t j = 0; j < count; ++j) out[j * sy] = scalar<K>(in[j * sx]);
+  });
+}
+
+// t0 = y (or x for relu), t1 = dy, t2 = dx; dx may be either input.
+template <class T, Grad K>
+void grad_kernel(const OpCall& call) {
+  const T* a = element_ptr<const T>(call.t[0]);
+  const T* b = element_ptr<const T>(call.t[1]);
+  T* out = element_ptr<T>(call.t[2]);
+  const auto layout = make_layout<3>({&call.t[0].view, &call.t[1].view, &call.t[2].view});
+  if (layout.inner_unit()) {
+    parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 3>& offsets, std::int64_t count, std::int64_t) {
+      simd_grad(K, a + offsets[0], b + offsets[1], out + offsets[2], count);
+    });
+    return;
+  }
+  const std::int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1), so = layout.inner_stride(2);
+  parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 3>& offsets, std::int64_t count, std::int64_t) {
+    const T* pa = a + offsets[0];
+    const T* pb = b + offsets[1];
+    T* po = out + offsets[2];
+    for (std::int64_t j = 0; j < count; ++j) po[j * so] = scalar<K>(pa[j * sa], pb[j * sb]);
+  });
+}
+
+template <class T>
+void register_typed(KernelTable& table) {
+  constexpr DType d = dtype_of_v<T>;
+  table.set(OpId::nn_sigmoid, d, &unary_kernel<T, Unary::sigmoid>);
+  table.set(OpId::nn_relu, d, &unary_kernel<T, Unary::relu>);
+  table.set(OpId::nn_tanh, d, &unary_kernel<T, Unary::tanh>);
+  table.set(OpId::nn_sigmoid_grad, d, &grad_kernel<T, Grad::sigmoid>);
+  table.set(OpId::nn_relu_grad, d, &grad_kernel<T, Grad::relu>);
+  table.set(OpId::nn_tanh_grad, d, &grad_kernel<T, Grad::tanh>);
+}
+
+}  // namespace
+
+void register_activation(KernelTable& table) {
+  register_typed<float>(table);
+  register_typed<double>(table);
+}
+
+}  // namespace xylem::native
+#endif  // HWY_ONCE

@@ -1,0 +1,164 @@
+// Native creation kernels: fill, arange, uniform, normal, over views of any
+// strides. The random kernels follow the OpCall convention exactly (element
+// k of the row-major logical order draws Philox counter i1 + k under key i0)
+// so the same seed gives the same tensor on every framework.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/half.hpp"
+#include "frameworks/native/ops/kernels.hpp"
+#include "frameworks/native/ops/strided.hpp"
+#include "xylem/plugin/math.h"
+
+namespace xylem::native {
+namespace {
+
+using plugin::OpCall;
+using plugin::OpId;
+
+// Cheap per-element work (fill, arange) is worth splitting only in large
+// pieces; Philox costs ~10 rounds per element, so smaller pieces pay off.
+constexpr std::int64_t kFillGrain = 32 * 1024;
+constexpr std::int64_t kRandomGrain = 4 * 1024;
+
+// Integers take the value truncated toward zero and saturated (NaN gives 0),
+// so out-of-range requests are defined rather than undefined behaviour.
+template <class I>
+I saturate(double value) noexcept {
+  if (std::isnan(value)) return 0;
+  if (value <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (value >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(value);
+}
+
+// Storage type and conversion from double, per dtype. f16 and bf16 round
+// the float value to nearest even (core/half.hpp, shared with the core).
+template <DType D>
+struct Element;
+template <> struct Element<DType::f16> {
+  using type = std::uint16_t;
+  static type from(double v) noexcept { return detail::float_to_half(static_cast<float>(v)); }
+};
+template <> struct Element<DType::bf16> {
+  using type = std::uint16_t;
+  static type from(double v) noexcept { return detail::float_to_bf16(static_cast<float>(v)); }
+};
+template <> struct Element<DType::f32> {
+  using type = float;
+  static type from(double v) noexcept { return static_cast<float>(v); }
+};
+template <> struct Element<DType::f64> {
+  using type = double;
+  static type from(double v) noexcept { return v; }
+};
+template <> struct Element<DType::i32> {
+  using type = std::int32_t;
+  static type from(double v) noexcept { return saturate<type>(v); }
+};
+template <> struct Element<DType::i64> {
+  using type = std::int64_t;
+  static type from(double v) noexcept { return saturate<type>(v); }
+};
+template <> struct Element<DType::u8> {
+  using type = std::uint8_t;
+  static type from(double v) noexcept { return saturate<type>(v); }
+};
+template <> struct Element<DType::boolean> {
+  using type = std::uint8_t;
+  static type from(double v) noexcept { return v != 0.0 ? 1 : 0; }
+};
+
+// y[k] = gen(k) for every logical index k of the view t0.
+template <class T, class Gen>
+void generate(const OpCall& call, std::int64_t grain, Gen gen) {
+  T* base = element_ptr<T>(call.t[0]);
+  const auto layout = make_layout<1>({&call.t[0].view});
+  const std::int64_t stride = layout.inner_stride(0);
+  parallel_runs(layout, grain, [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
+    T* out = base + offsets[0];
+    for (std::int64_t j = 0; j < count; ++j) out[j * stride] = gen(first + j);
+  });
+}
+
+template <DType D>
+void fill_kernel(const OpCall& call) {
+  using T = typename Element<D>::type;
+  const T value = Element<D>::from(call.f[0]);
+  T* base = element_ptr<T>(call.t[0]);
+  const auto layout = make_layout<1>({&call.t[0].view});
+  const std::int64_t stride = layout.inner_stride(0);
+  parallel_runs(layout, kFillGrain, [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t) {
+    T* out = base + offsets[0];
+    if (stride == 1) {
+      std::fill_n(out, count, value);
+    } else {
+      for (std::int64_t j = 0; j < count; ++j) out[j * stride] = value;
+    }
+  });
+}
+
+// start + k*step is formed in double and rounded once to the dtype.
+template <DType D>
+void arange_kernel(const OpCall& call) {
+  const double start = call.f[0], step = call.f[1];
+  generate<typename Element<D>::type>(call, kFillGrain, [=](std::int64_t k) {
+    return Element<D>::from(start + static_cast<double>(k) * step);
+  });
+}
+
+// low + (high - low) * u, in the dtype's own precision (float for f32) so
+// frameworks without fp64 compute the same bits.
+void uniform_f32(const OpCall& call) {
+  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
+  const float low = static_cast<float>(call.f[0]);
+  const float span = static_cast<float>(call.f[1]) - low;
+  generate<float>(call, kRandomGrain, [=](std::int64_t k) {
+    return low + span * xy_uniform01_f(xy_philox(seed, counter + static_cast<xy_u64>(k)));
+  });
+}
+
+void uniform_f64(const OpCall& call) {
+  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
+  const double low = call.f[0], span = call.f[1] - call.f[0];
+  generate<double>(call, kRandomGrain, [=](std::int64_t k) {
+    return low + span * xy_uniform01_d(xy_philox(seed, counter + static_cast<xy_u64>(k)));
+  });
+}
+
+void normal_f32(const OpCall& call) {
+  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
+  const float mean = static_cast<float>(call.f[0]), stddev = static_cast<float>(call.f[1]);
+  generate<float>(call, kRandomGrain, [=](std::int64_t k) {
+    return mean + stddev * xy_normal_f(xy_philox(seed, counter + static_cast<xy_u64>(k)));
+  });
+}
+
+void normal_f64(const OpCall& call) {
+  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
+  const double mean = call.f[0], stddev = call.f[1];
+  generate<double>(call, kRandomGrain, [=](std::int64_t k) {
+    return mean + stddev * xy_normal_d(xy_philox(seed, counter + static_cast<xy_u64>(k)));
+  });
+}
+
+template <DType D>
+void register_fill_arange(KernelTable& table) {
+  table.set(OpId::creation_fill, D, &fill_kernel<D>);
+  if constexpr (D != DType::boolean) table.set(OpId::creation_arange, D, &arange_kernel<D>);
+}
+
+}  // namespace
+
+void register_creation(KernelTable& table) {
+#define XYLEM_NATIVE_FILL(e, n, b, f) register_fill_arange<DType::e>(table);
+  XYLEM_DTYPES(XYLEM_NATIVE_FILL)
+#undef XYLEM_NATIVE_FILL
+  table.set(OpId::creation_uniform, DType::f32, &uniform_f32);
+  table.set(OpId::creation_uniform, DType::f64, &uniform_f64);
+  table.set(OpId::creation_normal, DType::f32, &normal_f32);
+  table.set(OpId::creation_normal, DType::f64, &normal_f64);
+}
+
+}  // namespace xylem::native

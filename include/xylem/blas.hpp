@@ -1,0 +1,31 @@
+#pragma once
+// xylem::blas: BLAS operations on any backend. Vectors are rank-1 tensors
+// (views with any stride); matrices rank-2. f32 and f64.
+// Reductions write a one-element tensor, or return a Future.
+#include "xylem/backend.hpp"
+#include "xylem/future.hpp"
+#include "xylem/tensor.hpp"
+
+namespace xylem::blas {
+
+enum class Transpose { no, yes };
+
+void asum(const Backend& b, const Tensor& x, Tensor& result);               // sum |x_i|
+void dot(const Backend& b, const Tensor& x, const Tensor& y, Tensor& result);
+void nrm2(const Backend& b, const Tensor& x, Tensor& result);               // sqrt(sum x_i^2)
+void iamax(const Backend& b, const Tensor& x, Tensor& result);              // i64 index of max |x_i|
+[[nodiscard]] Future<double> asum(const Backend& b, const Tensor& x);
+[[nodiscard]] Future<double> dot(const Backend& b, const Tensor& x, const Tensor& y);
+[[nodiscard]] Future<double> nrm2(const Backend& b, const Tensor& x);
+[[nodiscard]] Future<std::int64_t> iamax(const Backend& b, const Tensor& x);
+
+void axpy(const Backend& b, double alpha, const Tensor& x, Tensor& y);     // y += alpha x
+void copy(const Backend& b, const Tensor& x, Tensor& y);                   // y = x
+void scal(const Backend& b, double alpha, Tensor& x);                      // x *= alpha
+void swap(const Backend& b, Tensor& x, Tensor& y);
+
+// c = alpha op(a) op(b) + beta c. With beta == 0, c need not be initialized.
+void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm,
+          double beta, Tensor& c);
+
+}  // namespace xylem::blas

@@ -1,0 +1,41 @@
+#pragma once
+// One exception type for everything xylem reports. The code says what kind
+// of failure it is; the message names the operation, shapes, dtypes and
+// device, and what to do about it.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace xylem {
+
+#define XYLEM_ERROR_CODES(X) \
+  X(invalid_argument)        \
+  X(shape_mismatch)          \
+  X(dtype_mismatch)          \
+  X(out_of_memory)           \
+  X(unsupported)             \
+  X(uninitialized_read)      \
+  X(compile_failed)          \
+  X(plugin_unavailable)      \
+  X(device_lost)             \
+  X(io)                      \
+  X(internal)
+
+enum class ErrorCode {
+#define XYLEM_ERROR_ENUM(e) e,
+  XYLEM_ERROR_CODES(XYLEM_ERROR_ENUM)
+#undef XYLEM_ERROR_ENUM
+};
+
+[[nodiscard]] std::string_view name(ErrorCode code) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, const std::string& message);
+  [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+
+ private:
+  ErrorCode code_;
+};
+
+}  // namespace xylem

@@ -1,0 +1,119 @@
+#pragma once
+// A shared tensor: n-dimensional data of one dtype and shape, with copies
+// on every device that touched it and the knowledge of which are current.
+// Copying a Tensor copies the handle (like std::shared_ptr); views share
+// the data.
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "xylem/dtype.hpp"
+#include "xylem/error.hpp"
+#include "xylem/future.hpp"
+#include "xylem/shape.hpp"
+
+namespace xylem {
+
+class Backend;
+namespace detail {
+class Storage;
+}
+
+class Tensor {
+ public:
+  Tensor() = default;  // empty handle; most calls throw invalid_argument
+  // Allocates nothing until first written.
+  Tensor(const Shape& shape, DType dtype);
+
+  // From host data; the tensor lives on the host until used elsewhere.
+  template <class T>
+  static Tensor from(std::span<const T> data) {
+    return from(data, Shape{static_cast<std::int64_t>(data.size())});
+  }
+  template <class T>
+  static Tensor from(std::span<const T> data, const Shape& shape) {
+    return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of_v<T>);
+  }
+  template <class T>
+  static Tensor from(const std::vector<T>& data) {
+    return from(std::span<const T>(data));
+  }
+  template <class T>
+  static Tensor from(const std::vector<T>& data, const Shape& shape) {
+    return from(std::span<const T>(data), shape);
+  }
+  template <class T>
+  static Tensor from(std::initializer_list<T> data) {
+    return from(std::span<const T>(data.begin(), data.size()));
+  }
+  static Tensor from_bytes(const void* data, std::size_t bytes, const Shape& shape, DType dtype);
+
+  [[nodiscard]] bool defined() const noexcept { return storage_ != nullptr; }
+  [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  [[nodiscard]] std::int64_t numel() const noexcept { return shape_.numel(); }
+  [[nodiscard]] int rank() const noexcept { return shape_.rank(); }
+
+  // Views over the same data (no copy).
+  [[nodiscard]] Tensor reshape(std::initializer_list<std::int64_t> dims) const;
+  [[nodiscard]] Tensor reshape(std::span<const std::int64_t> dims) const;
+  [[nodiscard]] Tensor slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step = 1) const;
+  [[nodiscard]] Tensor transpose(int a = 0, int b = 1) const;
+  // Any view of the same data; throws invalid_argument if it reaches
+  // outside the storage.
+  [[nodiscard]] Tensor as_strided(const Shape& view) const;
+  [[nodiscard]] bool shares_data_with(const Tensor& other) const noexcept;
+
+  // Host reads: wait only for the work that writes this tensor.
+  // T must be the tensor's element type (dtype_mismatch otherwise).
+  template <class T>
+  [[nodiscard]] Future<std::vector<T>> read() const {
+    auto state = std::make_shared<detail::FutureState<std::vector<T>>>();
+    state->value.emplace();
+    auto event = read_into(dtype_of_v<T>, [state](std::size_t n) {
+      state->value->resize(n);
+      return static_cast<void*>(state->value->data());
+    });
+    return Future<std::vector<T>>(std::move(event), std::move(state));
+  }
+  template <class T>
+  [[nodiscard]] std::vector<T> to_vector() const {
+    return std::move(read<T>()).get();
+  }
+  // Any dtype, converted to double (for printing and tests).
+  [[nodiscard]] std::vector<double> to_doubles() const;
+
+  // Coherence introspection (tests, diagnostics).
+  [[nodiscard]] std::uint64_t transfers() const noexcept;     // transfers of this tensor's data so far
+  [[nodiscard]] std::uint64_t version() const noexcept;       // bumps at every write; 0: never written
+  [[nodiscard]] bool is_current_on(const Backend& backend) const;  // its copy there is up to date
+  [[nodiscard]] bool is_allocated_on(const Backend& backend) const;
+
+  // Core use.
+  [[nodiscard]] const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
+
+ private:
+  Tensor(std::shared_ptr<detail::Storage> storage, const Shape& shape, DType dtype)
+      : storage_(std::move(storage)), shape_(shape), dtype_(dtype) {}
+  void require_defined(const char* what) const;
+  // Enqueues a host copy of the view (in row-major order, as `as`) into the
+  // buffer `alloc(n)` returns; returns the event of that copy.
+  EventPtr read_into(DType as, std::function<void*(std::size_t)> alloc) const;
+
+  std::shared_ptr<detail::Storage> storage_;
+  Shape shape_;
+  DType dtype_ = DType::f32;
+};
+
+// "[0.97068775, 0.9999959, 0.62245935, 0.9984988] shape=[4], strides=[1]"
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Total number of transfers between devices since start (all tensors).
+[[nodiscard]] std::uint64_t transfer_count() noexcept;
+
+}  // namespace xylem

@@ -1,0 +1,12 @@
+#pragma once
+// Everything a user needs: #include <xylem/xylem.hpp>
+#include "xylem/backend.hpp"
+#include "xylem/blas.hpp"
+#include "xylem/creation.hpp"
+#include "xylem/dtype.hpp"
+#include "xylem/error.hpp"
+#include "xylem/future.hpp"
+#include "xylem/hardware.hpp"
+#include "xylem/nn.hpp"
+#include "xylem/shape.hpp"
+#include "xylem/tensor.hpp"

@@ -1,0 +1,133 @@
+#include "core/dispatch.hpp"
+
+#include <functional>
+#include <string>
+
+#include "core/storage.hpp"
+#include "xylem/error.hpp"
+
+namespace xylem::detail {
+namespace {
+
+// One storage an op touches (several arguments may share one).
+struct StorageUse {
+  Storage* storage = nullptr;
+  bool reads = false;
+  bool writes = false;
+  int first_arg = 0;
+  DeviceCopy* copy = nullptr;
+};
+
+bool covers_whole_storage(const Tensor& t) {
+  const Shape& v = t.shape();
+  return v.offset() == 0 && v.is_contiguous() &&
+         static_cast<std::size_t>(v.numel()) * size_of(t.dtype()) == t.storage()->bytes();
+}
+
+std::string describe_arg(plugin::OpId op, int index) {
+  // The op list names the arguments: "x:r y:w" -> the index-th name.
+  std::string_view sig = plugin::op_signature(op);
+  for (int i = 0; i < index && !sig.empty(); ++i) {
+    const auto space = sig.find(' ');
+    sig = space == std::string_view::npos ? std::string_view() : sig.substr(space + 1);
+  }
+  return std::string(sig.substr(0, sig.find(':')));
+}
+
+}  // namespace
+
+OpLaunch& OpLaunch::arg(const Tensor& t, Access access) {
+  const int index = call_.num_tensors++;
+  tensors_[index] = &t;
+  access_[index] = access;
+  call_.t[index].view = t.shape();
+  call_.t[index].dtype = t.dtype();
+  return *this;
+}
+
+EventPtr OpLaunch::launch() {
+  plugin::Device& device = backend_.device();
+  const DType dtype = call_.t[0].dtype;
+  if (!device.supports(call_.op, dtype)) {
+    if (backend_.config().fallback == Fallback::native && backend_.framework() != "native")
+      return launch_on(Backend::native());
+    throw Error(ErrorCode::unsupported, std::string(plugin::op_name(call_.op)) + " is not available for " +
+                                            std::string(name(dtype)) + " on " + backend_.id() + " (" +
+                                            backend_.hardware().name +
+                                            "); use another backend or BackendConfig::fallback = Fallback::native");
+  }
+  return launch_on(backend_);
+}
+
+EventPtr OpLaunch::launch_on(const Backend& backend) {
+  plugin::Device& device = backend.device();
+  const int n = call_.num_tensors;
+
+  std::array<StorageUse, plugin::kMaxOpTensors> uses{};
+  std::array<int, plugin::kMaxOpTensors> use_of{};
+  int num_uses = 0;
+  for (int i = 0; i < n; ++i) {
+    Storage* s = tensors_[i]->storage().get();
+    int u = 0;
+    while (u < num_uses && uses[u].storage != s) ++u;
+    if (u == num_uses) uses[num_uses++] = StorageUse{s, false, false, i, nullptr};
+    const Access a = access_[i];
+    uses[u].reads |= a != Access::write || !covers_whole_storage(*tensors_[i]);
+    uses[u].writes |= a != Access::read;
+    use_of[i] = u;
+  }
+
+  // Lock every storage, in address order so two ops never deadlock.
+  std::array<StorageUse*, plugin::kMaxOpTensors> order{};
+  for (int u = 0; u < num_uses; ++u) order[u] = &uses[u];
+  for (int u = 1; u < num_uses; ++u)  // insertion sort: at most kMaxOpTensors entries
+    for (int v = u; v > 0 && std::less<>()(order[v]->storage, order[v - 1]->storage); --v)
+      std::swap(order[v], order[v - 1]);
+  std::array<std::unique_lock<std::mutex>, plugin::kMaxOpTensors> locks;
+  for (int u = 0; u < num_uses; ++u) locks[u] = std::unique_lock(order[u]->storage->mutex);
+
+  // Everything that can fail happens before any tensor is changed.
+  for (int u = 0; u < num_uses; ++u) {
+    StorageUse& use = uses[u];
+    // Only arguments the op reads must hold data; a partial write into a
+    // fresh tensor is fine (the rest stays unset, as with new memory).
+    if (use.reads && !use.storage->written()) {
+      for (int i = 0; i < n; ++i) {
+        if (use_of[i] == u && access_[i] != Access::write)
+          throw Error(ErrorCode::uninitialized_read,
+                      std::string(plugin::op_name(call_.op)) + ": argument '" + describe_arg(call_.op, i) +
+                          "' (shape " + tensors_[i]->shape().dims_string() + ", " +
+                          std::string(name(tensors_[i]->dtype())) +
+                          ") was never written; initialise it first (xylem::fill, Tensor::from, or an op)");
+      }
+    }
+    use.copy = &use.storage->allocated_copy(device);
+  }
+  for (int u = 0; u < num_uses; ++u)
+    if (uses[u].reads) uses[u].storage->make_current(*uses[u].copy);
+
+  std::vector<EventPtr> deps;
+  deps.reserve(4);
+  for (int u = 0; u < num_uses; ++u) {
+    const DeviceCopy& copy = *uses[u].copy;
+    if (uses[u].writes) {
+      copy.append_write_deps(deps);
+    } else if (copy.last_write) {
+      deps.push_back(copy.last_write);
+    }
+  }
+  for (int i = 0; i < n; ++i) call_.t[i].data = uses[use_of[i]].copy->data;
+
+  EventPtr done = device.launch(call_, deps);
+
+  for (int u = 0; u < num_uses; ++u) {
+    if (uses[u].writes) {
+      uses[u].storage->mark_written(*uses[u].copy, done);
+    } else {
+      uses[u].copy->add_read(done);
+    }
+  }
+  return done;
+}
+
+}  // namespace xylem::detail

@@ -1,0 +1,53 @@
+#pragma once
+// Launching one operation: the coherence protocol (DESIGN.md promise 3) in
+// one place. The public op wrappers check their arguments, then describe
+// the call with an OpLaunch and launch it.
+#include <array>
+#include <cstdint>
+
+#include "xylem/backend.hpp"
+#include "xylem/plugin/plugin.hpp"
+#include "xylem/tensor.hpp"
+
+namespace xylem::detail {
+
+enum class Access : std::uint8_t { read, write, read_write };
+
+class OpLaunch {
+ public:
+  OpLaunch(const Backend& backend, plugin::OpId op) : backend_(backend) { call_.op = op; }
+
+  OpLaunch& read(const Tensor& t) { return arg(t, Access::read); }
+  // Write-only: the old contents are not needed (no transfer). A view that
+  // does not cover its whole storage is treated as read-write, so the rest
+  // of the data survives.
+  OpLaunch& write(const Tensor& t) { return arg(t, Access::write); }
+  OpLaunch& read_write(const Tensor& t) { return arg(t, Access::read_write); }
+  OpLaunch& scalar(double value) {
+    call_.f[num_f_++] = value;
+    return *this;
+  }
+  OpLaunch& integer(std::int64_t value) {
+    call_.i[num_i_++] = value;
+    return *this;
+  }
+
+  // Syncs the inputs on the backend's device, allocates the outputs there,
+  // enqueues the kernel and records the reads and writes. Throws before
+  // any tensor changes. Falls back to native when the device cannot run
+  // the op and the backend is configured to.
+  EventPtr launch();
+
+ private:
+  OpLaunch& arg(const Tensor& t, Access access);
+  EventPtr launch_on(const Backend& backend);
+
+  const Backend& backend_;
+  plugin::OpCall call_;
+  std::array<const Tensor*, plugin::kMaxOpTensors> tensors_{};
+  std::array<Access, plugin::kMaxOpTensors> access_{};
+  int num_f_ = 0;
+  int num_i_ = 0;
+};
+
+}  // namespace xylem::detail

@@ -1,0 +1,124 @@
+#include "core/storage.hpp"
+
+#include <algorithm>
+
+#include "frameworks/native/framework.hpp"
+#include "xylem/error.hpp"
+
+namespace xylem::detail {
+namespace {
+
+std::atomic<std::uint64_t> g_transfers{0};
+
+// Reads lists grow while a tensor is read many times without a write; drop
+// finished ones now and then.
+constexpr std::size_t kPruneReadsAt = 16;
+
+bool same_framework(const plugin::Device& a, const plugin::Device& b) {
+  return a.hardware().framework == b.hardware().framework;
+}
+
+}  // namespace
+
+plugin::Device& host_device() {
+  static plugin::Device& device = native::framework().device(0);
+  return device;
+}
+
+void count_global_transfer() noexcept { g_transfers.fetch_add(1, std::memory_order_relaxed); }
+
+std::uint64_t global_transfers() noexcept { return g_transfers.load(std::memory_order_relaxed); }
+
+void DeviceCopy::add_read(EventPtr event) {
+  if (reads.size() >= kPruneReadsAt)
+    std::erase_if(reads, [](const EventPtr& e) { return e->ready(); });
+  reads.push_back(std::move(event));
+}
+
+void DeviceCopy::append_write_deps(std::vector<EventPtr>& deps) const {
+  if (last_write) deps.push_back(last_write);
+  deps.insert(deps.end(), reads.begin(), reads.end());
+}
+
+Storage::~Storage() {
+  for (auto& copy : copies_) {
+    if (copy.data == nullptr) continue;
+    std::vector<EventPtr> after;
+    copy.append_write_deps(after);
+    copy.device->release(copy.data, after);
+  }
+}
+
+DeviceCopy* Storage::find(const plugin::Device& device) noexcept {
+  for (auto& copy : copies_)
+    if (copy.device == &device) return &copy;
+  return nullptr;
+}
+
+DeviceCopy& Storage::allocated_copy(plugin::Device& device) {
+  DeviceCopy* copy = find(device);
+  if (copy == nullptr) {
+    copies_.push_back(DeviceCopy{&device});
+    copy = &copies_.back();
+  }
+  if (copy->data == nullptr) copy->data = device.allocate(std::max<std::size_t>(bytes_, 1));
+  return *copy;
+}
+
+DeviceCopy* Storage::current_copy(const plugin::Device& for_device) noexcept {
+  DeviceCopy* any = nullptr;
+  for (auto& copy : copies_) {
+    if (copy.version != latest_ || copy.data == nullptr) continue;
+    if (same_framework(*copy.device, for_device)) return &copy;  // a peer route may exist
+    if (any == nullptr || copy.device == &host_device()) any = &copy;
+  }
+  return any;
+}
+
+void Storage::count_transfer() noexcept {
+  transfers_.fetch_add(1, std::memory_order_relaxed);
+  count_global_transfer();
+}
+
+void Storage::make_current(DeviceCopy& dst) {
+  if (dst.version == latest_ || latest_ == 0) return;
+  plugin::Device& host = host_device();
+  DeviceCopy* src = current_copy(*dst.device);
+  if (src == nullptr) throw Error(ErrorCode::internal, "tensor data has no current copy");
+
+  std::vector<EventPtr> deps;
+  if (src->last_write) deps.push_back(src->last_write);
+  dst.append_write_deps(deps);  // do not overwrite what is still being read
+
+  EventPtr done;
+  if (same_framework(*src->device, *dst.device)) {
+    done = dst.device->copy_from(*src->device, src->data, dst.data, bytes_, deps);
+  }
+  if (!done && src->device == &host) {
+    done = dst.device->upload(dst.data, src->data, bytes_, deps);
+  } else if (!done && dst.device == &host) {
+    done = src->device->download(dst.data, src->data, bytes_, deps);
+  }
+  if (!done) {
+    // Different frameworks, or no peer route: stage through the host copy.
+    src = &allocated_copy(host);
+    make_current(*src);
+    deps.clear();
+    if (src->last_write) deps.push_back(src->last_write);
+    dst.append_write_deps(deps);
+    done = dst.device->upload(dst.data, src->data, bytes_, deps);
+  }
+  src->add_read(done);
+  dst.last_write = std::move(done);
+  dst.reads.clear();
+  dst.version = latest_;
+  count_transfer();
+}
+
+void Storage::mark_written(DeviceCopy& copy, EventPtr event) {
+  copy.last_write = std::move(event);
+  copy.reads.clear();
+  copy.version = ++latest_;
+}
+
+}  // namespace xylem::detail

@@ -1,0 +1,70 @@
+#pragma once
+// The data behind a Tensor: one copy per device that touched it, each with
+// the version it holds. The copy whose version equals `latest` is current.
+// All members are guarded by `mutex`; the helpers expect it held.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "xylem/future.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::detail {
+
+struct DeviceCopy {
+  plugin::Device* device = nullptr;
+  void* data = nullptr;  // allocated at first use on the device
+  std::uint64_t version = 0;
+  EventPtr last_write;          // the work that last wrote this copy
+  std::vector<EventPtr> reads;  // work reading it since (a writer must wait for them)
+
+  void add_read(EventPtr event);
+  // Events a writer of this copy must wait for.
+  void append_write_deps(std::vector<EventPtr>& deps) const;
+};
+
+class Storage {
+ public:
+  explicit Storage(std::size_t bytes) : bytes_(bytes) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  std::mutex mutex;
+
+  [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+  [[nodiscard]] std::uint64_t latest() const noexcept { return latest_; }
+  [[nodiscard]] bool written() const noexcept { return latest_ != 0; }
+  [[nodiscard]] std::uint64_t transfers() const noexcept { return transfers_.load(std::memory_order_relaxed); }
+
+  [[nodiscard]] DeviceCopy* find(const plugin::Device& device) noexcept;
+  // The copy on `device`, made and allocated if needed (throws out_of_memory).
+  DeviceCopy& allocated_copy(plugin::Device& device);
+  // Brings `copy` up to date by the cheapest route: same framework peer
+  // copy, upload from a current host copy, download to host, else staged
+  // through the host.
+  void make_current(DeviceCopy& copy);
+  // After a write by `event` on `copy`: it alone is current.
+  void mark_written(DeviceCopy& copy, EventPtr event);
+
+ private:
+  DeviceCopy* current_copy(const plugin::Device& for_device) noexcept;
+  void count_transfer() noexcept;
+
+  std::size_t bytes_;
+  std::uint64_t latest_ = 0;
+  std::deque<DeviceCopy> copies_;  // one per device touched; a deque keeps references stable
+  std::atomic<std::uint64_t> transfers_{0};
+};
+
+// The host (native) device, where host reads and Tensor::from live.
+[[nodiscard]] plugin::Device& host_device();
+
+// Process-wide transfer counter.
+void count_global_transfer() noexcept;
+[[nodiscard]] std::uint64_t global_transfers() noexcept;
+
+}  // namespace xylem::detail

@@ -1,0 +1,151 @@
+#include "xylem/tensor.hpp"
+
+#include <cstring>
+
+#include "core/half.hpp"
+#include "core/storage.hpp"
+#include "frameworks/native/ops/kernels.hpp"
+#include "xylem/backend.hpp"
+
+namespace xylem {
+
+Tensor::Tensor(const Shape& shape, DType dtype)
+    : storage_(std::make_shared<detail::Storage>(static_cast<std::size_t>(shape.numel()) * size_of(dtype))),
+      shape_(Shape(shape.dims())),
+      dtype_(dtype) {}
+
+Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Shape& shape, DType dtype) {
+  const Shape dense(shape.dims());
+  if (bytes != static_cast<std::size_t>(dense.numel()) * size_of(dtype))
+    throw Error(ErrorCode::shape_mismatch, "Tensor::from: " + std::to_string(bytes / size_of(dtype)) + " elements of " +
+                                               std::string(name(dtype)) + " do not fill shape " + dense.dims_string());
+  Tensor t(dense, dtype);
+  std::lock_guard lock(t.storage_->mutex);
+  detail::DeviceCopy& host = t.storage_->allocated_copy(detail::host_device());
+  if (bytes) std::memcpy(host.data, data, bytes);
+  t.storage_->mark_written(host, nullptr);
+  return t;
+}
+
+void Tensor::require_defined(const char* what) const {
+  if (!storage_) throw Error(ErrorCode::invalid_argument, std::string(what) + " on an empty Tensor handle");
+}
+
+Tensor Tensor::reshape(std::initializer_list<std::int64_t> dims) const {
+  return reshape(std::span<const std::int64_t>(dims.begin(), dims.size()));
+}
+Tensor Tensor::reshape(std::span<const std::int64_t> dims) const {
+  require_defined("reshape");
+  return Tensor(storage_, shape_.reshape(dims), dtype_);
+}
+Tensor Tensor::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step) const {
+  require_defined("slice");
+  return Tensor(storage_, shape_.slice(axis, begin, end, step), dtype_);
+}
+Tensor Tensor::transpose(int a, int b) const {
+  require_defined("transpose");
+  return Tensor(storage_, shape_.transpose(a, b), dtype_);
+}
+Tensor Tensor::as_strided(const Shape& view) const {
+  require_defined("as_strided");
+  bool negative = view.offset() < 0;
+  std::int64_t lowest = view.offset();
+  for (int a = 0; a < view.rank(); ++a)
+    if (view.strides()[a] < 0 && view.dims()[a] > 0) lowest += (view.dims()[a] - 1) * view.strides()[a];
+  negative = negative || lowest < 0;
+  const auto elements = static_cast<std::int64_t>(storage_->bytes() / size_of(dtype_));
+  if (negative || view.extent() > elements)
+    throw Error(ErrorCode::invalid_argument, "as_strided: view " + view.dims_string() + " with strides " +
+                                                 view.strides_string() + " and offset " + std::to_string(view.offset()) +
+                                                 " reaches outside the tensor's " + std::to_string(elements) +
+                                                 " elements");
+  return Tensor(storage_, view, dtype_);
+}
+
+bool Tensor::shares_data_with(const Tensor& other) const noexcept {
+  return storage_ != nullptr && storage_ == other.storage_;
+}
+
+EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) const {
+  require_defined("read");
+  if (as != dtype_)
+    throw Error(ErrorCode::dtype_mismatch, "reading a " + std::string(name(dtype_)) + " tensor (shape " +
+                                               shape_.dims_string() + ") as " + std::string(name(as)));
+  std::lock_guard lock(storage_->mutex);
+  if (!storage_->written())
+    throw Error(ErrorCode::uninitialized_read,
+                "reading a tensor (shape " + shape_.dims_string() + ", " + std::string(name(dtype_)) +
+                    ") that was never written");
+  plugin::Device& host = detail::host_device();
+  detail::DeviceCopy& copy = storage_->allocated_copy(host);
+  storage_->make_current(copy);
+  // Gather the view in row-major order with the native copy kernel, on the
+  // host queue, so the read sees exactly the writes enqueued before it.
+  plugin::OpCall gather;
+  gather.op = plugin::OpId::core_copy_view;
+  gather.num_tensors = 2;
+  gather.t[0] = {copy.data, shape_, dtype_};
+  gather.t[1] = {nullptr, Shape(shape_.dims()), dtype_};
+  const native::Kernel kernel = native::kernels().get(gather.op, dtype_);
+  const std::size_t n = static_cast<std::size_t>(shape_.numel());
+  EventPtr deps[] = {copy.last_write};
+  EventPtr done = host.host_task(
+      [gather, kernel, n, alloc = std::move(alloc)]() mutable {
+        gather.t[1].data = alloc(n);
+        if (n) kernel(gather);
+      },
+      plugin::Deps(deps, copy.last_write ? 1u : 0u));
+  copy.add_read(done);
+  return done;
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  std::vector<unsigned char> bytes;
+  const std::size_t element = size_of(dtype_);
+  read_into(dtype_, [&](std::size_t n) {
+    bytes.resize(n * element);
+    return static_cast<void*>(bytes.data());
+  })->wait();
+  const std::size_t n = bytes.size() / element;
+  std::vector<double> out(n);
+  const unsigned char* p = bytes.data();
+  for (std::size_t k = 0; k < n; ++k, p += element) {
+    switch (dtype_) {
+      case DType::f16: { std::uint16_t h; std::memcpy(&h, p, 2); out[k] = detail::half_to_float(h); break; }
+      case DType::bf16: { std::uint16_t h; std::memcpy(&h, p, 2); out[k] = detail::bf16_to_float(h); break; }
+      case DType::f32: { float v; std::memcpy(&v, p, 4); out[k] = v; break; }
+      case DType::f64: { std::memcpy(&out[k], p, 8); break; }
+      case DType::i32: { std::int32_t v; std::memcpy(&v, p, 4); out[k] = v; break; }
+      case DType::i64: { std::int64_t v; std::memcpy(&v, p, 8); out[k] = static_cast<double>(v); break; }
+      case DType::u8: out[k] = *p; break;
+      case DType::boolean: out[k] = *p != 0; break;
+    }
+  }
+  return out;
+}
+
+std::uint64_t Tensor::transfers() const noexcept { return storage_ ? storage_->transfers() : 0; }
+
+std::uint64_t Tensor::version() const noexcept {
+  if (!storage_) return 0;
+  std::lock_guard lock(storage_->mutex);
+  return storage_->latest();
+}
+
+bool Tensor::is_current_on(const Backend& backend) const {
+  require_defined("is_current_on");
+  std::lock_guard lock(storage_->mutex);
+  const auto* copy = storage_->find(backend.device());
+  return copy != nullptr && storage_->written() && copy->version == storage_->latest();
+}
+
+bool Tensor::is_allocated_on(const Backend& backend) const {
+  require_defined("is_allocated_on");
+  std::lock_guard lock(storage_->mutex);
+  const auto* copy = storage_->find(backend.device());
+  return copy != nullptr && copy->data != nullptr;
+}
+
+std::uint64_t transfer_count() noexcept { return detail::global_transfers(); }
+
+}  // namespace xylem

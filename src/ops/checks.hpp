@@ -1,0 +1,51 @@
+#pragma once
+// Argument checks shared by the op wrappers. Each throws xylem::Error with
+// a message that names the op, the argument and its shape and dtype.
+#include <string>
+#include <string_view>
+
+#include "xylem/error.hpp"
+#include "xylem/tensor.hpp"
+
+namespace xylem::ops {
+
+inline std::string describe(const Tensor& t) {
+  return t.shape().dims_string() + " " + std::string(name(t.dtype()));
+}
+
+inline void require_defined(std::string_view op, std::string_view arg, const Tensor& t) {
+  if (!t.defined())
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": argument '" + std::string(arg) + "' is an empty Tensor handle");
+}
+
+// f32 or f64: the dtypes every framework implements for math ops.
+inline void require_real(std::string_view op, std::string_view arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f64)
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " +
+                                               describe(t) + "; expected f32 or f64");
+}
+
+inline void require_same_dtype(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view b_name,
+                               const Tensor& b) {
+  if (a.dtype() != b.dtype())
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": '" + std::string(b_name) + "' is " + describe(b) +
+                                               " but '" + std::string(a_name) + "' is " + describe(a) +
+                                               "; they must have the same dtype");
+}
+
+inline void require_same_dims(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view b_name,
+                              const Tensor& b) {
+  if (!a.shape().same_dims(b.shape()))
+    throw Error(ErrorCode::shape_mismatch, std::string(op) + ": '" + std::string(b_name) + "' has shape " +
+                                               b.shape().dims_string() + " but '" + std::string(a_name) +
+                                               "' has shape " + a.shape().dims_string() + "; they must match");
+}
+
+inline void require_rank(std::string_view op, std::string_view arg, const Tensor& t, int rank) {
+  if (t.rank() != rank)
+    throw Error(ErrorCode::shape_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' has shape " +
+                                               t.shape().dims_string() + "; expected rank " + std::to_string(rank));
+}
+
+}  // namespace xylem::ops

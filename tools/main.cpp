@@ -1,0 +1,61 @@
+// xylem: inspect the frameworks on this machine and run the demo.
+#include <iostream>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+#include "xylem/error.hpp"
+
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: xylem <command> [options]
+
+Runs tensor computations on the host CPU, OpenCL devices and NVIDIA GPUs.
+
+commands:
+  info     list frameworks (present, or absent with the reason) and their hardware
+  demo     run the sigmoid example on the best backend and on native, timing each step
+
+options:
+  -h, --help   show help (also after a command: xylem demo --help)
+
+environment:
+  XYLEM_BACKEND       override the best backend: native, opencl:0, cuda:1, ...
+  XYLEM_PLUGIN_PATH   colon-separated directories searched for plugins first
+  XYLEM_CACHE_DIR     where compiled kernels are cached (default: ~/.cache/xylem)
+)";
+
+}  // namespace
+
+namespace xylem::cli {
+
+bool wants_help(std::span<const std::string_view> args, std::string_view help_text) {
+  for (auto arg : args) {
+    if (arg == "-h" || arg == "--help") {
+      std::cout << help_text;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace xylem::cli
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  const std::string_view command = args[0];
+  const std::span<const std::string_view> rest(args.data() + 1, args.size() - 1);
+  try {
+    if (command == "info") return xylem::cli::info(rest);
+    if (command == "demo") return xylem::cli::demo(rest);
+  } catch (const xylem::Error& e) {
+    std::cerr << "xylem " << command << ": " << e.what() << "\n";
+    return 2;
+  }
+  std::cerr << "xylem: unknown command '" << command << "'\n\n" << kUsage;
+  return 1;
+}
