@@ -31,6 +31,9 @@ using EventPtr = std::shared_ptr<const Event>;
 [[nodiscard]] EventPtr ready_event();
 
 namespace detail {
+// Runs fn on a xylem continuation thread once event is done.
+void run_when_ready(const EventPtr& event, std::function<void()> fn);
+
 template <class T>
 struct FutureState {
   EventPtr event;          // the work that makes the value
@@ -70,8 +73,9 @@ class Future {
   }
   [[nodiscard]] const EventPtr& event() const noexcept { return state_->event; }
 
-  // Runs fn(value) when the value is ready, on a xylem thread; the result is
-  // a new future. An exception thrown by fn is rethrown by the new future.
+  // Runs fn(value) when the value is ready, on a xylem continuation thread
+  // (never a queue thread, so fn may wait on other xylem work); the result
+  // is a new future. An exception thrown by fn is rethrown by the new one.
   template <class F>
   auto then(F fn) const -> Future<std::invoke_result_t<F, const T&>> {
     using U = std::invoke_result_t<F, const T&>;
@@ -89,11 +93,7 @@ class Future {
       }
       done->set();
     };
-    if (state_->event) {
-      state_->event->on_ready(std::move(run));
-    } else {
-      run();
-    }
+    detail::run_when_ready(state_->event, std::move(run));
     return Future<U>(done, next);
   }
 

@@ -106,19 +106,18 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
   for (int u = 0; u < num_uses; ++u)
     if (uses[u].reads) uses[u].storage->make_current(*uses[u].copy);
 
-  std::vector<EventPtr> deps;
-  deps.reserve(4);
+  EventList deps;
   for (int u = 0; u < num_uses; ++u) {
     const DeviceCopy& copy = *uses[u].copy;
     if (uses[u].writes) {
       copy.append_write_deps(deps);
-    } else if (copy.last_write) {
-      deps.push_back(copy.last_write);
+    } else {
+      deps.push(copy.last_write);
     }
   }
   for (int i = 0; i < n; ++i) call_.t[i].data = uses[use_of[i]].copy->data;
 
-  EventPtr done = device.launch(call_, deps);
+  EventPtr done = device.launch(call_, deps.span());
 
   for (int u = 0; u < num_uses; ++u) {
     if (uses[u].writes) {

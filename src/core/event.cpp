@@ -46,24 +46,25 @@ class Poller {
 
   void loop() {
     auto pause = std::chrono::microseconds(20);
+    std::unique_lock lock(mutex_);
     for (;;) {
+      wake_.wait(lock, [&] { return !pending_.empty(); });
       std::list<Pending> done;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return !pending_.empty(); });
-        for (auto it = pending_.begin(); it != pending_.end();) {
-          auto next = std::next(it);
-          if (it->event->ready()) done.splice(done.end(), pending_, it);
-          it = next;
-        }
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        auto next = std::next(it);
+        if (it->event == nullptr || it->event->ready()) done.splice(done.end(), pending_, it);
+        it = next;
       }
-      for (auto& p : done) p.fn();
       if (done.empty()) {
-        std::this_thread::sleep_for(pause);
+        // Nothing finished yet: poll again soon, sooner if work is added.
+        wake_.wait_for(lock, pause);
         pause = std::min(pause * 2, std::chrono::microseconds(1000));
-      } else {
-        pause = std::chrono::microseconds(20);
+        continue;
       }
+      lock.unlock();
+      for (auto& p : done) p.fn();
+      lock.lock();
+      pause = std::chrono::microseconds(20);
     }
   }
 
@@ -81,6 +82,19 @@ void Event::on_ready(std::function<void()> fn) const {
   }
   Poller::instance().add(this, std::move(fn));
 }
+
+namespace detail {
+void run_when_ready(const EventPtr& event, std::function<void()> fn) {
+  // Hop to the poller thread: a continuation must never run on (and so
+  // block) a framework's queue thread.
+  auto post = [fn = std::move(fn)]() mutable { Poller::instance().add(nullptr, std::move(fn)); };
+  if (event) {
+    event->on_ready(std::move(post));
+  } else {
+    post();
+  }
+}
+}  // namespace detail
 
 EventPtr ready_event() {
   static const EventPtr event = std::make_shared<CompletedEvent>();

@@ -30,22 +30,30 @@ void count_global_transfer() noexcept { g_transfers.fetch_add(1, std::memory_ord
 std::uint64_t global_transfers() noexcept { return g_transfers.load(std::memory_order_relaxed); }
 
 void DeviceCopy::add_read(EventPtr event) {
-  if (reads.size() >= kPruneReadsAt)
-    std::erase_if(reads, [](const EventPtr& e) { return e->ready(); });
+  // Queues run in order: a later read on the same queue ends after an
+  // earlier one, so a writer needs only the last read of each queue.
+  const void* queue = event->queue();
+  for (auto& read : reads) {
+    if (queue != nullptr && read->queue() == queue) {
+      read = std::move(event);
+      return;
+    }
+  }
+  if (reads.size() >= kPruneReadsAt) std::erase_if(reads, [](const EventPtr& e) { return e->ready(); });
   reads.push_back(std::move(event));
 }
 
-void DeviceCopy::append_write_deps(std::vector<EventPtr>& deps) const {
-  if (last_write) deps.push_back(last_write);
-  deps.insert(deps.end(), reads.begin(), reads.end());
+void DeviceCopy::append_write_deps(EventList& deps) const {
+  deps.push(last_write);
+  for (const auto& read : reads) deps.push(read);
 }
 
 Storage::~Storage() {
   for (auto& copy : copies_) {
     if (copy.data == nullptr) continue;
-    std::vector<EventPtr> after;
+    EventList after;
     copy.append_write_deps(after);
-    copy.device->release(copy.data, after);
+    copy.device->release(copy.data, after.span());
   }
 }
 
@@ -86,27 +94,27 @@ void Storage::make_current(DeviceCopy& dst) {
   DeviceCopy* src = current_copy(*dst.device);
   if (src == nullptr) throw Error(ErrorCode::internal, "tensor data has no current copy");
 
-  std::vector<EventPtr> deps;
-  if (src->last_write) deps.push_back(src->last_write);
+  EventList deps;
+  deps.push(src->last_write);
   dst.append_write_deps(deps);  // do not overwrite what is still being read
 
   EventPtr done;
   if (same_framework(*src->device, *dst.device)) {
-    done = dst.device->copy_from(*src->device, src->data, dst.data, bytes_, deps);
+    done = dst.device->copy_from(*src->device, src->data, dst.data, bytes_, deps.span());
   }
   if (!done && src->device == &host) {
-    done = dst.device->upload(dst.data, src->data, bytes_, deps);
+    done = dst.device->upload(dst.data, src->data, bytes_, deps.span());
   } else if (!done && dst.device == &host) {
-    done = src->device->download(dst.data, src->data, bytes_, deps);
+    done = src->device->download(dst.data, src->data, bytes_, deps.span());
   }
   if (!done) {
     // Different frameworks, or no peer route: stage through the host copy.
     src = &allocated_copy(host);
     make_current(*src);
     deps.clear();
-    if (src->last_write) deps.push_back(src->last_write);
+    deps.push(src->last_write);
     dst.append_write_deps(deps);
-    done = dst.device->upload(dst.data, src->data, bytes_, deps);
+    done = dst.device->upload(dst.data, src->data, bytes_, deps.span());
   }
   src->add_read(done);
   dst.last_write = std::move(done);

@@ -2,6 +2,7 @@
 // The data behind a Tensor: one copy per device that touched it, each with
 // the version it holds. The copy whose version equals `latest` is current.
 // All members are guarded by `mutex`; the helpers expect it held.
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,35 @@
 
 namespace xylem::detail {
 
+// The events one launch waits for. Few in practice: kept inline, so a
+// launch does not allocate for them.
+class EventList {
+ public:
+  void push(const EventPtr& event) {
+    if (!event) return;
+    if (!spilled_.empty() || size_ == kInline) {
+      if (spilled_.empty()) spilled_.assign(inline_.begin(), inline_.end());
+      spilled_.push_back(event);
+    } else {
+      inline_[size_++] = event;
+    }
+  }
+  [[nodiscard]] plugin::Deps span() const noexcept {
+    return spilled_.empty() ? plugin::Deps(inline_.data(), size_) : plugin::Deps(spilled_);
+  }
+  void clear() noexcept {
+    for (std::size_t i = 0; i < size_; ++i) inline_[i].reset();
+    size_ = 0;
+    spilled_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kInline = 8;
+  std::array<EventPtr, kInline> inline_;
+  std::size_t size_ = 0;
+  std::vector<EventPtr> spilled_;
+};
+
 struct DeviceCopy {
   plugin::Device* device = nullptr;
   void* data = nullptr;  // allocated at first use on the device
@@ -23,7 +53,7 @@ struct DeviceCopy {
 
   void add_read(EventPtr event);
   // Events a writer of this copy must wait for.
-  void append_write_deps(std::vector<EventPtr>& deps) const;
+  void append_write_deps(EventList& deps) const;
 };
 
 class Storage {
