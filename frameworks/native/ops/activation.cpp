@@ -40,17 +40,29 @@ using plugin::OpId;
 // while keeping each chunk's data in L2 until it is written back.
 constexpr std::int64_t kGrain = 16 * 1024;
 
-void simd_unary(Unary kind, const float* x, float* y, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(UnaryF32)(kind, x, y, std::size_t(n));
+// Outputs above this size (a typical L3 slice) go out through streaming
+// (non-temporal) stores: they mostly leave the caches before the next op
+// reads them anyway, and streaming saves reading each destination line
+// before it is overwritten, a third of the traffic (measured: sigmoid over
+// 64M f32 went from about copy speed to 1.2x a memcpy). Smaller outputs use
+// normal stores, which leave the result in cache for the consumer.
+constexpr std::int64_t kStreamBytes = 32 << 20;
+
+bool stream_output(std::int64_t numel, std::size_t element_bytes) {
+  return numel * std::int64_t(element_bytes) > kStreamBytes;
 }
-void simd_unary(Unary kind, const double* x, double* y, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(UnaryF64)(kind, x, y, std::size_t(n));
+
+void simd_unary(Unary kind, const float* x, float* y, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(UnaryF32)(kind, x, y, std::size_t(n), stream);
 }
-void simd_grad(Grad kind, const float* a, const float* b, float* out, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(GradF32)(kind, a, b, out, std::size_t(n));
+void simd_unary(Unary kind, const double* x, double* y, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(UnaryF64)(kind, x, y, std::size_t(n), stream);
 }
-void simd_grad(Grad kind, const double* a, const double* b, double* out, std::int64_t n) {
-  HWY_DYNAMIC_DISPATCH(GradF64)(kind, a, b, out, std::size_t(n));
+void simd_grad(Grad kind, const float* a, const float* b, float* out, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(GradF32)(kind, a, b, out, std::size_t(n), stream);
+}
+void simd_grad(Grad kind, const double* a, const double* b, double* out, std::int64_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(GradF64)(kind, a, b, out, std::size_t(n), stream);
 }
 
 // math.h's scalar formulas, by kind and type, for strided views.
@@ -87,8 +99,9 @@ void unary_kernel(const OpCall& call) {
   T* y = element_ptr<T>(call.t[1]);
   const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
   if (layout.inner_unit()) {
+    const bool stream = stream_output(layout.numel, sizeof(T));
     parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
-      simd_unary(K, x + offsets[0], y + offsets[1], count);
+      simd_unary(K, x + offsets[0], y + offsets[1], count, stream);
     });
     return;
   }
@@ -108,8 +121,9 @@ void grad_kernel(const OpCall& call) {
   T* out = element_ptr<T>(call.t[2]);
   const auto layout = make_layout<3>({&call.t[0].view, &call.t[1].view, &call.t[2].view});
   if (layout.inner_unit()) {
+    const bool stream = stream_output(layout.numel, sizeof(T));
     parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 3>& offsets, std::int64_t count, std::int64_t) {
-      simd_grad(K, a + offsets[0], b + offsets[1], out + offsets[2], count);
+      simd_grad(K, a + offsets[0], b + offsets[1], out + offsets[2], count, stream);
     });
     return;
   }

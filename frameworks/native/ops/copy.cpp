@@ -2,7 +2,9 @@
 // any strides. Only the element size matters, so one kernel per size serves
 // every dtype. Dense stretches go through memcpy, in parallel chunks, since
 // one core alone cannot saturate memory bandwidth.
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "frameworks/native/ops/kernels.hpp"
@@ -17,6 +19,80 @@ using plugin::OpCall;
 // the copy, small enough that both cores get work from a few MiB up.
 constexpr std::int64_t kChunkBytes = 256 * 1024;
 
+// Views whose dense axes differ (a transpose) defeat a row walk: it reads
+// one element per cache line, and for large strides one per page. Such
+// copies go tile by tile over the two axes instead, through a small buffer:
+// the tile is read with the loop running along the source's dense axis and
+// written along the destination's, so every line is streamed whole on both
+// sides. (Copying tile to tile directly keeps a tile's worth of lines at
+// one power-of-two stride live at once, which thrashes the L1 and the TLB.)
+// Returns the axis to pair with the innermost one, or -1 when the row walk
+// is fine.
+template <std::size_t N>
+int tile_axis(const StridedLayout<N>& layout) {
+  const int inner = layout.rank - 1;
+  for (std::size_t t = 0; t < N; ++t) {
+    int best = -1;
+    for (int axis = 0; axis < inner; ++axis) {
+      const std::int64_t s = std::abs(layout.strides[t][std::size_t(axis)]);
+      if (best < 0 || s < std::abs(layout.strides[t][std::size_t(best)])) best = axis;
+    }
+    if (best >= 0 && std::abs(layout.strides[t][std::size_t(best)]) < std::abs(layout.inner_stride(t))) return best;
+  }
+  return -1;
+}
+
+template <class Word>
+void copy_tiled(const Word* x, Word* y, const StridedLayout<2>& layout, int a) {
+  // One cache line of words per side: each line is then touched exactly
+  // once, whole (measured on a 4096^2 f32 transpose: 16 beats 8, 24, 32, 64).
+  constexpr std::int64_t kTile = 64 / sizeof(Word);
+  const auto ua = std::size_t(a), ub = std::size_t(layout.rank - 1);
+  const std::int64_t na = layout.dims[ua], nb = layout.dims[ub];
+  const std::int64_t xa = layout.strides[0][ua], xb = layout.strides[0][ub];
+  const std::int64_t ya = layout.strides[1][ua], yb = layout.strides[1][ub];
+  const bool read_along_a = std::abs(xa) < std::abs(xb), write_along_a = std::abs(ya) < std::abs(yb);
+  const std::int64_t bands = (na + kTile - 1) / kTile;
+  const std::int64_t planes = layout.numel / (na * nb);
+  // Work item = one band of kTile indices along a in one plane (one index
+  // of every other axis); enough items per chunk for ~64K elements.
+  const std::int64_t grain = std::max<std::int64_t>(1, (64 * 1024) / (kTile * nb));
+  parallel_chunks(planes * bands, grain, [&](std::int64_t begin, std::int64_t end) {
+    Word buf[kTile][kTile];
+    for (std::int64_t item = begin; item < end; ++item) {
+      std::int64_t plane = item / bands, ox = 0, oy = 0;
+      for (int axis = layout.rank - 2; axis >= 0; --axis) {
+        if (axis == a) continue;
+        const auto u = std::size_t(axis);
+        const std::int64_t i = plane % layout.dims[u];
+        plane /= layout.dims[u];
+        ox += i * layout.strides[0][u];
+        oy += i * layout.strides[1][u];
+      }
+      const std::int64_t i0 = (item % bands) * kTile, ni = std::min(kTile, na - i0);
+      for (std::int64_t j0 = 0; j0 < nb; j0 += kTile) {
+        const std::int64_t nj = std::min(kTile, nb - j0);
+        const Word* from = x + ox + i0 * xa + j0 * xb;
+        Word* to = y + oy + i0 * ya + j0 * yb;
+        if (read_along_a) {
+          for (std::int64_t j = 0; j < nj; ++j)
+            for (std::int64_t i = 0; i < ni; ++i) buf[i][j] = from[i * xa + j * xb];
+        } else {
+          for (std::int64_t i = 0; i < ni; ++i)
+            for (std::int64_t j = 0; j < nj; ++j) buf[i][j] = from[i * xa + j * xb];
+        }
+        if (write_along_a) {
+          for (std::int64_t j = 0; j < nj; ++j)
+            for (std::int64_t i = 0; i < ni; ++i) to[i * ya + j * yb] = buf[i][j];
+        } else {
+          for (std::int64_t i = 0; i < ni; ++i)
+            for (std::int64_t j = 0; j < nj; ++j) to[i * ya + j * yb] = buf[i][j];
+        }
+      }
+    }
+  });
+}
+
 template <class Word>
 void copy_kernel(const OpCall& call) {
   const auto* x = element_ptr<const Word>(call.t[0]);
@@ -24,6 +100,9 @@ void copy_kernel(const OpCall& call) {
   const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
   const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
   const bool dense = layout.inner_unit();
+  if (!dense) {
+    if (const int a = tile_axis(layout); a >= 0) return copy_tiled(x, y, layout, a);
+  }
   parallel_runs(layout, kChunkBytes / std::int64_t(sizeof(Word)),
                 [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
                   const Word* from = x + offsets[0];

@@ -1,0 +1,185 @@
+// One opened OpenCL device: queue, dispatch, host tasks (memory.cpp has
+// buffers and transfers).
+#include "frameworks/opencl/device.hpp"
+
+#include <string>
+
+#include "frameworks/opencl/ops/launch.hpp"
+
+namespace xylem::opencl {
+
+namespace {
+
+using plugin::OpId;
+
+// The family that implements an op, and whether it needs the device to
+// compute in the dtype (fill and copy_view only move bits).
+struct OpRoute {
+  Family family;
+  bool arithmetic;
+};
+
+OpRoute route(OpId op) noexcept {
+  switch (op) {
+    case OpId::creation_fill:
+      return {Family::creation, false};
+    case OpId::creation_arange:
+    case OpId::creation_uniform:
+    case OpId::creation_normal:
+      return {Family::creation, true};
+    case OpId::core_copy_view:
+      return {Family::copy, false};
+    case OpId::nn_sigmoid:
+    case OpId::nn_sigmoid_grad:
+    case OpId::nn_relu:
+    case OpId::nn_relu_grad:
+    case OpId::nn_tanh:
+    case OpId::nn_tanh_grad:
+      return {Family::activation, true};
+    default:
+      return {Family::blas, true};
+  }
+}
+
+}  // namespace
+
+Device::Device(Hardware hardware, DeviceInfo info, Context context, HostWorker& callbacks, HostWorker& tasks)
+    : hardware_(std::move(hardware)), info_(std::move(info)), context_(std::move(context)), callbacks_(&callbacks),
+      tasks_(&tasks) {
+  cl_int status = CL_SUCCESS;
+  queue_ = Queue(clCreateCommandQueue(context_.get(), info_.id, 0, &status));
+  check(status, [&] { return "opencl: creating the queue of " + label(); });
+}
+
+Device::~Device() {
+  if (queue_) clFinish(queue_.get());
+}
+
+std::string Device::label() const { return hardware_.id() + " (" + hardware_.name + ")"; }
+
+bool Device::supports(OpId op, DType dtype) const noexcept {
+  const auto index = static_cast<std::size_t>(op);
+  if (index >= plugin::kOpCount) return false;
+  switch (op) {
+    case OpId::creation_fill:
+    case OpId::core_copy_view:
+      return true;  // bit patterns of every dtype
+    case OpId::creation_arange:
+      if (dtype == DType::boolean) return false;
+      return dtype != DType::f64 || info_.fp64;
+    case OpId::blas_gemm:
+#ifndef XYLEM_OPENCL_HAVE_CLBLAST
+      return false;
+#endif
+      [[fallthrough]];
+    default:
+      return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
+  }
+}
+
+const ProgramPackage& Device::program(Family family) {
+  return packages_.get<ProgramPackage>(static_cast<std::size_t>(family),
+                                       [&] { return build_package(family, context_.get(), info_); });
+}
+
+EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
+  if (call.num_tensors == 0 || !supports(call.op, call.t[0].dtype)) {
+    throw Error(ErrorCode::unsupported,
+                describe(call, *this) + ": not supported on this device" +
+                    (call.num_tensors && call.t[0].dtype == DType::f64 && !info_.fp64 ? " (no fp64)" : ""));
+  }
+  // Build (or load) the program before taking the launch lock: a first
+  // compile must not stall other families' launches.
+  (void)program(route(call.op).family);
+  std::lock_guard lock(launch_mutex_);
+  Launcher launcher(*this, call, deps);
+  switch (route(call.op).family) {
+    case Family::creation:
+      return launch_creation(launcher);
+    case Family::copy:
+      return launch_copy(launcher);
+    case Family::activation:
+      return launch_activation(launcher);
+    case Family::blas:
+#ifdef XYLEM_OPENCL_HAVE_CLBLAST
+      if (call.op == OpId::blas_gemm) return launch_gemm(launcher);
+#endif
+      return launch_blas(launcher);
+  }
+  throw Error(ErrorCode::internal, describe(call, *this) + ": no family");
+}
+
+EventPtr Device::wrap(cl_event event) const {
+  return std::make_shared<ClEvent>(ClEventHandle(event), context_.get(), queue_.get(), *callbacks_);
+}
+
+EventPtr Device::marker(const WaitList& waits, std::string_view what) const {
+  cl_event event = nullptr;
+  check(clEnqueueMarkerWithWaitList(queue_.get(), waits.size(), waits.data(), &event),
+        [&] { return "opencl: " + std::string(what) + " on " + label(); });
+  return wrap(event);
+}
+
+cl_mem Device::scratch(std::size_t slot, std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 64);
+  if (scratch_bytes_[slot] < bytes) {
+    cl_int status = CL_SUCCESS;
+    Mem mem(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+    check(status, [&] { return "opencl: scratch buffer of " + std::to_string(bytes) + " bytes on " + label(); });
+    scratch_[slot] = std::move(mem);
+    scratch_bytes_[slot] = bytes;
+  }
+  return scratch_[slot].get();
+}
+
+EventPtr Device::host_task(std::function<void()> fn, Deps deps) {
+  // A marker after the deps (and, the queue being in order, after all work
+  // queued so far); when it completes, fn runs on the task thread, then a
+  // user event completes. That event is not on our queue: later commands
+  // that depend on it wait for it explicitly.
+  const WaitList waits(deps, context_.get(), queue_.get());
+  cl_event raw_marker = nullptr;
+  check(clEnqueueMarkerWithWaitList(queue_.get(), waits.size(), waits.data(), &raw_marker),
+        [&] { return "opencl: host task on " + label(); });
+  const ClEventHandle marker_event(raw_marker);
+  cl_int status = CL_SUCCESS;
+  ClEventHandle done(clCreateUserEvent(context_.get(), &status));
+  check(status, [&] { return "opencl: host task on " + label() + ": clCreateUserEvent"; });
+  auto error = std::make_shared<std::exception_ptr>();
+  auto result = std::make_shared<ClEvent>(done, context_.get(), static_cast<const void*>(tasks_), *callbacks_, error);
+  {
+    std::lock_guard lock(host_tasks_mutex_);
+    ++host_tasks_pending_;
+  }
+  when_complete(
+      marker_event.get(), *tasks_,
+      [this, fn = std::move(fn), done, error](cl_int marker_status) {
+        if (marker_status < 0) {
+          *error = std::make_exception_ptr(Error(ErrorCode::device_lost, "opencl: a host task's dependency failed on " +
+                                                                             label() + ": " +
+                                                                             cl_error_name(marker_status)));
+        } else {
+          try {
+            fn();
+          } catch (...) {
+            *error = std::current_exception();
+          }
+        }
+        clSetUserEventStatus(done.get(), CL_COMPLETE);
+        {
+          std::lock_guard lock(host_tasks_mutex_);
+          --host_tasks_pending_;
+        }
+        host_tasks_cv_.notify_all();
+      },
+      "host task");
+  return result;
+}
+
+void Device::synchronize() {
+  check(clFinish(queue_.get()), [&] { return "opencl: synchronize " + label(); });
+  std::unique_lock lock(host_tasks_mutex_);
+  host_tasks_cv_.wait(lock, [&] { return host_tasks_pending_ == 0; });
+}
+
+}  // namespace xylem::opencl

@@ -1,0 +1,99 @@
+#pragma once
+// One opened OpenCL device: its in-order queue, memory, op dispatch and the
+// per-family program packages built at first use.
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "frameworks/opencl/cl.hpp"
+#include "frameworks/opencl/package.hpp"
+#include "frameworks/opencl/queue.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::opencl {
+
+// What the kernels and launch code need to know about a device beyond its
+// Hardware description.
+struct DeviceInfo {
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  cl_device_type type = CL_DEVICE_TYPE_DEFAULT;
+  std::string name;
+  std::string driver;
+  std::string platform_version;
+  int c_version = 120;  // OpenCL C version the compiler takes: 110, 120, 200, 300
+  bool fp64 = false;
+  std::size_t max_work_group = 1;
+  std::uint64_t local_mem = 0;
+  std::uint64_t max_alloc = 0;
+  int compute_units = 1;
+  // Elements per work-item of the contiguous elementwise kernels: 16 on CPU
+  // devices, 1 elsewhere (XY_PER_ITEM in kernels/common.cl, from -DXY_CPU).
+  std::size_t per_item = 1;
+};
+
+class Framework;
+
+class Device final : public plugin::Device {
+ public:
+  Device(Hardware hardware, DeviceInfo info, Context context, HostWorker& callbacks, HostWorker& tasks);
+  ~Device() override;
+
+  // plugin::Device
+  [[nodiscard]] const Hardware& hardware() const noexcept override { return hardware_; }
+  [[nodiscard]] void* allocate(std::size_t bytes) override;
+  void release(void* data, Deps after) noexcept override;
+  [[nodiscard]] EventPtr upload(void* dst, const void* host_src, std::size_t bytes, Deps deps) override;
+  [[nodiscard]] EventPtr download(void* host_dst, const void* src, std::size_t bytes, Deps deps) override;
+  [[nodiscard]] EventPtr copy_from(plugin::Device& src_device, const void* src, void* dst, std::size_t bytes,
+                                   Deps deps) override;
+  [[nodiscard]] bool supports(plugin::OpId op, DType dtype) const noexcept override;
+  [[nodiscard]] EventPtr launch(const plugin::OpCall& call, Deps deps) override;
+  [[nodiscard]] EventPtr host_task(std::function<void()> fn, Deps deps) override;
+  void synchronize() override;
+  [[nodiscard]] plugin::MemoryStats memory_stats() const override;
+
+  // For the op families.
+  [[nodiscard]] const DeviceInfo& info() const noexcept { return info_; }
+  [[nodiscard]] cl_context context() const noexcept { return context_.get(); }
+  [[nodiscard]] cl_command_queue queue() const noexcept { return queue_.get(); }
+  [[nodiscard]] HostWorker& callbacks() const noexcept { return *callbacks_; }
+  // The family's program, built (or loaded from the disk cache) on first use.
+  [[nodiscard]] const ProgramPackage& program(Family family);
+  // Wraps a completed-or-pending command of our queue (takes ownership).
+  [[nodiscard]] EventPtr wrap(cl_event event) const;
+  // Scratch buffer `slot` (0 or 1) of at least `bytes`, for multi-pass
+  // kernels; valid until the next launch (launches are serialised and the
+  // queue is in order; a replaced buffer lives on until its commands end).
+  [[nodiscard]] cl_mem scratch(std::size_t slot, std::size_t bytes);
+  // "opencl:0 (pthread-skylake-avx512)" for messages.
+  [[nodiscard]] std::string label() const;
+
+ private:
+  [[nodiscard]] EventPtr marker(const WaitList& waits, std::string_view what) const;
+
+  Hardware hardware_;
+  DeviceInfo info_;
+  Context context_;
+  Queue queue_;
+  HostWorker* callbacks_;
+  HostWorker* tasks_;
+
+  std::mutex launch_mutex_;  // kernel arguments are per cl_kernel: one launch at a time
+  std::array<Mem, 2> scratch_;
+  std::array<std::size_t, 2> scratch_bytes_{};
+
+  plugin::PackageCache<kFamilyCount> packages_;
+
+  std::atomic<std::uint64_t> allocated_{0}, peak_{0}, allocations_{0};
+  std::mutex host_tasks_mutex_;
+  std::condition_variable host_tasks_cv_;
+  std::size_t host_tasks_pending_ = 0;
+};
+
+}  // namespace xylem::opencl

@@ -1,0 +1,211 @@
+/* blas level 1 (and the scaling step of gemm). Vectors are rank-1 views:
+ * element i of x is x[xo + i*xs], with any stride, negative too.
+ *
+ * Reductions run in two passes. Pass 1 (_p1): each work-item accumulates a
+ * grid-strided share, the work-group combines its items in a tree in local
+ * memory and writes one partial per group. Pass 2 (_p2): one work-group
+ * combines the partials the same way and writes the result. The local size
+ * is a power of two. */
+
+/* Tree combine of tmp[0..L) into tmp[0]; every item must call it. */
+#define XY_TREE(tmp, combine)                          \
+  do {                                                 \
+    const size_t lid_ = get_local_id(0);               \
+    barrier(CLK_LOCAL_MEM_FENCE);                      \
+    for (size_t s_ = get_local_size(0) / 2; s_ > 0; s_ >>= 1) { \
+      if (lid_ < s_) combine(tmp, lid_, lid_ + s_);    \
+      barrier(CLK_LOCAL_MEM_FENCE);                    \
+    }                                                  \
+  } while (0)
+
+#define XY_ADD(tmp, a, b) tmp[a] += tmp[b]
+
+/* Sums: asum (|x|), dot (x*y). */
+kernel void KNAME(asum_p1)(global const T* x, long xo, long xs, long n, global T* part, local T* tmp) {
+  T acc = 0;
+  XY_FOR_SHARE(i, n) acc += fabs(x[xo + i * xs]);
+  tmp[get_local_id(0)] = acc;
+  XY_TREE(tmp, XY_ADD);
+  if (get_local_id(0) == 0) part[get_group_id(0)] = tmp[0];
+}
+
+kernel void KNAME(dot_p1)(global const T* x, long xo, long xs, global const T* y, long yo, long ys, long n,
+                          global T* part, local T* tmp) {
+  T acc = 0;
+  XY_FOR_SHARE(i, n) acc += x[xo + i * xs] * y[yo + i * ys];
+  tmp[get_local_id(0)] = acc;
+  XY_TREE(tmp, XY_ADD);
+  if (get_local_id(0) == 0) part[get_group_id(0)] = tmp[0];
+}
+
+kernel void KNAME(sum_p2)(global const T* part, long m, global T* out, long oo, local T* tmp) {
+  T acc = 0;
+  for (long i = get_local_id(0); i < m; i += get_local_size(0)) acc += part[i];
+  tmp[get_local_id(0)] = acc;
+  XY_TREE(tmp, XY_ADD);
+  if (get_local_id(0) == 0) out[oo] = tmp[0];
+}
+
+/* nrm2 without overflow or underflow: each partial is a pair (scale, ssq)
+ * with norm = scale*sqrt(ssq), as LAPACK's lassq keeps it. */
+inline void XF(xy_lassq_add)(T* scale, T* ssq, T v) {
+  const T a = fabs(v);
+  if (a == 0) return;
+  if (a > *scale) {
+    const T r = *scale / a;
+    *ssq = 1 + *ssq * r * r;
+    *scale = a;
+  } else {
+    const T r = a / *scale;
+    *ssq += r * r;
+  }
+}
+inline void XF(xy_lassq_merge)(local T* scale, local T* ssq, size_t a, size_t b) {
+  if (scale[b] == 0) return;
+  if (scale[b] > scale[a]) {
+    const T r = scale[a] / scale[b];
+    ssq[a] = ssq[b] + ssq[a] * r * r;
+    scale[a] = scale[b];
+  } else {
+    const T r = scale[b] / scale[a];
+    ssq[a] += ssq[b] * r * r;
+  }
+}
+
+#define XY_LASSQ_TREE(scale, ssq)                                  \
+  do {                                                             \
+    const size_t lid_ = get_local_id(0);                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                  \
+    for (size_t s_ = get_local_size(0) / 2; s_ > 0; s_ >>= 1) {    \
+      if (lid_ < s_) XF(xy_lassq_merge)(scale, ssq, lid_, lid_ + s_); \
+      barrier(CLK_LOCAL_MEM_FENCE);                                \
+    }                                                              \
+  } while (0)
+
+kernel void KNAME(nrm2_p1)(global const T* x, long xo, long xs, long n, global T* part, local T* scale,
+                           local T* ssq) {
+  T s = 0, q = 1;
+  XY_FOR_SHARE(i, n) XF(xy_lassq_add)(&s, &q, x[xo + i * xs]);
+  const size_t lid = get_local_id(0);
+  scale[lid] = s;
+  ssq[lid] = s == 0 ? 0 : q;
+  XY_LASSQ_TREE(scale, ssq);
+  if (lid == 0) {
+    part[2 * get_group_id(0)] = scale[0];
+    part[2 * get_group_id(0) + 1] = ssq[0];
+  }
+}
+
+kernel void KNAME(nrm2_p2)(global const T* part, long m, global T* out, long oo, local T* scale, local T* ssq) {
+  const size_t lid = get_local_id(0);
+  scale[lid] = 0;
+  ssq[lid] = 0;
+  for (long i = lid; i < m; i += get_local_size(0)) {
+    /* fold partial i into this item's pair */
+    const T ps = part[2 * i], pq = part[2 * i + 1];
+    if (ps == 0) continue;
+    if (ps > scale[lid]) {
+      const T r = scale[lid] / ps;
+      ssq[lid] = pq + ssq[lid] * r * r;
+      scale[lid] = ps;
+    } else {
+      const T r = ps / scale[lid];
+      ssq[lid] += pq * r * r;
+    }
+  }
+  XY_LASSQ_TREE(scale, ssq);
+  if (lid == 0) out[oo] = scale[0] * sqrt(ssq[0]);
+}
+
+/* iamax: the first index of the largest |x_i| (-1 for an empty vector).
+ * Pairs (value, index); an empty slot has index -1 and loses to anything. */
+inline bool XF(xy_iamax_better)(T va, long ia, T vb, long ib) {
+  if (ib < 0) return false;
+  if (ia < 0) return true;
+  return vb > va || (vb == va && ib < ia);
+}
+
+#define XY_IAMAX_TREE(val, idx)                                                            \
+  do {                                                                                     \
+    const size_t lid_ = get_local_id(0);                                                   \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                          \
+    for (size_t s_ = get_local_size(0) / 2; s_ > 0; s_ >>= 1) {                            \
+      if (lid_ < s_ && XF(xy_iamax_better)(val[lid_], idx[lid_], val[lid_ + s_], idx[lid_ + s_])) { \
+        val[lid_] = val[lid_ + s_];                                                        \
+        idx[lid_] = idx[lid_ + s_];                                                        \
+      }                                                                                    \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    }                                                                                      \
+  } while (0)
+
+kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global T* part_val,
+                            global long* part_idx, local T* val, local long* idx) {
+  T best = 0;
+  long at = -1;
+  XY_FOR_SHARE(i, n) {
+    const T v = fabs(x[xo + i * xs]);
+    if (at < 0 || v > best) {
+      best = v;
+      at = i;
+    }
+  }
+  const size_t lid = get_local_id(0);
+  val[lid] = best;
+  idx[lid] = at;
+  XY_IAMAX_TREE(val, idx);
+  if (lid == 0) {
+    part_val[get_group_id(0)] = val[0];
+    part_idx[get_group_id(0)] = idx[0];
+  }
+}
+
+kernel void KNAME(iamax_p2)(global const T* part_val, global const long* part_idx, long m, global long* out,
+                            long oo, local T* val, local long* idx) {
+  const size_t lid = get_local_id(0);
+  T best = 0;
+  long at = -1;
+  for (long i = lid; i < m; i += get_local_size(0)) {
+    if (XF(xy_iamax_better)(best, at, part_val[i], part_idx[i])) {
+      best = part_val[i];
+      at = part_idx[i];
+    }
+  }
+  val[lid] = best;
+  idx[lid] = at;
+  XY_IAMAX_TREE(val, idx);
+  if (lid == 0) out[oo] = idx[0];
+}
+
+/* Elementwise: axpy (y += alpha*x), scal (x *= alpha), swap. _c: unit
+ * strides. */
+kernel void KNAME(axpy_c)(global const T* x, long xo, global T* y, long yo, long n, T alpha) {
+  XY_FOR_RUN(i, n) y[yo + i] += alpha * x[xo + i];
+}
+kernel void KNAME(axpy_s)(global const T* x, long xo, long xs, global T* y, long yo, long ys, long n, T alpha) {
+  const long i = get_global_id(0);
+  if (i < n) y[yo + i * ys] += alpha * x[xo + i * xs];
+}
+kernel void KNAME(scal_c)(global T* x, long xo, long n, T alpha) {
+  XY_FOR_RUN(i, n) x[xo + i] *= alpha;
+}
+kernel void KNAME(scal_s)(global T* x, long xo, long xs, long n, T alpha) {
+  const long i = get_global_id(0);
+  if (i < n) x[xo + i * xs] *= alpha;
+}
+kernel void KNAME(swap_s)(global T* x, long xo, long xs, global T* y, long yo, long ys, long n) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  const T t = x[xo + i * xs];
+  x[xo + i * xs] = y[yo + i * ys];
+  y[yo + i * ys] = t;
+}
+
+/* c = beta*c over an m x n row-major view with leading dimension ldc; with
+ * beta == 0, c is written without being read (it may hold NaN). One
+ * work-item per element, row-major order. */
+kernel void KNAME(scale_matrix)(global T* c, long co, long ldc, long m, long n, T beta) {
+  const long k = get_global_id(0);
+  if (k >= m * n) return;
+  const long at = co + (k / n) * ldc + k % n;
+  c[at] = beta == 0 ? 0 : beta * c[at];
+}

@@ -1,0 +1,191 @@
+// blas level 1: kernels/blas.cl. Reductions in two passes through a
+// scratch buffer of per-group partials; elementwise ops with a unit-stride
+// fast path.
+#include <algorithm>
+#include <string>
+
+#include "frameworks/opencl/ops/launch.hpp"
+
+namespace xylem::opencl {
+
+namespace {
+
+using plugin::OpId;
+using plugin::TensorArg;
+
+// A rank-1 view: element i at offset + i*stride. With fewer than two
+// elements the stride means nothing (and may be anything).
+struct Vec {
+  cl_mem mem;
+  cl_long offset;
+  cl_long stride;
+  cl_long n;
+};
+
+Vec vec(const TensorArg& a) noexcept {
+  const std::int64_t n = a.view.rank() == 0 ? 1 : a.view.dims()[0];
+  return {mem_of(a), a.view.offset(), n > 1 ? a.view.strides()[0] : 1, n};
+}
+
+// Work-group size and count of a reduction's first pass: as many groups as
+// keep every compute unit busy, no more than the data fills, and local
+// memory for `bytes_per_item` per work-item.
+struct ReduceShape {
+  std::size_t local;
+  std::size_t groups;
+};
+
+ReduceShape reduce_shape(const Launcher& launch, const KernelInfo& kernel, std::int64_t n,
+                         std::size_t bytes_per_item) {
+  const DeviceInfo& info = launch.device().info();
+  std::size_t local = kernel.local;
+  while (local > 1 && local * bytes_per_item > info.local_mem / 2) local /= 2;
+  const std::size_t per_unit = (info.type & CL_DEVICE_TYPE_GPU) ? 8 : 2;
+  const std::size_t most = static_cast<std::size_t>(std::max(info.compute_units, 1)) * per_unit;
+  const auto needed = static_cast<std::size_t>((n + static_cast<std::int64_t>(local) - 1) /
+                                               static_cast<std::int64_t>(local));
+  return {local, std::clamp<std::size_t>(needed, 1, most)};
+}
+
+// The second pass's local size: the kernel's, within local memory.
+std::size_t final_local(const Launcher& launch, const KernelInfo& kernel, std::size_t bytes_per_item) {
+  std::size_t local = kernel.local;
+  while (local > 1 && local * bytes_per_item > launch.device().info().local_mem / 2) local /= 2;
+  return local;
+}
+
+void sum_reduction(Launcher& launch, const std::string& op) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const std::size_t elem = size_of(dtype);
+  const std::string sfx = suffix(dtype);
+  const ProgramPackage& program = launch.program(Family::blas);
+  const Vec x = vec(call.t[0]);
+  const TensorArg& result = call.t[op == "dot" ? 2 : 1];
+
+  const KernelInfo& p1 = program.kernel(join({op, "_p1", sfx}));
+  const bool pairs = op == "nrm2";  // (scale, ssq) per partial
+  const ReduceShape shape = reduce_shape(launch, p1, x.n, pairs ? 2 * elem : elem);
+  Device& device = launch.device();
+  cl_mem part = device.scratch(0, shape.groups * elem * (pairs ? 2 : 1));
+  const auto groups = static_cast<cl_long>(shape.groups);
+  if (op == "asum") {
+    launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, x.n, part,
+                      LocalBytes{shape.local * elem});
+  } else if (op == "nrm2") {
+    launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, x.n, part,
+                      LocalBytes{shape.local * elem}, LocalBytes{shape.local * elem});
+  } else {
+    const Vec y = vec(call.t[1]);
+    launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, y.mem, y.offset, y.stride, x.n, part,
+                      LocalBytes{shape.local * elem});
+  }
+  if (pairs) {
+    const KernelInfo& p2 = program.kernel(join({"nrm2_p2", sfx}));
+    const std::size_t local = final_local(launch, p2, 2 * elem);
+    launch.run_groups(p2, 1, local, part, groups, mem_of(result), offset_of(result), LocalBytes{local * elem},
+                      LocalBytes{local * elem});
+  } else {
+    const KernelInfo& p2 = program.kernel(join({"sum_p2", sfx}));
+    const std::size_t local = final_local(launch, p2, elem);
+    launch.run_groups(p2, 1, local, part, groups, mem_of(result), offset_of(result), LocalBytes{local * elem});
+  }
+}
+
+void iamax(Launcher& launch) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const std::size_t elem = size_of(dtype);
+  const std::string sfx = suffix(dtype);
+  const ProgramPackage& program = launch.program(Family::blas);
+  const Vec x = vec(call.t[0]);
+  const TensorArg& result = call.t[1];
+  const KernelInfo& p1 = program.kernel(join({"iamax_p1", sfx}));
+  const ReduceShape shape = reduce_shape(launch, p1, x.n, elem + sizeof(cl_long));
+  Device& device = launch.device();
+  cl_mem values = device.scratch(0, shape.groups * elem);
+  cl_mem indices = device.scratch(1, shape.groups * sizeof(cl_long));
+  launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, x.n, values, indices,
+                    LocalBytes{shape.local * elem}, LocalBytes{shape.local * sizeof(cl_long)});
+  const KernelInfo& p2 = program.kernel(join({"iamax_p2", sfx}));
+  const std::size_t local = final_local(launch, p2, elem + sizeof(cl_long));
+  launch.run_groups(p2, 1, local, values, indices, static_cast<cl_long>(shape.groups), mem_of(result),
+                    offset_of(result), LocalBytes{local * elem}, LocalBytes{local * sizeof(cl_long)});
+}
+
+void axpy(Launcher& launch) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const std::string sfx = suffix(dtype);
+  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  if (x.n == 0) return;
+  const ProgramPackage& program = launch.program(Family::blas);
+  const Scalar alpha{dtype, call.f[0]};
+  if (x.stride == 1 && y.stride == 1) {
+    launch.run_runs(program.kernel(join({"axpy_c", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, y.mem, y.offset, x.n,
+               alpha);
+  } else {
+    launch.run(program.kernel(join({"axpy_s", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride, y.mem,
+               y.offset, y.stride, x.n, alpha);
+  }
+}
+
+void scal(Launcher& launch) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const std::string sfx = suffix(dtype);
+  const Vec x = vec(call.t[0]);
+  if (x.n == 0) return;
+  const ProgramPackage& program = launch.program(Family::blas);
+  const Scalar alpha{dtype, call.f[0]};
+  if (x.stride == 1) {
+    launch.run_runs(program.kernel(join({"scal_c", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.n, alpha);
+  } else {
+    launch.run(program.kernel(join({"scal_s", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride, x.n, alpha);
+  }
+}
+
+void swap(Launcher& launch) {
+  const auto& call = launch.call();
+  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  if (x.n == 0) return;
+  const ProgramPackage& program = launch.program(Family::blas);
+  launch.run(program.kernel(join({"swap_s", suffix(call.t[0].dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset,
+             x.stride, y.mem, y.offset, y.stride, x.n);
+}
+
+}  // namespace
+
+EventPtr launch_blas(Launcher& launch) {
+  switch (launch.call().op) {
+    case OpId::blas_asum:
+      sum_reduction(launch, "asum");
+      break;
+    case OpId::blas_dot:
+      sum_reduction(launch, "dot");
+      break;
+    case OpId::blas_nrm2:
+      sum_reduction(launch, "nrm2");
+      break;
+    case OpId::blas_iamax:
+      iamax(launch);
+      break;
+    case OpId::blas_axpy:
+      axpy(launch);
+      break;
+    case OpId::blas_scal:
+      scal(launch);
+      break;
+    case OpId::blas_swap:
+      swap(launch);
+      break;
+    case OpId::blas_copy:
+      enqueue_copy(launch, launch.call().t[0], launch.call().t[1]);
+      break;
+    default:
+      throw Error(ErrorCode::internal, launch.describe() + ": not a blas level-1 op");
+  }
+  return launch.finish();
+}
+
+}  // namespace xylem::opencl

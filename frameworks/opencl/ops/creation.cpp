@@ -1,0 +1,149 @@
+// creation: fill, arange, uniform, normal (kernels/creation.cl).
+#include <CL/cl_half.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "frameworks/opencl/ops/launch.hpp"
+
+namespace xylem::opencl {
+
+namespace {
+
+using plugin::OpId;
+
+// Integers take the value truncated toward zero and saturated (NaN gives
+// 0), as the native framework does.
+template <class I>
+I saturate(double value) noexcept {
+  if (std::isnan(value)) return 0;
+  if (value <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (value >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(value);
+}
+
+std::uint16_t bf16_bits(float value) noexcept {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
+  return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+// The stored bits of `value` in dtype, widened to 64 bits.
+std::uint64_t pattern(DType dtype, double value) {
+  switch (dtype) {
+    case DType::f16:
+      return cl_half_from_float(static_cast<float>(value), CL_HALF_RTE);
+    case DType::bf16:
+      return bf16_bits(static_cast<float>(value));
+    case DType::f32:
+      return std::bit_cast<std::uint32_t>(static_cast<float>(value));
+    case DType::f64:
+      return std::bit_cast<std::uint64_t>(value);
+    case DType::i32:
+      return static_cast<std::uint32_t>(saturate<std::int32_t>(value));
+    case DType::i64:
+      return static_cast<std::uint64_t>(saturate<std::int64_t>(value));
+    case DType::u8:
+      return saturate<std::uint8_t>(value);
+    case DType::boolean:
+      return value != 0.0 ? 1 : 0;
+  }
+  return 0;
+}
+
+// Runs <op>_c<suffix> (contiguous) or <op>_s<suffix> (strided) over y,
+// with `extra` arguments after the view's.
+template <class... Extra>
+void generate(Launcher& launch, const std::string& op, const std::string& sfx, const Extra&... extra) {
+  const auto& y = launch.call().t[0];
+  const Collapsed c = collapse({&y.view});
+  if (c.numel == 0) return;
+  const ProgramPackage& program = launch.program(Family::creation);
+  const cl_long n = c.numel;
+  if (c.contiguous && op == "fill") {
+    launch.run_runs(program.kernel(join({op, "_c", sfx})), static_cast<std::size_t>(n), mem_of(y), offset_of(y), n,
+                    extra...);
+  } else if (c.contiguous) {
+    launch.run(program.kernel(join({op, "_c", sfx})),
+               static_cast<std::size_t>(n), mem_of(y), offset_of(y), n, extra...);
+  } else {
+    launch.run(program.kernel(join({op, "_s", sfx})),
+               static_cast<std::size_t>(n), mem_of(y), c.layout, n, extra...);
+  }
+}
+
+void fill(Launcher& launch) {
+  const auto& y = launch.call().t[0];
+  const std::uint64_t bits = pattern(y.dtype, launch.call().f[0]);
+  switch (size_of(y.dtype)) {
+    case 1:
+      return generate(launch, "fill", "_8", static_cast<cl_uchar>(bits));
+    case 2:
+      return generate(launch, "fill", "_16", static_cast<cl_ushort>(bits));
+    case 4:
+      return generate(launch, "fill", "_32", static_cast<cl_uint>(bits));
+    default:
+      return generate(launch, "fill", "_64", static_cast<cl_ulong>(bits));
+  }
+}
+
+// A double that is a whole number within int64, as an integer.
+bool whole(double v, cl_long& out) {
+  if (!std::isfinite(v) || v != std::trunc(v) || std::fabs(v) >= 9.2e18) return false;
+  out = static_cast<cl_long>(v);
+  return true;
+}
+
+void arange(Launcher& launch) {
+  const auto& call = launch.call();
+  const double start = call.f[0], step = call.f[1];
+  cl_long istart = 0, istep = 0;
+  const cl_int integral = whole(start, istart) && whole(step, istep) ? 1 : 0;
+  const std::string sfx = suffix(call.t[0].dtype);
+  // xy_wide is double where the device has fp64, float otherwise.
+  if (launch.device().info().fp64) {
+    generate(launch, "arange", sfx, start, step, istart, istep, integral);
+  } else {
+    generate(launch, "arange", sfx, static_cast<float>(start), static_cast<float>(step), istart, istep, integral);
+  }
+}
+
+void random(Launcher& launch, const char* name) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const auto seed = static_cast<cl_ulong>(call.i[0]);
+  const auto counter = static_cast<cl_ulong>(call.i[1]);
+  // uniform: low + (high - low)*u with the difference taken in T, as native.
+  double a = call.f[0], b = call.f[1];
+  if (call.op == OpId::creation_uniform) {
+    b = dtype == DType::f32 ? static_cast<double>(static_cast<float>(b) - static_cast<float>(a)) : b - a;
+  }
+  generate(launch, name, suffix(dtype), Scalar{dtype, a}, Scalar{dtype, b}, seed, counter);
+}
+
+}  // namespace
+
+EventPtr launch_creation(Launcher& launch) {
+  switch (launch.call().op) {
+    case OpId::creation_fill:
+      fill(launch);
+      break;
+    case OpId::creation_arange:
+      arange(launch);
+      break;
+    case OpId::creation_uniform:
+      random(launch, "uniform");
+      break;
+    case OpId::creation_normal:
+      random(launch, "normal");
+      break;
+    default:
+      throw Error(ErrorCode::internal, launch.describe() + ": not a creation op");
+  }
+  return launch.finish();
+}
+
+}  // namespace xylem::opencl

@@ -1,0 +1,111 @@
+// Launch helpers shared by the op families (see launch.hpp).
+#include "frameworks/opencl/ops/launch.hpp"
+
+#include <vector>
+
+namespace xylem::opencl {
+
+Collapsed collapse(std::initializer_list<const Shape*> views) {
+  Collapsed out;
+  const Shape& first = **views.begin();
+  out.numel = first.numel();
+  const std::size_t operands = views.size();
+  std::size_t rank = 0;
+  for (int axis = 0; axis < first.rank(); ++axis) {
+    const std::int64_t dim = first.dims()[static_cast<std::size_t>(axis)];
+    if (dim == 1) continue;
+    std::size_t j = 0;
+    bool merges = rank > 0;
+    for (const Shape* v : views) {
+      const std::int64_t stride = v->strides()[static_cast<std::size_t>(axis)];
+      if (merges && out.layout.strides[j][rank - 1] != stride * dim) merges = false;
+      ++j;
+    }
+    j = 0;
+    if (merges) {
+      out.layout.dims[rank - 1] *= dim;
+      for (const Shape* v : views) out.layout.strides[j++][rank - 1] = v->strides()[static_cast<std::size_t>(axis)];
+    } else {
+      out.layout.dims[rank] = dim;
+      for (const Shape* v : views) out.layout.strides[j++][rank] = v->strides()[static_cast<std::size_t>(axis)];
+      ++rank;
+    }
+  }
+  std::size_t j = 0;
+  for (const Shape* v : views) out.layout.offsets[j++] = v->offset();
+  out.layout.rank = static_cast<cl_long>(rank);
+  out.contiguous = out.numel <= 1 || rank == 0;
+  if (rank == 1) {
+    out.contiguous = true;
+    for (std::size_t k = 0; k < operands; ++k) out.contiguous = out.contiguous && out.layout.strides[k][0] == 1;
+  }
+  return out;
+}
+
+std::string suffix(DType dtype) { return join({"_", name(dtype)}); }
+
+std::string join(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view p : parts) out += p;
+  return out;
+}
+
+std::string describe(const plugin::OpCall& call, const Device& device) {
+  std::string text(plugin::op_name(call.op));
+  text += "(";
+  // Argument names from the op's signature: "x:r y:w".
+  const std::string_view sig = plugin::op_signature(call.op);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < call.num_tensors; ++i) {
+    std::string arg = "t";
+    arg += std::to_string(i);
+    if (at < sig.size()) {
+      const std::size_t end = sig.find(' ', at);
+      const std::string_view token = sig.substr(at, end == std::string_view::npos ? sig.npos : end - at);
+      arg = std::string(token.substr(0, token.find(':')));
+      at = end == std::string_view::npos ? sig.size() : end + 1;
+    }
+    const auto& t = call.t[i];
+    if (i) text += ", ";
+    text += arg + ": " + std::string(name(t.dtype)) + " " + t.view.dims_string();
+    if (!t.view.is_contiguous()) text += " strides " + t.view.strides_string();
+    if (t.view.offset()) text += " offset " + std::to_string(t.view.offset());
+  }
+  text += ") on " + device.label();
+  return text;
+}
+
+void Launcher::set_raw(cl_kernel k, cl_uint i, std::size_t size, const void* value) {
+  check(clSetKernelArg(k, i, size, value), [&] { return describe() + ": argument " + std::to_string(i); });
+}
+
+void Launcher::enqueue_range(const KernelInfo& kernel, std::size_t global, std::size_t local) {
+  cl_event event = nullptr;
+  check(clEnqueueNDRangeKernel(device_.queue(), kernel.kernel.get(), 1, nullptr, &global, &local, wait_count(),
+                               wait_list(), &event),
+        [&] {
+          return describe() + ": enqueuing " + kernel.name + " (global " + std::to_string(global) + ", local " +
+                 std::to_string(local) + ")";
+        });
+  enqueued(event);
+}
+
+void Launcher::wait_for_deps() {
+  if (!first_ || waits_.empty()) return;
+  cl_event event = nullptr;
+  check(clEnqueueBarrierWithWaitList(device_.queue(), waits_.size(), waits_.data(), &event),
+        [&] { return describe() + ": waiting for its inputs"; });
+  enqueued(event);
+}
+
+EventPtr Launcher::finish() {
+  if (!last_) {
+    cl_event event = nullptr;
+    check(clEnqueueMarkerWithWaitList(device_.queue(), waits_.size(), waits_.data(), &event),
+          [&] { return describe() + ": marker"; });
+    last_ = ClEventHandle(event);
+  }
+  return device_.wrap(last_.release());
+}
+
+}  // namespace xylem::opencl

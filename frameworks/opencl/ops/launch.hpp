@@ -1,0 +1,146 @@
+#pragma once
+// What every op family's launch code shares: enqueuing kernels in order
+// after a call's dependencies, kernel arguments, the collapsed layout of
+// strided views, and error messages that name the call.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "frameworks/opencl/device.hpp"
+
+namespace xylem::opencl {
+
+// Mirrors xy_layout in kernels/common.cl (all 64-bit fields: no padding).
+inline constexpr int kLayoutRank = 8;
+struct KernelLayout {
+  cl_long rank = 0;
+  cl_long dims[kLayoutRank] = {};
+  cl_long strides[3][kLayoutRank] = {};
+  cl_long offsets[3] = {};
+};
+static_assert(sizeof(KernelLayout) == (1 + 8 + 24 + 3) * 8);
+
+// Up to three views of the same dims, collapsed for a kernel: dims of one
+// element dropped, neighbouring dims merged where every operand steps
+// through them as one. `contiguous` when every operand is then a dense run.
+struct Collapsed {
+  KernelLayout layout;
+  std::int64_t numel = 0;
+  bool contiguous = false;
+};
+[[nodiscard]] Collapsed collapse(std::initializer_list<const Shape*> views);
+
+// A kernel argument of __local memory.
+struct LocalBytes {
+  std::size_t bytes;
+};
+
+// A scalar in the kernel's element type T (float or double).
+struct Scalar {
+  DType dtype;
+  double value;
+};
+
+// "nn::sigmoid(x: f32 [4, 5] strides [5, 1], y: f32 [4, 5] strides [5, 1]) on opencl:0 (name)"
+[[nodiscard]] std::string describe(const plugin::OpCall& call, const Device& device);
+
+// Enqueues the commands of one call: the first waits for the call's
+// dependencies, the rest follow on the in-order queue. finish() returns the
+// event of the last (or of a marker when nothing was enqueued).
+class Launcher {
+ public:
+  Launcher(Device& device, const plugin::OpCall& call, Deps deps)
+      : device_(device), call_(call), waits_(deps, device.context(), device.queue()) {}
+
+  [[nodiscard]] Device& device() const noexcept { return device_; }
+  [[nodiscard]] const plugin::OpCall& call() const noexcept { return call_; }
+  [[nodiscard]] const ProgramPackage& program(Family family) const { return device_.program(family); }
+  [[nodiscard]] std::string describe() const { return opencl::describe(call_, device_); }
+
+  // One work-item per element of [0, items): global rounded up to the
+  // kernel's local size (kernels check the bound).
+  template <class... Args>
+  void run(const KernelInfo& kernel, std::size_t items, const Args&... args) {
+    const std::size_t local = kernel.local;
+    const std::size_t global = (items + local - 1) / local * local;
+    enqueue(kernel, global, local, args...);
+  }
+  // A contiguous elementwise kernel over n elements: each work-item takes a
+  // run of DeviceInfo::per_item of them (XY_FOR_RUN).
+  template <class... Args>
+  void run_runs(const KernelInfo& kernel, std::size_t n, const Args&... args) {
+    const std::size_t per = device_.info().per_item;
+    run(kernel, (n + per - 1) / per, args...);
+  }
+  // Exactly `groups` work-groups of `local` items.
+  template <class... Args>
+  void run_groups(const KernelInfo& kernel, std::size_t groups, std::size_t local, const Args&... args) {
+    enqueue(kernel, groups * local, local, args...);
+  }
+
+  // Takes the event of a command enqueued by other means (clEnqueueCopyBuffer,
+  // CLBlast) that waited on wait_list().
+  [[nodiscard]] const cl_event* wait_list() const noexcept { return first_ ? waits_.data() : nullptr; }
+  [[nodiscard]] cl_uint wait_count() const noexcept { return first_ ? waits_.size() : 0; }
+  void enqueued(cl_event event) noexcept {
+    first_ = false;
+    last_ = ClEventHandle(event);
+  }
+  // Makes later commands (from libraries without wait lists) follow the
+  // dependencies: a marker on the in-order queue.
+  void wait_for_deps();
+
+  [[nodiscard]] EventPtr finish();
+
+ private:
+  void set_arg(cl_kernel k, cl_uint i, const LocalBytes& a) { set_raw(k, i, a.bytes, nullptr); }
+  void set_arg(cl_kernel k, cl_uint i, const Scalar& a) {
+    if (a.dtype == DType::f64) {
+      const double v = a.value;
+      set_raw(k, i, sizeof v, &v);
+    } else {
+      const float v = static_cast<float>(a.value);
+      set_raw(k, i, sizeof v, &v);
+    }
+  }
+  template <class A>
+  void set_arg(cl_kernel k, cl_uint i, const A& a) {
+    set_raw(k, i, sizeof(A), &a);
+  }
+  void set_raw(cl_kernel k, cl_uint i, std::size_t size, const void* value);
+
+  template <class... Args>
+  void enqueue(const KernelInfo& kernel, std::size_t global, std::size_t local, const Args&... args) {
+    cl_uint i = 0;
+    (set_arg(kernel.kernel.get(), i++, args), ...);
+    enqueue_range(kernel, global, local);
+  }
+  void enqueue_range(const KernelInfo& kernel, std::size_t global, std::size_t local);
+
+  Device& device_;
+  const plugin::OpCall& call_;
+  WaitList waits_;
+  bool first_ = true;
+  ClEventHandle last_;
+};
+
+// The element offset of a view and its (single) stride, for rank-1 views.
+[[nodiscard]] inline cl_long offset_of(const plugin::TensorArg& a) noexcept { return a.view.offset(); }
+[[nodiscard]] inline cl_mem mem_of(const plugin::TensorArg& a) noexcept { return static_cast<cl_mem>(a.data); }
+// The kernel name suffix of a dtype: "_f32", "_f64".
+[[nodiscard]] std::string suffix(DType dtype);
+// Concatenates a kernel name from its parts.
+[[nodiscard]] std::string join(std::initializer_list<std::string_view> parts);
+
+// The op families (ops/<family>.cpp).
+[[nodiscard]] EventPtr launch_creation(Launcher& launch);
+[[nodiscard]] EventPtr launch_copy(Launcher& launch);
+[[nodiscard]] EventPtr launch_blas(Launcher& launch);
+[[nodiscard]] EventPtr launch_gemm(Launcher& launch);
+[[nodiscard]] EventPtr launch_activation(Launcher& launch);
+// A strided or contiguous copy of t0 into t1 (copy_view and blas::copy).
+void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::TensorArg& y);
+
+}  // namespace xylem::opencl

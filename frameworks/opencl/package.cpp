@@ -1,0 +1,225 @@
+// Program packages: the source of each family, the build options, and the
+// build itself through the on-disk cache (program_cache.hpp).
+#include "frameworks/opencl/package.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "frameworks/opencl/device.hpp"
+#include "frameworks/opencl/program_cache.hpp"
+#include "frameworks/opencl/sources.hpp"
+
+namespace xylem::opencl {
+
+std::string_view name(Family family) noexcept {
+  switch (family) {
+#define XYLEM_OPENCL_FAMILY_NAME(f) \
+  case Family::f:                   \
+    return #f;
+    XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_NAME)
+#undef XYLEM_OPENCL_FAMILY_NAME
+  }
+  return "?";
+}
+
+namespace {
+
+std::string_view family_text(Family family) noexcept {
+  switch (family) {
+    case Family::creation:
+      return sources::creation;
+    case Family::copy:
+      return sources::copy;
+    case Family::blas:
+      return sources::blas;
+    case Family::activation:
+      return sources::activation;
+  }
+  return {};
+}
+
+// The family's kernels for one element type: T is the type, SUF the kernel
+// name suffix, FS the suffix of math.h's functions (xy_sigmoid_f / _d).
+void append_typed(std::string& out, std::string_view text, const char* type, const char* suffix,
+                  const char* fn_suffix) {
+  out += "\n#define T ";
+  out += type;
+  out += "\n#define SUF ";
+  out += suffix;
+  out += "\n#define FS ";
+  out += fn_suffix;
+  out += "\n#define XY_IS_F32 ";
+  out += std::string_view(type) == "float" ? "1" : "0";
+  out += "\n";
+  out += text;
+  out += "\n#undef T\n#undef SUF\n#undef FS\n#undef XY_IS_F32\n";
+}
+
+bool verbose() {
+  static const bool on = [] {
+    const char* v = std::getenv("XYLEM_OPENCL_VERBOSE");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
+
+std::string build_log(cl_program program, cl_device_id device) {
+  std::size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS) return {};
+  std::string log(size, '\0');
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) != CL_SUCCESS)
+    return {};
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+std::vector<unsigned char> program_binary(cl_program program) {
+  std::size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
+    return {};
+  std::vector<unsigned char> binary(size);
+  unsigned char* ptr = binary.data();
+  if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr) != CL_SUCCESS) return {};
+  return binary;
+}
+
+// A program from the cached binary, or nothing when the driver refuses it
+// (another driver build, say): the caller then compiles from source.
+Program from_binary(cl_context context, const DeviceInfo& device, const std::vector<unsigned char>& binary,
+                    const std::string& options) {
+  const unsigned char* ptr = binary.data();
+  const std::size_t size = binary.size();
+  cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
+  Program program(clCreateProgramWithBinary(context, 1, &device.id, &size, &ptr, &binary_status, &status));
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return {};
+  if (clBuildProgram(program.get(), 1, &device.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) return {};
+  return program;
+}
+
+Program from_source(cl_context context, const DeviceInfo& device, Family family, const std::string& source,
+                    const std::string& options) {
+  const char* text = source.c_str();
+  const std::size_t length = source.size();
+  cl_int status = CL_SUCCESS;
+  Program program(clCreateProgramWithSource(context, 1, &text, &length, &status));
+  check(status, [&] { return "opencl: creating the " + std::string(name(family)) + " program for " + device.name; });
+  status = clBuildProgram(program.get(), 1, &device.id, options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    throw Error(ErrorCode::compile_failed, "opencl: building the " + std::string(name(family)) + " kernels for " +
+                                               device.name + " (options \"" + options + "\") failed with " +
+                                               cl_error_name(status) + ". Build log:\n" +
+                                               build_log(program.get(), device.id));
+  }
+  return program;
+}
+
+// A power of two (the reduction trees halve it), a multiple of what the
+// kernel prefers, within what it allows. CPU devices run a work-group as a
+// loop over its items, so larger groups amortise the per-group cost; GPUs
+// want several groups per compute unit.
+std::size_t choose_local_size(const DeviceInfo& device, std::size_t max_local, std::size_t multiple) {
+  (void)multiple;  // powers of two are multiples of every preferred size seen in practice
+  std::size_t target = (device.type & CL_DEVICE_TYPE_CPU) ? 1024 : 256;
+  if (const char* v = std::getenv("XYLEM_OPENCL_LOCAL"); v && *v) target = std::strtoull(v, nullptr, 10);
+  std::size_t local = std::min(target, max_local);
+  std::size_t pow2 = 1;
+  while (pow2 * 2 <= local) pow2 *= 2;
+  return std::max<std::size_t>(pow2, 1);
+}
+
+}  // namespace
+
+std::string build_options(const DeviceInfo& device) {
+  // OpenCL C 1.2 is all the kernels need; older compilers get their own.
+  std::string options = device.c_version >= 120 ? "-cl-std=CL1.2" : "-cl-std=CL1.1";
+  if (device.fp64) options += " -DXY_HAS_FP64=1";
+  if (device.type & CL_DEVICE_TYPE_CPU) options += " -DXY_CPU=1";
+  return options;
+}
+
+std::string family_source(Family family, const DeviceInfo& device) {
+  std::string source =
+      "#if defined(cl_khr_fp64)\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
+  source += sources::math_h;
+  source += "\n";
+  source += sources::common;
+  const std::string_view text = family_text(family);
+  append_typed(source, text, "float", "f32", "f");
+  if (device.fp64) append_typed(source, text, "double", "f64", "d");
+  return source;
+}
+
+std::unique_ptr<ProgramPackage> build_package(Family family, cl_context context, const DeviceInfo& device) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string options = build_options(device);
+  const std::string source = family_source(family, device);
+  // Everything the binary depends on. The platform version names the
+  // runtime build; the driver version the device's compiler.
+  const std::string key = "xylem-opencl\nfamily=" + std::string(name(family)) + "\ndevice=" + device.name +
+                          "\ndriver=" + device.driver + "\nplatform=" + device.platform_version +
+                          "\noptions=" + options + "\nsource=" + std::to_string(fnv1a64(source)) + "\n";
+  const ProgramCache cache = ProgramCache::from_environment();
+
+  Program program;
+  bool from_cache = false;
+  if (auto binary = cache.load(key)) {
+    program = from_binary(context, device, *binary, options);
+    if (program) {
+      from_cache = true;
+    } else {
+      cache.remove(key);  // stale: this driver cannot use it
+    }
+  }
+  if (!program) {
+    program = from_source(context, device, family, source, options);
+    cache.store(key, program_binary(program.get()));
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto package = std::make_unique<ProgramPackage>(std::move(program), device, ms, from_cache);
+  if (verbose()) {
+    std::fprintf(stderr, "xylem opencl: %s kernels for %s %s in %.1f ms (%s)\n", std::string(name(family)).c_str(),
+                 device.name.c_str(), from_cache ? "loaded from cache" : "compiled", ms,
+                 cache.path_for(key).string().c_str());
+  }
+  return package;
+}
+
+ProgramPackage::ProgramPackage(Program program, const DeviceInfo& device, double build_ms, bool from_cache)
+    : program_(std::move(program)), build_ms_(build_ms), from_cache_(from_cache) {
+  cl_uint count = 0;
+  check(clCreateKernelsInProgram(program_.get(), 0, nullptr, &count), "opencl: counting kernels");
+  std::vector<cl_kernel> raw(count);
+  check(clCreateKernelsInProgram(program_.get(), count, raw.data(), nullptr), "opencl: creating kernels");
+  for (cl_kernel k : raw) {
+    KernelInfo info;
+    info.kernel = Kernel(k);
+    std::size_t size = 0;
+    check(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size), "opencl: kernel name");
+    info.name.resize(size);
+    check(clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, info.name.data(), nullptr), "opencl: kernel name");
+    while (!info.name.empty() && info.name.back() == '\0') info.name.pop_back();
+    check(clGetKernelWorkGroupInfo(k, device.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof info.max_local,
+                                   &info.max_local, nullptr),
+          [&] { return "opencl: work-group size of " + info.name; });
+    std::size_t multiple = 1;
+    check(clGetKernelWorkGroupInfo(k, device.id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE, sizeof multiple,
+                                   &multiple, nullptr),
+          [&] { return "opencl: preferred work-group multiple of " + info.name; });
+    info.local = choose_local_size(device, info.max_local, std::max<std::size_t>(multiple, 1));
+    std::string key = info.name;
+    kernels_.emplace(std::move(key), std::move(info));
+  }
+}
+
+const KernelInfo& ProgramPackage::kernel(std::string_view kernel_name) const {
+  const auto it = kernels_.find(kernel_name);
+  if (it == kernels_.end())
+    throw Error(ErrorCode::internal, "opencl: kernel " + std::string(kernel_name) + " is missing from its program");
+  return it->second;
+}
+
+}  // namespace xylem::opencl

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages xylem builds and tests with (run as root).
+# Idempotent: skips apt when everything is already there.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libtbb-dev libhwy-dev libopenblas-dev          # native: threads, SIMD math, BLAS
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo  # opencl plugin, PoCL for CI
+  googletest libgtest-dev libbenchmark-dev libeigen3-dev  # tests and benchmark peers
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

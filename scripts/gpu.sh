@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# scripts/gpu.sh: the whole CUDA check on the lent GPU machine, in one call.
+#
+# The GPU machine (Ubuntu 24.04, CMake 4, nvcc 13, cuBLAS 13.1) has no
+# OpenBLAS, oneTBB or Highway and can install nothing, so we build here and
+# carry the build together with the shared libraries it needs:
+#
+#   scripts/gpu.sh pack    here: configure and build in /tmp/xylem-gpu (with
+#                          CUDA, tests, benchmarks), then copy the build tree
+#                          without objects, and every shared library its
+#                          binaries load that the GPU image lacks, into .gpu/
+#                          (ignored through .git/info/exclude)
+#   scripts/gpu.sh run     there: the device call, with .gpu carried:
+#                            run(command="scripts/gpu.sh run", carry=[".gpu"])
+#                          puts the build back at its path, runs ctest (every
+#                          test; CUDA ones now on the GPU), compute-sanitizer
+#                          memcheck on the CUDA conformance tests,
+#                          scripts/torch_peer.py (PyTorch's figures) and
+#                          xylem_bench_cuda, and prints a short table last.
+#                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
+#
+# Environment: XYLEM_GPU_BUILD (build path, default /tmp/xylem-gpu),
+# XYLEM_GPU_PYTHON (default /opt/torch/.venv/bin/python).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pack=$root/.gpu
+build=${XYLEM_GPU_BUILD:-/tmp/xylem-gpu}
+
+pack() {
+  set -e
+  mkdir -p "$root/.git/info"
+  grep -qxF '/.gpu/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$root/.git/info/exclude"
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXYLEM_CUDA=ON \
+    -DXYLEM_BUILD_TESTS=ON -DXYLEM_BUILD_BENCH=ON
+  cmake --build "$build" -j"$(nproc)"
+  rm -rf "$pack"
+  mkdir -p "$pack/build" "$pack/deps"
+  # The build tree without objects: binaries, libraries, plugins, CTest files.
+  tar -C "$build" --exclude='*.o' --exclude='*.a' --exclude='CMakeFiles' --exclude='.ninja*' -cf - . |
+    tar -C "$pack/build" -xf -
+  echo "$build" >"$pack/build_path"
+  echo "$root" >"$pack/source_path"
+  # Shared libraries the binaries load, except the C/C++ runtime and CUDA's
+  # own (the GPU machine has newer ones of each).
+  local elves
+  elves=$(find "$pack/build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c 'file -b "$1" | grep -q ^ELF && echo "$1"' _ {} \;)
+  for f in $elves; do strip --strip-unneeded "$f" 2>/dev/null || true; done
+  for f in $elves; do ldd "$f"; done | awk '/=> \//{print $3}' | sort -u |
+    grep -vE "^$build/|/libxylem[^/]*\.so|/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart|da)\.so" |
+    while read -r lib; do cp -L "$lib" "$pack/deps/"; done
+  echo "packed into $pack: $(du -sh "$pack" | cut -f1) ($(ls "$pack/deps" | tr '\n' ' '))"
+}
+
+run() {
+  local out=${OUT:-/tmp/xylem-gpu-out}
+  local python=${XYLEM_GPU_PYTHON:-/opt/torch/.venv/bin/python}
+  mkdir -p "$out"
+  [ -d "$pack/build" ] || { echo "no .gpu/build: run 'scripts/gpu.sh pack' here first and carry .gpu"; exit 2; }
+  # Put the build where its CTest files and run paths point.
+  build=$(cat "$pack/build_path")
+  if [ "$(readlink -f "$build")" != "$(readlink -f "$pack/build")" ]; then
+    rm -rf "$build"
+    mkdir -p "$(dirname "$build")"
+    ln -s "$pack/build" "$build"
+  fi
+  local source
+  source=$(cat "$pack/source_path")
+  if [ ! -e "$source" ]; then mkdir -p "$(dirname "$source")"; ln -s "$root" "$source"; fi
+  export LD_LIBRARY_PATH="$pack/deps:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
+  export PATH="/usr/local/cuda/bin:$PATH"
+
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  "$build/bin/xylem" info 2>&1 | tee "$out/info.txt"
+
+  echo "== ctest"
+  (cd "$build" && ctest --output-on-failure -j4 --timeout 300) >"$out/ctest.log" 2>&1
+  local ctest_rc=$?
+  grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
+
+  echo "== compute-sanitizer memcheck, CUDA conformance tests"
+  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 99 \
+    "$build/bin/xylem_conformance_test" '--gtest_filter=*/cuda_*:*/cuda' >"$out/memcheck.log" 2>&1
+  local memcheck_rc=$?
+  tail -5 "$out/memcheck.log"
+
+  echo "== PyTorch"
+  PYTHONUNBUFFERED=1 "$python" "$root/scripts/torch_peer.py" --json "$out/torch.json" >"$out/torch.log" 2>&1 ||
+    tail -5 "$out/torch.log"
+  echo "== xylem_bench_cuda"
+  local peer=()
+  [ -s "$out/torch.json" ] && peer=(--peer "$out/torch.json")
+  "$build/bin/xylem_bench_cuda" --json "$out/xylem.json" "${peer[@]}" >"$out/bench.txt" 2>&1
+  local bench_rc=$?
+
+  echo
+  echo "================ summary ================"
+  head -1 "$out/gpu.txt"
+  echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
+  echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') (rc $memcheck_rc)"
+  echo "bench (rc $bench_rc):"
+  sed -n '/^xylem cuda/,$p' "$out/bench.txt"
+  [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
+  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+}
+
+case "${1:-}" in
+  pack) pack ;;
+  run) run ;;
+  *)
+    sed -n '2,25p' "${BASH_SOURCE[0]}"
+    exit 2
+    ;;
+esac

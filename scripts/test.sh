@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite: the Release build (with the OpenCL
+# and CUDA plugins where their toolkits are present; CUDA tests skip
+# themselves without a GPU), then AddressSanitizer+UBSan, then
+# ThreadSanitizer over the runtime's concurrency tests.
+# Usage: scripts/test.sh            (all three)
+#        XYLEM_TEST_QUICK=1 scripts/test.sh   (Release only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=$(nproc)
+
+step() { echo; echo "==== $* ===="; }
+
+step "Release build and tests"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+if [[ -n "${XYLEM_TEST_QUICK:-}" ]]; then exit 0; fi
+
+step "AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DXYLEM_SANITIZE=address,undefined \
+  -DXYLEM_CUDA=OFF -DXYLEM_BUILD_BENCH=OFF
+cmake --build build-asan -j"$jobs"
+# allocator_may_return_null: the out-of-memory tests ask for absurd sizes and
+# expect xylem's out_of_memory error, not ASan's abort.
+ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1800 -LE no_sanitizer
+
+step "ThreadSanitizer (runtime: queue, coherence, futures, threads)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_SANITIZE=thread \
+  -DXYLEM_CUDA=OFF -DXYLEM_OPENCL=OFF -DXYLEM_BUILD_BENCH=OFF
+cmake --build build-tsan -j"$jobs"
+TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L runtime
+

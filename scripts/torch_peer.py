@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""PyTorch's figures for the keys xylem_bench_cuda measures, on the same GPU
+in the same call, so the benchmark can print ratios. Writes a flat JSON.
+
+  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick]
+
+Device times are medians of CUDA-event timings; host times (small op, alloc)
+are wall-clock loops, as the xylem benchmark measures its own.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+
+
+def cuda_time(fn, reps, iters):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / iters)
+    return statistics.median(times)
+
+
+def wall_time(fn, reps, iters, sync=True):
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        times.append((time.perf_counter() - t0) / iters)
+        if sync:
+            torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    dev = torch.device("cuda:0")
+    n = (1 << 22) if a.quick else (1 << 28)
+    nbytes = n * 4
+    r = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
+
+    x = torch.rand(n, device=dev) * 8 - 4
+    y = torch.empty_like(x)
+    r["copy_gbs"] = 2 * nbytes / cuda_time(lambda: y.copy_(x), a.reps, 10) / 1e9
+    r["sigmoid_gbs"] = 2 * nbytes / cuda_time(lambda: torch.sigmoid(x, out=y), a.reps, 10) / 1e9
+    del x, y
+
+    m = 1024 if a.quick else 8192
+    A = torch.rand(m, m, device=dev) * 2 - 1
+    B = torch.rand(m, m, device=dev) * 2 - 1
+    C = torch.empty(m, m, device=dev)
+    flop = 2.0 * m ** 3
+    torch.backends.cuda.matmul.allow_tf32 = False
+    r["gemm_fp32_tflops"] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
+    torch.backends.cuda.matmul.allow_tf32 = True
+    r["gemm_tf32_tflops"] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
+    torch.backends.cuda.matmul.allow_tf32 = False
+    del A, B, C
+
+    xs = torch.rand(1024, device=dev)
+    ys = torch.empty_like(xs)
+    r["small_op_us"] = wall_time(lambda: torch.relu(xs, out=ys), a.reps, 2000 if a.quick else 20000) * 1e6
+    r["alloc_free_us"] = wall_time(lambda: torch.empty(1 << 18, device=dev), a.reps, 100000, sync=False) * 1e6
+
+    d = torch.empty(n, device=dev)
+    pinned = torch.ones(n, pin_memory=True)
+    pageable = torch.ones(n)
+
+    def h2d(src):
+        d.copy_(src, non_blocking=True)
+        torch.cuda.synchronize()
+
+    def d2h():
+        pageable.copy_(d)
+        torch.cuda.synchronize()
+
+    r["h2d_pinned_gbs"] = nbytes / wall_time(lambda: h2d(pinned), a.reps, 3) / 1e9
+    r["h2d_pageable_gbs"] = nbytes / wall_time(lambda: h2d(pageable), a.reps, 3) / 1e9
+    r["d2h_pageable_gbs"] = nbytes / wall_time(d2h, a.reps, 3) / 1e9
+
+    text = json.dumps(r, indent=2)
+    print(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
