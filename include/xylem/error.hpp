@@ -33,9 +33,12 @@ class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message);
   [[nodiscard]] ErrorCode code() const noexcept { return code_; }
+  // The message without the "code: " prefix what() carries.
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
 
  private:
   ErrorCode code_;
+  std::string message_;
 };
 
 }  // namespace xylem

@@ -101,7 +101,15 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
                           ") was never written; initialise it first (xylem::fill, Tensor::from, or an op)");
       }
     }
-    use.copy = &use.storage->allocated_copy(device);
+    try {
+      use.copy = &use.storage->allocated_copy(device);
+    } catch (const Error& e) {
+      // Name the op and the argument, so the user knows which tensor did not fit.
+      const int i = use.first_arg;
+      throw Error(e.code(), std::string(plugin::op_name(call_.op)) + ": argument '" + describe_arg(call_.op, i) +
+                                "' (shape " + tensors_[i]->shape().dims_string() + ", " +
+                                std::string(name(tensors_[i]->dtype())) + ") on " + backend.id() + ": " + e.message());
+    }
   }
   for (int u = 0; u < num_uses; ++u)
     if (uses[u].reads) uses[u].storage->make_current(*uses[u].copy);

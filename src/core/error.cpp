@@ -14,6 +14,6 @@ std::string_view name(ErrorCode code) noexcept {
 }
 
 Error::Error(ErrorCode code, const std::string& message)
-    : std::runtime_error(std::string(name(code)) + ": " + message), code_(code) {}
+    : std::runtime_error(std::string(name(code)) + ": " + message), code_(code), message_(message) {}
 
 }  // namespace xylem

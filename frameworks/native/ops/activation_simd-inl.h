@@ -147,18 +147,24 @@ HWY_INLINE void map2(const T* a, const T* b, T* out, std::size_t n, bool stream,
 template <class T>
 HWY_INLINE void unary(Unary kind, const T* x, T* y, std::size_t n, bool stream) {
   switch (kind) {
-    case Unary::sigmoid: return map1(x, y, n, stream, SigmoidOp());
-    case Unary::relu: return map1(x, y, n, stream, ReluOp());
-    case Unary::tanh: return map1(x, y, n, stream, TanhOp());
+    case Unary::sigmoid:
+      return map1(x, y, n, stream, SigmoidOp());
+    case Unary::relu:
+      return map1(x, y, n, stream, ReluOp());
+    case Unary::tanh:
+      return map1(x, y, n, stream, TanhOp());
   }
 }
 
 template <class T>
 HWY_INLINE void grad(Grad kind, const T* a, const T* b, T* out, std::size_t n, bool stream) {
   switch (kind) {
-    case Grad::sigmoid: return map2(a, b, out, n, stream, SigmoidGradOp());
-    case Grad::relu: return map2(a, b, out, n, stream, ReluGradOp());
-    case Grad::tanh: return map2(a, b, out, n, stream, TanhGradOp());
+    case Grad::sigmoid:
+      return map2(a, b, out, n, stream, SigmoidGradOp());
+    case Grad::relu:
+      return map2(a, b, out, n, stream, ReluGradOp());
+    case Grad::tanh:
+      return map2(a, b, out, n, stream, TanhGradOp());
   }
 }
 

@@ -153,7 +153,8 @@ void two_vectors(const char* op, const OpCall& call, F f) {
   const auto x = vec<T>(call.t[0]);
   const auto y = vec<T>(call.t[1]);
   const blasint incx = to_blasint(op, x.stride), incy = to_blasint(op, y.stride);
-  pieces(x.n, [&](std::int64_t b, std::int64_t len) { f(blasint(len), x.lowest(b, len), incx, y.lowest(b, len), incy); });
+  pieces(x.n,
+         [&](std::int64_t b, std::int64_t len) { f(blasint(len), x.lowest(b, len), incx, y.lowest(b, len), incy); });
 }
 
 template <class T>
@@ -166,24 +167,21 @@ void axpy_kernel(const OpCall& call) {
 
 template <class T>
 void copy_kernel(const OpCall& call) {
-  two_vectors<T>("copy", call, [](blasint n, T* x, blasint incx, T* y, blasint incy) {
-    Cblas<T>::copy(n, x, incx, y, incy);
-  });
+  two_vectors<T>("copy", call,
+                 [](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::copy(n, x, incx, y, incy); });
 }
 
 template <class T>
 void swap_kernel(const OpCall& call) {
-  two_vectors<T>("swap", call, [](blasint n, T* x, blasint incx, T* y, blasint incy) {
-    Cblas<T>::swap(n, x, incx, y, incy);
-  });
+  two_vectors<T>("swap", call,
+                 [](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::swap(n, x, incx, y, incy); });
 }
 
 template <class T>
 void dot_kernel(const OpCall& call) {
   double sum = 0;  // an empty dot product is 0
-  two_vectors<T>("dot", call, [&](blasint n, T* x, blasint incx, T* y, blasint incy) {
-    sum += Cblas<T>::dot(n, x, incx, y, incy);
-  });
+  two_vectors<T>("dot", call,
+                 [&](blasint n, T* x, blasint incx, T* y, blasint incy) { sum += Cblas<T>::dot(n, x, incx, y, incy); });
   *element_ptr<T>(call.t[2]) = static_cast<T>(sum);
 }
 
@@ -203,10 +201,10 @@ void gemm_kernel(const OpCall& call) {
   if (m == 0 || n == 0) return;
   // k == 0 still runs: BLAS then sets c = beta*c (zero when beta is 0,
   // without reading c).
-  Cblas<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                 to_blasint("gemm", m), to_blasint("gemm", n), to_blasint("gemm", k), static_cast<T>(call.f[0]),
-                 element_ptr<T>(a), leading_dim(a), element_ptr<T>(b), leading_dim(b), static_cast<T>(call.f[1]),
-                 element_ptr<T>(c), leading_dim(c));
+  Cblas<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, to_blasint("gemm", m),
+                 to_blasint("gemm", n), to_blasint("gemm", k), static_cast<T>(call.f[0]), element_ptr<T>(a),
+                 leading_dim(a), element_ptr<T>(b), leading_dim(b), static_cast<T>(call.f[1]), element_ptr<T>(c),
+                 leading_dim(c));
 }
 
 template <class T>

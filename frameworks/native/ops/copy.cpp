@@ -124,11 +124,20 @@ void register_copy(KernelTable& table) {
   for (std::size_t i = 0; i < kDTypeCount; ++i) {
     const auto dtype = static_cast<DType>(i);
     switch (size_of(dtype)) {
-      case 1: table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint8_t>); break;
-      case 2: table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint16_t>); break;
-      case 4: table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint32_t>); break;
-      case 8: table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint64_t>); break;
-      default: break;  // no such dtype today; a new size needs a new word type here
+      case 1:
+        table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint8_t>);
+        break;
+      case 2:
+        table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint16_t>);
+        break;
+      case 4:
+        table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint32_t>);
+        break;
+      case 8:
+        table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint64_t>);
+        break;
+      default:
+        break;  // no such dtype today; a new size needs a new word type here
     }
   }
 }

@@ -1,7 +1,20 @@
 // Native creation kernels: fill, arange, uniform, normal, over views of any
 // strides. The random kernels follow the OpCall convention exactly (element
 // k of the row-major logical order draws Philox counter i1 + k under key i0)
-// so the same seed gives the same tensor on every framework.
+// so the same seed gives the same tensor on every framework. Philox itself
+// runs vectorised (philox_simd-inl.h, best SIMD target picked at run time).
+
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS HWY_SSSE3  // as in activation.cpp: saves compile time
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "frameworks/native/ops/philox_simd-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h: the static target's copy.
+#include "frameworks/native/ops/philox_simd-inl.h"
+
+#if HWY_ONCE
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,13 +26,17 @@
 #include "xylem/plugin/math.h"
 
 namespace xylem::native {
+
+HWY_EXPORT(PhiloxBlock);
+
 namespace {
 
 using plugin::OpCall;
 using plugin::OpId;
 
 // Cheap per-element work (fill, arange) is worth splitting only in large
-// pieces; Philox costs ~10 rounds per element, so smaller pieces pay off.
+// pieces; random numbers cost more per element (Philox, and log and cos for
+// normal), so smaller pieces already pay off.
 constexpr std::int64_t kFillGrain = 32 * 1024;
 constexpr std::int64_t kRandomGrain = 4 * 1024;
 
@@ -37,50 +54,46 @@ I saturate(double value) noexcept {
 // the float value to nearest even (core/half.hpp, shared with the core).
 template <DType D>
 struct Element;
-template <> struct Element<DType::f16> {
+template <>
+struct Element<DType::f16> {
   using type = std::uint16_t;
   static type from(double v) noexcept { return detail::float_to_half(static_cast<float>(v)); }
 };
-template <> struct Element<DType::bf16> {
+template <>
+struct Element<DType::bf16> {
   using type = std::uint16_t;
   static type from(double v) noexcept { return detail::float_to_bf16(static_cast<float>(v)); }
 };
-template <> struct Element<DType::f32> {
+template <>
+struct Element<DType::f32> {
   using type = float;
   static type from(double v) noexcept { return static_cast<float>(v); }
 };
-template <> struct Element<DType::f64> {
+template <>
+struct Element<DType::f64> {
   using type = double;
   static type from(double v) noexcept { return v; }
 };
-template <> struct Element<DType::i32> {
+template <>
+struct Element<DType::i32> {
   using type = std::int32_t;
   static type from(double v) noexcept { return saturate<type>(v); }
 };
-template <> struct Element<DType::i64> {
+template <>
+struct Element<DType::i64> {
   using type = std::int64_t;
   static type from(double v) noexcept { return saturate<type>(v); }
 };
-template <> struct Element<DType::u8> {
+template <>
+struct Element<DType::u8> {
   using type = std::uint8_t;
   static type from(double v) noexcept { return saturate<type>(v); }
 };
-template <> struct Element<DType::boolean> {
+template <>
+struct Element<DType::boolean> {
   using type = std::uint8_t;
   static type from(double v) noexcept { return v != 0.0 ? 1 : 0; }
 };
-
-// y[k] = gen(k) for every logical index k of the view t0.
-template <class T, class Gen>
-void generate(const OpCall& call, std::int64_t grain, Gen gen) {
-  T* base = element_ptr<T>(call.t[0]);
-  const auto layout = make_layout<1>({&call.t[0].view});
-  const std::int64_t stride = layout.inner_stride(0);
-  parallel_runs(layout, grain, [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
-    T* out = base + offsets[0];
-    for (std::int64_t j = 0; j < count; ++j) out[j * stride] = gen(first + j);
-  });
-}
 
 template <DType D>
 void fill_kernel(const OpCall& call) {
@@ -102,45 +115,66 @@ void fill_kernel(const OpCall& call) {
 // start + k*step is formed in double and rounded once to the dtype.
 template <DType D>
 void arange_kernel(const OpCall& call) {
+  using T = typename Element<D>::type;
   const double start = call.f[0], step = call.f[1];
-  generate<typename Element<D>::type>(call, kFillGrain, [=](std::int64_t k) {
-    return Element<D>::from(start + static_cast<double>(k) * step);
-  });
+  T* base = element_ptr<T>(call.t[0]);
+  const auto layout = make_layout<1>({&call.t[0].view});
+  const std::int64_t stride = layout.inner_stride(0);
+  parallel_runs(layout, kFillGrain,
+                [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
+                  T* out = base + offsets[0];
+                  for (std::int64_t j = 0; j < count; ++j)
+                    out[j * stride] = Element<D>::from(start + static_cast<double>(first + j) * step);
+                });
+}
+
+// y[k] = transform(xy_philox(seed, counter + k)) for every logical index k
+// of the view t0: the words come a block at a time from the SIMD Philox,
+// the numbers from math.h's conversions.
+template <class T, class Transform>
+void random_fill(const OpCall& call, Transform transform) {
+  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
+  T* base = element_ptr<T>(call.t[0]);
+  const auto layout = make_layout<1>({&call.t[0].view});
+  const std::int64_t stride = layout.inner_stride(0);
+  parallel_runs(layout, kRandomGrain,
+                [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
+                  T* out = base + offsets[0];
+                  alignas(64) std::uint64_t words[4][kPhiloxBlock];
+                  for (std::int64_t b = 0; b < count; b += std::int64_t(kPhiloxBlock)) {
+                    HWY_DYNAMIC_DISPATCH(PhiloxBlock)
+                    (seed, counter + static_cast<xy_u64>(first + b), words[0], words[1], words[2], words[3]);
+                    const std::int64_t m = std::min(std::int64_t(kPhiloxBlock), count - b);
+                    for (std::int64_t j = 0; j < m; ++j) {
+                      xy_philox_out r;
+                      for (int w = 0; w < 4; ++w) r.v[w] = static_cast<xy_u32>(words[w][j]);
+                      out[(b + j) * stride] = transform(r);
+                    }
+                  }
+                });
 }
 
 // low + (high - low) * u, in the dtype's own precision (float for f32) so
 // frameworks without fp64 compute the same bits.
 void uniform_f32(const OpCall& call) {
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
   const float low = static_cast<float>(call.f[0]);
   const float span = static_cast<float>(call.f[1]) - low;
-  generate<float>(call, kRandomGrain, [=](std::int64_t k) {
-    return low + span * xy_uniform01_f(xy_philox(seed, counter + static_cast<xy_u64>(k)));
-  });
+  random_fill<float>(call, [=](const xy_philox_out& r) { return low + span * xy_uniform01_f(r); });
 }
 
 void uniform_f64(const OpCall& call) {
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
   const double low = call.f[0], span = call.f[1] - call.f[0];
-  generate<double>(call, kRandomGrain, [=](std::int64_t k) {
-    return low + span * xy_uniform01_d(xy_philox(seed, counter + static_cast<xy_u64>(k)));
-  });
+  random_fill<double>(call, [=](const xy_philox_out& r) { return low + span * xy_uniform01_d(r); });
 }
 
 void normal_f32(const OpCall& call) {
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
   const float mean = static_cast<float>(call.f[0]), stddev = static_cast<float>(call.f[1]);
-  generate<float>(call, kRandomGrain, [=](std::int64_t k) {
-    return mean + stddev * xy_normal_f(xy_philox(seed, counter + static_cast<xy_u64>(k)));
-  });
+  random_fill<float>(call, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_f(r); });
 }
 
 void normal_f64(const OpCall& call) {
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
   const double mean = call.f[0], stddev = call.f[1];
-  generate<double>(call, kRandomGrain, [=](std::int64_t k) {
-    return mean + stddev * xy_normal_d(xy_philox(seed, counter + static_cast<xy_u64>(k)));
-  });
+  random_fill<double>(call, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_d(r); });
 }
 
 template <DType D>
@@ -162,3 +196,4 @@ void register_creation(KernelTable& table) {
 }
 
 }  // namespace xylem::native
+#endif  // HWY_ONCE

@@ -96,8 +96,7 @@ void for_each_run(const StridedLayout<N>& layout, std::int64_t begin, std::int64
     k += count;
     if (k >= end) break;
     // The run ended a row: go back to its start, then carry into outer axes.
-    for (std::size_t t = 0; t < N; ++t)
-      offsets[t] -= index[std::size_t(r - 1)] * layout.strides[t][std::size_t(r - 1)];
+    for (std::size_t t = 0; t < N; ++t) offsets[t] -= index[std::size_t(r - 1)] * layout.strides[t][std::size_t(r - 1)];
     index[std::size_t(r - 1)] = 0;
     for (int axis = r - 2; axis >= 0; --axis) {
       const auto a = std::size_t(axis);

@@ -1,0 +1,284 @@
+// xylem_bench_cuda: the CUDA framework against its bounds, driven through
+// the public API (Backend::open("cuda:0")), each figure measured in this run.
+//
+//   copy      device-to-device copy of 1 GiB (Device::copy_from, i.e.
+//             cudaMemcpyAsync): the memory-bandwidth bound, read + write
+//   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
+//   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
+//             XYLEM_CUDA_TF32=1 (the user's opt-in)
+//   small op  host time to enqueue one small op (sigmoid of 1024 elements)
+//   alloc     one cached Device::allocate + release of 1 MiB
+//   h2d/d2h   1 GiB transfers through Device::upload/download, from pinned
+//             memory (cudaHostAlloc, looked up in libcudart at run time) and
+//             from pageable memory (staged through the plugin's pinned pool)
+//
+// Each figure is the median of --reps timed batches after a warm-up; a batch
+// is timed on the host from the first enqueue to the end of a synchronize.
+// --peer FILE reads the same keys measured by another library (PyTorch, by
+// scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
+// --json FILE writes ours.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "xylem/plugin/plugin.hpp"
+#include "xylem/xylem.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string json, peer;
+  int reps = 10;
+  bool quick = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) {
+      o.json = argv[++i];
+    } else if (a == "--peer" && i + 1 < argc) {
+      o.peer = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      o.reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::cerr << "usage: xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick]\n";
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds per call of `op`: median over reps of (batch of `iters` calls, then sync) / iters.
+double time_per_call(int reps, int iters, const std::function<void()>& op, const std::function<void()>& sync) {
+  op();
+  sync();  // warm-up: module load, handles, cached memory
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) op();
+    sync();
+    t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+  }
+  return median(t);
+}
+
+// The few runtime calls the benchmark needs for pinned memory, from the
+// shared CUDA runtime if there is one (the plugin links its own statically).
+struct PinnedAlloc {
+  using Alloc = int (*)(void**, std::size_t, unsigned);
+  using Free = int (*)(void*);
+  void* lib = nullptr;
+  Alloc alloc = nullptr;
+  Free free = nullptr;
+  PinnedAlloc() {
+    for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    if (lib) {
+      alloc = reinterpret_cast<Alloc>(dlsym(lib, "cudaHostAlloc"));
+      free = reinterpret_cast<Free>(dlsym(lib, "cudaFreeHost"));
+    }
+  }
+  [[nodiscard]] bool ok() const { return alloc && free; }
+};
+
+struct Row {
+  std::string key, what, unit;
+  double value;
+  bool higher_is_better;
+};
+
+std::map<std::string, double> read_peer(const std::string& path) {
+  // A flat JSON object of "key": number; nothing else is needed here.
+  std::map<std::string, double> out;
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string s = ss.str();
+  for (std::size_t i = 0; (i = s.find('"', i)) != std::string::npos;) {
+    const std::size_t end = s.find('"', i + 1);
+    if (end == std::string::npos) break;
+    const std::string key = s.substr(i + 1, end - i - 1);
+    std::size_t colon = s.find(':', end);
+    i = end + 1;
+    if (colon == std::string::npos) break;
+    char* stop = nullptr;
+    const double v = std::strtod(s.c_str() + colon + 1, &stop);
+    if (stop != s.c_str() + colon + 1) out[key] = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Options o = parse(argc, argv);
+  const xylem::Backend be = xylem::Backend::open("cuda:0");
+  xylem::plugin::Device& dev = be.device();
+  const auto sync = [&] { be.synchronize(); };
+  std::cout << "device: " << be.hardware().name << " (" << be.hardware().details << ")\n";
+
+  const std::int64_t gib_floats = o.quick ? (std::int64_t{1} << 22) : (std::int64_t{1} << 28);  // 1 GiB of f32
+  const std::size_t bytes = std::size_t(gib_floats) * sizeof(float);
+  std::vector<Row> rows;
+  xylem::Generator gen(42);
+
+  {  // copy bound and sigmoid
+    void* src = dev.allocate(bytes);
+    void* dst = dev.allocate(bytes);
+    const double t_copy = time_per_call(o.reps, 10, [&] { (void)dev.copy_from(dev, src, dst, bytes, {}); },
+                                        [&] { dev.synchronize(); });
+    dev.release(src, {});
+    dev.release(dst, {});
+    rows.push_back({"copy_gbs", "device copy 1 GiB", "GB/s", 2.0 * double(bytes) / t_copy / 1e9, true});
+
+    xylem::Tensor x = xylem::uniform(be, xylem::Shape{gib_floats}, xylem::f32, gen, -4, 4);
+    xylem::Tensor y(xylem::Shape{gib_floats}, xylem::f32);
+    const double t = time_per_call(o.reps, 10, [&] { xylem::nn::sigmoid(be, x, y); }, sync);
+    rows.push_back({"sigmoid_gbs", "sigmoid 1 GiB f32", "GB/s", 2.0 * double(bytes) / t / 1e9, true});
+    // Our own elementwise kernel with no arithmetic: separates the kernel's
+    // structure from sigmoid's math.
+    const double tc = time_per_call(o.reps, 10, [&] { xylem::blas::copy(be, x, y); }, sync);
+    rows.push_back({"copy_kernel_gbs", "blas::copy 1 GiB f32", "GB/s", 2.0 * double(bytes) / tc / 1e9, true});
+  }
+
+  {  // gemm
+    const std::int64_t n = o.quick ? 1024 : 8192;
+    xylem::Tensor a = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -1, 1);
+    xylem::Tensor b = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -1, 1);
+    xylem::Tensor c(xylem::Shape{n, n}, xylem::f32);
+    const auto gemm = [&] { xylem::blas::gemm(be, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1, a, b, 0, c); };
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    ::unsetenv("XYLEM_CUDA_TF32");
+    rows.push_back({"gemm_fp32_tflops", "gemm 8192 fp32", "TFLOP/s", flop / time_per_call(o.reps, 5, gemm, sync) / 1e12, true});
+    ::setenv("XYLEM_CUDA_TF32", "1", 1);
+    rows.push_back({"gemm_tf32_tflops", "gemm 8192 tf32", "TFLOP/s", flop / time_per_call(o.reps, 5, gemm, sync) / 1e12, true});
+    ::unsetenv("XYLEM_CUDA_TF32");
+  }
+
+  {  // host time per small op: the enqueue loop alone
+    xylem::Tensor x = xylem::uniform(be, xylem::Shape{1024}, xylem::f32, gen, -1, 1);
+    xylem::Tensor y(xylem::Shape{1024}, xylem::f32);
+    const int iters = o.quick ? 2000 : 20000;
+    xylem::nn::sigmoid(be, x, y);
+    be.synchronize();
+    std::vector<double> t;
+    for (int r = 0; r < o.reps; ++r) {
+      const auto start = Clock::now();
+      for (int i = 0; i < iters; ++i) xylem::nn::sigmoid(be, x, y);
+      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+      be.synchronize();
+    }
+    rows.push_back({"small_op_us", "host time per small op", "us", median(t) * 1e6, false});
+
+    // The plugin's share: Device::launch called directly, without the core.
+    void* px = dev.allocate(4096);
+    void* py = dev.allocate(4096);
+    xylem::plugin::OpCall call;
+    call.op = xylem::plugin::OpId::nn_sigmoid;
+    call.num_tensors = 2;
+    call.t[0] = {px, xylem::Shape{1024}, xylem::f32};
+    call.t[1] = {py, xylem::Shape{1024}, xylem::f32};
+    t.clear();
+    for (int r = 0; r < o.reps; ++r) {
+      const auto start = Clock::now();
+      for (int i = 0; i < iters; ++i) (void)dev.launch(call, {});
+      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+      dev.synchronize();
+    }
+    rows.push_back({"launch_us", "  of which Device::launch", "us", median(t) * 1e6, false});
+    dev.release(px, {});
+    dev.release(py, {});
+  }
+
+  {  // cached allocation and free
+    const int iters = 100000;
+    std::vector<double> t;
+    dev.release(dev.allocate(1 << 20), {});
+    for (int r = 0; r < o.reps; ++r) {
+      const auto start = Clock::now();
+      for (int i = 0; i < iters; ++i) dev.release(dev.allocate(1 << 20), {});
+      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+    }
+    rows.push_back({"alloc_free_us", "cached alloc + free", "us", median(t) * 1e6, false});
+  }
+
+  {  // host <-> device
+    void* d = dev.allocate(bytes);
+    const auto wait = [](const xylem::EventPtr& e) { e->wait(); };
+    PinnedAlloc pinned;
+    void* host = nullptr;
+    if (pinned.ok() && pinned.alloc(&host, bytes, 0) == 0) {
+      std::memset(host, 1, bytes);
+      const double t = time_per_call(o.reps, 3, [&] { wait(dev.upload(d, host, bytes, {})); }, [] {});
+      rows.push_back({"h2d_pinned_gbs", "host to device, pinned", "GB/s", double(bytes) / t / 1e9, true});
+      pinned.free(host);
+    } else {
+      std::cout << "(no libcudart.so to allocate pinned memory: pinned row skipped)\n";
+    }
+    std::unique_ptr<char[]> pageable(new char[bytes]);
+    std::memset(pageable.get(), 1, bytes);  // touched: no page faults in the timing
+    const double tu = time_per_call(o.reps, 3, [&] { wait(dev.upload(d, pageable.get(), bytes, {})); }, [] {});
+    rows.push_back({"h2d_pageable_gbs", "host to device, pageable", "GB/s", double(bytes) / tu / 1e9, true});
+    const double td = time_per_call(o.reps, 3, [&] { wait(dev.download(pageable.get(), d, bytes, {})); }, [] {});
+    rows.push_back({"d2h_pageable_gbs", "device to host, pageable", "GB/s", double(bytes) / td / 1e9, true});
+    dev.release(d, {});
+  }
+
+  const auto stats = dev.memory_stats();
+  std::map<std::string, double> peer;
+  if (!o.peer.empty()) peer = read_peer(o.peer);
+
+  std::printf("\n%-26s %16s %16s %8s\n", "xylem cuda", "ours", peer.empty() ? "" : "peer", peer.empty() ? "" : "ratio");
+  for (const Row& r : rows) {
+    auto p = peer.find(r.key);
+    if (p != peer.end() && p->second > 0) {
+      const double ratio = r.higher_is_better ? r.value / p->second : p->second / r.value;
+      std::printf("%-26s %8.2f %-7s %8.2f %-7s %7.2fx\n", r.what.c_str(), r.value, r.unit.c_str(), p->second,
+                  r.unit.c_str(), ratio);
+    } else {
+      std::printf("%-26s %8.2f %-7s\n", r.what.c_str(), r.value, r.unit.c_str());
+    }
+  }
+  for (const Row& r : rows)
+    if (r.key == "sigmoid_gbs")
+      for (const Row& c : rows)
+        if (c.key == "copy_gbs") std::printf("%-26s %9.1f %%\n", "sigmoid / copy bound", 100.0 * r.value / c.value);
+  std::printf("memory: peak %.2f GiB, reserved %.2f GiB, %llu device allocations\n",
+              double(stats.peak) / double(1 << 30), double(stats.reserved) / double(1 << 30),
+              static_cast<unsigned long long>(stats.device_allocations));
+
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    out << "{\n  \"device\": \"" << be.hardware().name << "\"";
+    for (const Row& r : rows) out << ",\n  \"" << r.key << "\": " << r.value;
+    out << "\n}\n";
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "xylem_bench_cuda: " << e.what() << "\n";
+  return 1;
+}

@@ -1,0 +1,302 @@
+// xylem_bench_native: the native framework against its bounds and peers,
+// each measured in the same run (figures from different runs or machines do
+// not compare). Prints a table; --json FILE also writes the figures.
+//
+//   sigmoid   64M f32 through nn::sigmoid, against a parallel copy of the
+//             same bytes (the memory-bandwidth bound) and, for context, a
+//             plain single-thread std::exp loop
+//   gemm      2048^3 f32 and f64 through blas::gemm, against cblas called
+//             directly on host buffers
+//   enqueue   host time to enqueue one small op (100k tiny relus, the loop
+//             timed alone, then one synchronize)
+//
+// Every figure is the median of --reps runs after a warm-up.
+#include <cblas.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xylem/xylem.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string json;
+  int reps = 10;
+  bool quick = false;  // small sizes, for a smoke run in CI
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json" && i + 1 < argc) {
+      o.json = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      o.reps = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::cerr << "usage: xylem_bench_native [--json FILE] [--reps N] [--quick]\n";
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+  return o;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Seconds per call of f: one warm-up call, then the median of reps.
+template <class F>
+double time_median(int reps, F&& f) {
+  f();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    t.push_back(seconds_since(t0));
+  }
+  return median(t);
+}
+
+// Two measurements alternated run by run, so drift (frequency, other load)
+// hits both alike. Returns the two medians.
+template <class F, class G>
+std::pair<double, double> time_pair(int reps, F&& f, G&& g) {
+  f();
+  g();
+  std::vector<double> tf, tg;
+  for (int r = 0; r < reps; ++r) {
+    auto t0 = Clock::now();
+    f();
+    tf.push_back(seconds_since(t0));
+    t0 = Clock::now();
+    g();
+    tg.push_back(seconds_since(t0));
+  }
+  return {median(tf), median(tg)};
+}
+
+// Host memory for the peers, 64-byte aligned like xylem's, touched once so
+// page faults are not timed.
+template <class T>
+struct HostBuffer {
+  explicit HostBuffer(std::size_t n)
+      : size(n), data(static_cast<T*>(std::aligned_alloc(64, (n * sizeof(T) + 63) / 64 * 64))) {
+    if (!data) throw std::bad_alloc();
+    std::memset(data.get(), 0, n * sizeof(T));
+  }
+  T* get() const { return data.get(); }
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::size_t size;
+  std::unique_ptr<T, Free> data;
+};
+
+// The bandwidth bound: a parallel memcpy of the same bytes, split like the
+// kernels split their work.
+void parallel_copy(const float* x, float* y, std::size_t n) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 64 * 1024), [&](const tbb::blocked_range<std::size_t>& r) {
+    std::memcpy(y + r.begin(), x + r.begin(), r.size() * sizeof(float));
+  });
+}
+
+struct Results {
+  std::int64_t sigmoid_n = 0;
+  double sigmoid_gbps = 0, copy_gbps = 0, exp_loop_gbps = 0;
+  std::int64_t gemm_n = 0;
+  double gemm_f32 = 0, cblas_f32 = 0, gemm_f64 = 0, cblas_f64 = 0;
+  std::int64_t enqueue_ops = 0;
+  double enqueue_us = 0, total_us = 0;
+};
+
+void bench_sigmoid(const xylem::Backend& be, const Options& o, Results& r) {
+  const std::int64_t n = o.quick ? (std::int64_t{1} << 22) : (std::int64_t{1} << 26);
+  const double bytes = 2.0 * double(n) * sizeof(float);  // read x, write y
+  r.sigmoid_n = n;
+
+  xylem::Generator gen(42);
+  xylem::Tensor x = xylem::uniform(be, {n}, xylem::f32, gen, -8, 8);
+  xylem::Tensor y(xylem::Shape{n}, xylem::f32);
+  const auto host_x = x.to_vector<float>();
+  HostBuffer<float> hx{std::size_t(n)}, hy{std::size_t(n)};
+  std::memcpy(hx.get(), host_x.data(), std::size_t(n) * sizeof(float));
+
+  const auto [t_sigmoid, t_copy] = time_pair(
+      o.reps,
+      [&] {
+        xylem::nn::sigmoid(be, x, y);
+        be.synchronize();
+      },
+      [&] { parallel_copy(hx.get(), hy.get(), std::size_t(n)); });
+  r.sigmoid_gbps = bytes / t_sigmoid * 1e-9;
+  r.copy_gbps = bytes / t_copy * 1e-9;
+
+  // Context: what a naive loop gets (one thread, libm's exp, no SIMD).
+  const float* px = hx.get();
+  float* py = hy.get();
+  const double t_loop = time_median(std::max(1, o.reps / 3), [&] {
+    for (std::int64_t i = 0; i < n; ++i) py[i] = 1.0f / (1.0f + std::exp(-px[i]));
+  });
+  r.exp_loop_gbps = bytes / t_loop * 1e-9;
+
+  // A spot check, so a fast but wrong kernel cannot post a figure.
+  const auto out = y.to_vector<float>();
+  for (std::int64_t i = 0; i < n; i += 9973) {
+    const double want = 1.0 / (1.0 + std::exp(-double(host_x[std::size_t(i)])));
+    if (std::fabs(out[std::size_t(i)] - want) > 1e-6) {
+      std::cerr << "sigmoid result wrong at " << i << ": " << out[std::size_t(i)] << " vs " << want << "\n";
+      std::exit(1);
+    }
+  }
+}
+
+template <class T>
+void bench_gemm(const xylem::Backend& be, const Options& o, std::int64_t n, double& ours, double& peer) {
+  const xylem::DType dt = xylem::dtype_of_v<T>;
+  xylem::Generator gen(7);
+  xylem::Tensor a = xylem::uniform(be, {n, n}, dt, gen, -1, 1);
+  xylem::Tensor b = xylem::uniform(be, {n, n}, dt, gen, -1, 1);
+  xylem::Tensor c = xylem::zeros(be, {n, n}, dt);
+  const auto ha_v = a.to_vector<T>(), hb_v = b.to_vector<T>();
+  HostBuffer<T> ha{std::size_t(n * n)}, hb{std::size_t(n * n)}, hc{std::size_t(n * n)};
+  std::memcpy(ha.get(), ha_v.data(), ha_v.size() * sizeof(T));
+  std::memcpy(hb.get(), hb_v.data(), hb_v.size() * sizeof(T));
+  const int bn = static_cast<int>(n);
+
+  const int reps = std::max(3, o.reps / 2);
+  const auto [t_ours, t_peer] = time_pair(
+      reps,
+      [&] {
+        xylem::blas::gemm(be, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1.0, a, b, 0.0, c);
+        be.synchronize();
+      },
+      [&] {
+        if constexpr (std::is_same_v<T, float>) {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0f, ha.get(), bn, hb.get(), bn, 0.0f,
+                      hc.get(), bn);
+        } else {
+          cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bn, bn, bn, 1.0, ha.get(), bn, hb.get(), bn, 0.0,
+                      hc.get(), bn);
+        }
+      });
+  const double flops = 2.0 * double(n) * double(n) * double(n);
+  ours = flops / t_ours * 1e-9;
+  peer = flops / t_peer * 1e-9;
+
+  // Same inputs, same library: the results must agree closely.
+  const auto hc_v = c.to_vector<T>();
+  for (std::size_t i = 0; i < hc_v.size(); i += 4099) {
+    if (std::fabs(double(hc_v[i]) - double(hc.get()[i])) > 1e-3 * (1 + std::fabs(double(hc.get()[i])))) {
+      std::cerr << "gemm result differs from cblas at " << i << "\n";
+      std::exit(1);
+    }
+  }
+}
+
+void bench_enqueue(const xylem::Backend& be, const Options& o, Results& r) {
+  const std::int64_t ops = o.quick ? 10'000 : 100'000;
+  r.enqueue_ops = ops;
+  xylem::Tensor x = xylem::full(be, {16}, xylem::f32, -0.5);
+  xylem::Tensor y = xylem::zeros(be, {16}, xylem::f32);
+  be.synchronize();
+  std::vector<double> enqueue, total;
+  for (int rep = 0; rep < 1 + std::max(3, o.reps / 2); ++rep) {
+    const auto t0 = Clock::now();
+    for (std::int64_t i = 0; i < ops; ++i) xylem::nn::relu(be, x, y);
+    const double t_enqueue = seconds_since(t0);
+    be.synchronize();
+    const double t_total = seconds_since(t0);
+    if (rep == 0) continue;  // warm-up
+    enqueue.push_back(t_enqueue / double(ops) * 1e6);
+    total.push_back(t_total / double(ops) * 1e6);
+  }
+  r.enqueue_us = median(enqueue);
+  r.total_us = median(total);
+}
+
+void print_table(const xylem::Backend& be, const Results& r) {
+  std::printf("xylem native benchmark on %s (%u hardware threads)\n", be.hardware().name.c_str(),
+              std::thread::hardware_concurrency());
+  std::printf("%-34s %12s %22s %8s\n", "measure", "xylem", "reference", "ratio");
+  std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", ("sigmoid f32 n=" + std::to_string(r.sigmoid_n)).c_str(),
+              r.sigmoid_gbps, "copy", r.copy_gbps, r.sigmoid_gbps / r.copy_gbps);
+  std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", "  scalar std::exp loop (1 thread)", r.exp_loop_gbps, "copy",
+              r.copy_gbps, r.exp_loop_gbps / r.copy_gbps);
+  std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f32 n=" + std::to_string(r.gemm_n)).c_str(),
+              r.gemm_f32, "cblas", r.cblas_f32, r.gemm_f32 / r.cblas_f32);
+  std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f64 n=" + std::to_string(r.gemm_n)).c_str(),
+              r.gemm_f64, "cblas", r.cblas_f64, r.gemm_f64 / r.cblas_f64);
+  std::printf("%-34s %9.3f us   %s %.3f us\n", "enqueue one small op (host)", r.enqueue_us, "enqueue+run per op",
+              r.total_us);
+}
+
+void write_json(const std::string& path, const xylem::Backend& be, const Results& r) {
+  std::ofstream f(path);
+  if (!f) {
+    std::cerr << "cannot write " << path << "\n";
+    std::exit(1);
+  }
+  f.precision(6);
+  f << "{\n"
+    << "  \"benchmark\": \"xylem_bench_native\",\n"
+    << "  \"device\": \"" << be.id() << "\",\n"
+    << "  \"hardware_threads\": " << std::thread::hardware_concurrency() << ",\n"
+    << "  \"sigmoid_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.sigmoid_gbps
+    << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.sigmoid_gbps / r.copy_gbps << "},\n"
+    << "  \"exp_loop_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.exp_loop_gbps
+    << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.exp_loop_gbps / r.copy_gbps << "},\n"
+    << "  \"gemm_f32\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f32 << ", \"cblas_gflops\": " << r.cblas_f32
+    << ", \"ratio\": " << r.gemm_f32 / r.cblas_f32 << "},\n"
+    << "  \"gemm_f64\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f64 << ", \"cblas_gflops\": " << r.cblas_f64
+    << ", \"ratio\": " << r.gemm_f64 / r.cblas_f64 << "},\n"
+    << "  \"enqueue\": {\"ops\": " << r.enqueue_ops << ", \"enqueue_us_per_op\": " << r.enqueue_us
+    << ", \"total_us_per_op\": " << r.total_us << "}\n"
+    << "}\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  try {
+    const xylem::Backend be = xylem::Backend::native();
+    Results r;
+    bench_sigmoid(be, o, r);
+    r.gemm_n = o.quick ? 512 : 2048;
+    bench_gemm<float>(be, o, r.gemm_n, r.gemm_f32, r.cblas_f32);
+    bench_gemm<double>(be, o, r.gemm_n, r.gemm_f64, r.cblas_f64);
+    bench_enqueue(be, o, r);
+    print_table(be, r);
+    if (!o.json.empty()) write_json(o.json, be, r);
+  } catch (const xylem::Error& e) {
+    std::cerr << "xylem_bench_native: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+#include "check.hpp"
+
+#include <string>
+
+#include "xylem/error.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+ErrorCode code_of(cudaError_t err) noexcept {
+  switch (err) {
+    case cudaErrorMemoryAllocation:
+      return ErrorCode::out_of_memory;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+      return ErrorCode::plugin_unavailable;
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorDevicesUnavailable:
+      return ErrorCode::device_lost;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidKernelImage:
+      return ErrorCode::compile_failed;
+    case cudaErrorInvalidValue:
+      return ErrorCode::invalid_argument;
+    default:
+      return ErrorCode::internal;
+  }
+}
+
+std::string where(int device, std::string_view what) {
+  std::string s = "cuda:" + std::to_string(device);
+  if (!what.empty()) s.append(" ").append(what);
+  return s;
+}
+
+}  // namespace
+
+void throw_cuda(cudaError_t err, const char* call, int device, std::string_view what) {
+  throw Error(code_of(err), where(device, what) + ": " + call + " failed: " + cudaGetErrorName(err) + " (" +
+                                cudaGetErrorString(err) + ")");
+}
+
+void throw_cublas(cublasStatus_t status, const char* call, int device, std::string_view what) {
+  ErrorCode code = status == CUBLAS_STATUS_ALLOC_FAILED      ? ErrorCode::out_of_memory
+                   : status == CUBLAS_STATUS_NOT_SUPPORTED   ? ErrorCode::unsupported
+                   : status == CUBLAS_STATUS_INVALID_VALUE   ? ErrorCode::invalid_argument
+                   : status == CUBLAS_STATUS_EXECUTION_FAILED ? ErrorCode::device_lost
+                                                              : ErrorCode::internal;
+  throw Error(code, where(device, what) + ": " + call + " failed: " + cublasGetStatusName(status) + " (" +
+                        cublasGetStatusString(status) + ")");
+}
+
+}  // namespace xylem::cuda

@@ -1,0 +1,102 @@
+#pragma once
+// A stream-ordered caching allocator for one device.
+//
+// Every kernel and copy of a device runs on its one stream, so a block freed
+// on that stream can be handed out again at once: later work on the stream
+// runs after the work that used it. A block still in use elsewhere (read by
+// another device's stream, a host task) is held back until those events
+// complete. Sizes are rounded to 512 bytes; blocks of up to 1 MiB come from
+// 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones from a
+// segment of their own (2 MiB granularity). Free neighbours within a segment
+// merge. When the driver (or the memory limit) refuses, cached segments go
+// back to the driver and the allocation is retried once before
+// Error{out_of_memory}.
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "xylem/future.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::cuda {
+
+// XYLEM_CUDA_MEMORY_LIMIT: bytes, or with a K, M or G suffix (powers of
+// 1024); unset or 0: no limit. Throws invalid_argument for other text.
+[[nodiscard]] std::uint64_t memory_limit_from_env();
+[[nodiscard]] std::uint64_t parse_memory_size(const char* text);
+
+// Device memory of the framework's own (reduction scratch, the cuBLAS
+// workspace): allocated once, outside the allocator, so its statistics and
+// limit count only what tensors use.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(int device, std::size_t bytes, const char* what);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  [[nodiscard]] void* get() const noexcept { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+class CachingAllocator {
+ public:
+  CachingAllocator(int device, std::uint64_t limit);
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  [[nodiscard]] void* allocate(std::size_t bytes);
+  // `pending`: events on other queues that must complete before reuse.
+  void release(void* ptr, std::span<const EventPtr> pending) noexcept;
+  // Returns every fully free segment to the driver.
+  void empty_cache();
+  [[nodiscard]] plugin::MemoryStats stats() const;
+  // Caps reserved bytes from now on (0: none); cached blocks over it go back.
+  void set_limit(std::uint64_t bytes);
+
+ private:
+  struct Block {
+    char* ptr = nullptr;
+    std::size_t size = 0;
+    bool small = false;      // which pool it lives in
+    bool in_use = false;
+    Block* prev = nullptr;   // neighbours within its segment
+    Block* next = nullptr;
+  };
+  struct BySize {
+    bool operator()(const Block* a, const Block* b) const noexcept {
+      return a->size != b->size ? a->size < b->size : a->ptr < b->ptr;
+    }
+  };
+  using Pool = std::set<Block*, BySize>;
+  struct Pending {
+    Block* block;
+    std::vector<EventPtr> events;
+  };
+
+  Block* find_free(Pool& pool, std::size_t size);
+  Block* new_segment(std::size_t segment_size, bool small);
+  [[nodiscard]] bool try_device_malloc(std::size_t bytes, void** out);
+  void split(Block* block, std::size_t size);
+  void free_block(Block* block);
+  void collect_pending(bool wait);
+  void release_cached_segments();
+  [[noreturn]] void throw_oom(std::size_t bytes) const;
+
+  int device_;
+  std::uint64_t limit_;
+  mutable std::mutex mutex_;
+  Pool small_, large_;
+  std::unordered_map<void*, Block*> in_use_;
+  std::vector<Pending> pending_;
+  std::unordered_map<char*, Block*> segments_;  // base -> first block
+  plugin::MemoryStats stats_;
+};
+
+}  // namespace xylem::cuda

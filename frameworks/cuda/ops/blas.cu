@@ -1,0 +1,308 @@
+// blas level 1 (our kernels: any stride, also negative, results stay on the
+// GPU) and gemm (cuBLAS). Semantics follow native's blas.cpp: empty sums are
+// 0, iamax is 0-based, the first maximum in the view's order, -1 when empty.
+#include <cstdlib>
+#include <string>
+
+#include "map.cuh"
+#include "xylem/error.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+using plugin::OpCall;
+using plugin::OpId;
+using plugin::TensorArg;
+
+constexpr int kReduceThreads = 256;
+constexpr int kMaxPartials = 1024;
+static_assert(kMaxPartials * (sizeof(double) + sizeof(std::int64_t)) <= Context::kScratchBytes);
+
+// A rank-1 view: element i is first[i * stride].
+template <class T>
+struct Strided {
+  T* first;
+  std::int64_t n;
+  std::int64_t stride;
+};
+
+template <class T>
+Strided<T> vec(const TensorArg& a) noexcept {
+  return {element_ptr<T>(a), a.view.dims()[0], a.view.dims()[0] > 1 ? a.view.strides()[0] : 1};
+}
+
+// ---- sums: asum, nrm2, dot, accumulated in double ----------------------
+struct AbsTerm {
+  template <class T>
+  __device__ double operator()(T x, T) const { return fabs(double(x)); }
+};
+struct SquareTerm {
+  template <class T>
+  __device__ double operator()(T x, T) const { return double(x) * double(x); }
+};
+struct ProductTerm {
+  template <class T>
+  __device__ double operator()(T x, T y) const { return double(x) * double(y); }
+};
+
+__device__ double block_sum(double v) {
+  __shared__ double warp_sums[kReduceThreads / 32];
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? warp_sums[threadIdx.x] : 0.0;
+  if (warp == 0)
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;  // in thread 0
+}
+
+template <class T, class Term>
+__global__ void __launch_bounds__(kReduceThreads)
+    sum_partials(Strided<const T> x, Strided<const T> y, double* partials, Term term) {
+  double s = 0;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    s += term(x.first[i * x.stride], y.first[i * y.stride]);
+  s = block_sum(s);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kReduceThreads) sum_finish(const double* partials, int count, bool root, T* result) {
+  double s = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) *result = static_cast<T>(root ? sqrt(s) : s);
+}
+
+[[nodiscard]] int reduce_grid(std::int64_t n, const Context& ctx) {
+  const std::int64_t wanted = (n + kReduceThreads * 8 - 1) / (kReduceThreads * 8);
+  return int(std::clamp<std::int64_t>(wanted, 1, std::min(kMaxPartials, ctx.multiprocessors * 8)));
+}
+
+template <class T, class Term>
+void sum_kernel(const Context& ctx, std::string_view what, Strided<const T> x, Strided<const T> y, bool root,
+                const TensorArg& result) {
+  auto* partials = static_cast<double*>(ctx.scratch);
+  int count = 0;
+  if (x.n > 0) {
+    count = reduce_grid(x.n, ctx);
+    sum_partials<T, Term><<<count, kReduceThreads, 0, ctx.stream>>>(x, y, partials, Term{});
+    XY_CUDA_LAUNCHED(ctx.device, what);
+  }
+  sum_finish<T><<<1, kReduceThreads, 0, ctx.stream>>>(partials, count, root, element_ptr<T>(result));
+  XY_CUDA_LAUNCHED(ctx.device, what);
+}
+
+template <class T>
+Strided<const T> as_const(Strided<T> v) {
+  return {v.first, v.n, v.stride};
+}
+
+template <class T>
+void asum(const OpCall& c, const Context& ctx) {
+  const auto x = as_const(vec<T>(c.t[0]));
+  sum_kernel<T, AbsTerm>(ctx, "blas::asum", x, x, false, c.t[1]);
+}
+template <class T>
+void nrm2(const OpCall& c, const Context& ctx) {
+  const auto x = as_const(vec<T>(c.t[0]));
+  sum_kernel<T, SquareTerm>(ctx, "blas::nrm2", x, x, true, c.t[1]);
+}
+template <class T>
+void dot(const OpCall& c, const Context& ctx) {
+  sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(c.t[0])), as_const(vec<T>(c.t[1])), false, c.t[2]);
+}
+
+// ---- iamax --------------------------------------------------------------
+struct Best {
+  double value;
+  std::int64_t index;  // -1: none yet
+};
+
+__device__ Best better(Best a, Best b) {
+  if (a.index < 0) return b;
+  if (b.index < 0) return a;
+  if (b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
+  return a;
+}
+
+__device__ Best block_best(Best v) {
+  __shared__ Best warp_best[kReduceThreads / 32];
+  for (int o = 16; o > 0; o /= 2) {
+    Best other{__shfl_down_sync(0xffffffffu, v.value, o), __shfl_down_sync(0xffffffffu, v.index, o)};
+    v = better(v, other);
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_best[warp] = v;
+  __syncthreads();
+  v = threadIdx.x < blockDim.x / 32 ? warp_best[threadIdx.x] : Best{0, -1};
+  if (warp == 0)
+    for (int o = 16; o > 0; o /= 2) {
+      Best other{__shfl_down_sync(0xffffffffu, v.value, o), __shfl_down_sync(0xffffffffu, v.index, o)};
+      v = better(v, other);
+    }
+  return v;
+}
+
+template <class T>
+__global__ void __launch_bounds__(kReduceThreads) iamax_partials(Strided<const T> x, double* values, std::int64_t* indices) {
+  Best b{0, -1};
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const double v = fabs(double(x.first[i * x.stride]));
+    if (b.index < 0 || v > b.value) b = {v, i};  // i only grows: ties keep the first
+  }
+  b = block_best(b);
+  if (threadIdx.x == 0) values[blockIdx.x] = b.value, indices[blockIdx.x] = b.index;
+}
+
+__global__ void __launch_bounds__(kReduceThreads)
+    iamax_finish(const double* values, const std::int64_t* indices, int count, std::int64_t* result) {
+  Best b{0, -1};
+  for (int i = threadIdx.x; i < count; i += blockDim.x) b = better(b, Best{values[i], indices[i]});
+  b = block_best(b);
+  if (threadIdx.x == 0) *result = b.index;
+}
+
+template <class T>
+void iamax(const OpCall& c, const Context& ctx) {
+  const auto x = as_const(vec<T>(c.t[0]));
+  auto* values = static_cast<double*>(ctx.scratch);
+  auto* indices = reinterpret_cast<std::int64_t*>(values + kMaxPartials);
+  int count = 0;
+  if (x.n > 0) {
+    count = reduce_grid(x.n, ctx);
+    iamax_partials<T><<<count, kReduceThreads, 0, ctx.stream>>>(x, values, indices);
+    XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
+  }
+  iamax_finish<<<1, kReduceThreads, 0, ctx.stream>>>(values, indices, count, element_ptr<std::int64_t>(c.t[1]));
+  XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
+}
+
+// ---- elementwise level 1 --------------------------------------------------
+template <class T>
+struct Axpy {
+  T alpha;
+  __device__ T operator()(std::int64_t, T x, T y) const { return alpha * x + y; }
+};
+template <class T>
+struct Scale {
+  T alpha;
+  __device__ T operator()(std::int64_t, T x) const { return alpha * x; }
+};
+template <class T>
+struct Zero {
+  __device__ T operator()(std::int64_t) const { return T(0); }
+};
+struct Same {
+  template <class T>
+  __device__ T operator()(std::int64_t, T x) const { return x; }
+};
+
+template <class T>
+void axpy(const OpCall& c, const Context& ctx) {
+  map<T>(ctx, "blas::axpy", Axpy<T>{static_cast<T>(c.f[0])}, c.t[1], c.t[0], c.t[1]);
+}
+template <class T>
+void scal(const OpCall& c, const Context& ctx) {
+  map<T>(ctx, "blas::scal", Scale<T>{static_cast<T>(c.f[0])}, c.t[0], c.t[0]);
+}
+template <class T>
+void copy(const OpCall& c, const Context& ctx) {
+  map<T>(ctx, "blas::copy", Same{}, c.t[1], c.t[0]);
+}
+
+template <class T>
+__global__ void swap_kernel(Strided<T> x, Strided<T> y) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const T t = x.first[i * x.stride];
+    x.first[i * x.stride] = y.first[i * y.stride];
+    y.first[i * y.stride] = t;
+  }
+}
+
+template <class T>
+void swap(const OpCall& c, const Context& ctx) {
+  const auto x = vec<T>(c.t[0]), y = vec<T>(c.t[1]);
+  if (x.n == 0) return;
+  static const int per_sm = blocks_per_multiprocessor(swap_kernel<T>);
+  swap_kernel<T><<<grid_for(x.n, per_sm, ctx), kMapThreads, 0, ctx.stream>>>(x, y);
+  XY_CUDA_LAUNCHED(ctx.device, "blas::swap");
+}
+
+// ---- gemm ------------------------------------------------------------------
+// Full fp32 unless the user opts in to TF32 tensor cores (10-bit mantissa
+// products) with XYLEM_CUDA_TF32=1; read at each call so a program (the
+// benchmark) can compare both.
+bool tf32_allowed() noexcept {
+  const char* v = std::getenv("XYLEM_CUDA_TF32");
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+int blas_int(std::int64_t v) {
+  if (v > INT32_MAX)
+    throw Error(ErrorCode::invalid_argument,
+                "blas::gemm: dimension " + std::to_string(v) + " exceeds cuBLAS's 32-bit limit");
+  return int(v);
+}
+
+// Leading dimension of a row-major matrix view; with one row the stride is
+// meaningless, but cuBLAS still checks ld >= columns.
+int leading_dim(const TensorArg& m) {
+  const std::int64_t rows = m.view.dims()[0], cols = m.view.dims()[1];
+  return blas_int(rows > 1 ? m.view.strides()[0] : std::max<std::int64_t>(1, cols));
+}
+
+template <class T>
+void gemm(const OpCall& c, const Context& ctx) {
+  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
+  const bool ta = c.i[0] != 0, tb = c.i[1] != 0;
+  const std::int64_t m = out.view.dims()[0], n = out.view.dims()[1];
+  const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
+  if (m == 0 || n == 0) return;
+  const T alpha = static_cast<T>(c.f[0]), beta = static_cast<T>(c.f[1]);
+  if (k == 0) {  // c = beta*c, without reading c when beta is 0
+    if (beta == T(0))
+      map<T>(ctx, "blas::gemm", Zero<T>{}, out);  // not 0*c: c may hold NaN
+    else
+      map<T>(ctx, "blas::gemm", Scale<T>{beta}, out, out);
+    return;
+  }
+  constexpr bool single = sizeof(T) == 4;
+  constexpr cudaDataType_t type = single ? CUDA_R_32F : CUDA_R_64F;
+  const cublasComputeType_t compute =
+      !single ? CUBLAS_COMPUTE_64F : tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
+  // same memory, with the operands swapped.
+  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                         blas_int(n), blas_int(m), blas_int(k), &alpha, element_ptr<const T>(b), type, leading_dim(b),
+                         element_ptr<const T>(a), type, leading_dim(a), &beta, element_ptr<T>(out), type,
+                         leading_dim(out), compute, CUBLAS_GEMM_DEFAULT),
+            ctx.device, "blas::gemm");
+}
+
+template <class T>
+void register_typed(KernelTable& table) {
+  constexpr DType d = dtype_of_v<T>;
+  table.set(OpId::blas_asum, d, &asum<T>);
+  table.set(OpId::blas_axpy, d, &axpy<T>);
+  table.set(OpId::blas_copy, d, &copy<T>);
+  table.set(OpId::blas_dot, d, &dot<T>);
+  table.set(OpId::blas_nrm2, d, &nrm2<T>);
+  table.set(OpId::blas_scal, d, &scal<T>);
+  table.set(OpId::blas_swap, d, &swap<T>);
+  table.set(OpId::blas_iamax, d, &iamax<T>);
+  table.set(OpId::blas_gemm, d, &gemm<T>);
+}
+
+}  // namespace
+
+void register_blas(KernelTable& table) {
+  register_typed<float>(table);
+  register_typed<double>(table);
+}
+
+}  // namespace xylem::cuda

@@ -1,0 +1,46 @@
+#include "kernels.hpp"
+
+#include "../check.hpp"
+#include "../memory.hpp"
+
+namespace xylem::cuda {
+
+const KernelTable& kernels() {
+  static const KernelTable table = [] {
+    KernelTable t;
+    register_creation(t);
+    register_copy(t);
+    register_blas(t);
+    register_activation(t);
+    return t;
+  }();
+  return table;
+}
+
+cublasHandle_t BlasState::handle() {
+  std::call_once(once_, [&] {
+    XY_CUDA(cudaSetDevice(device_), device_, "cuBLAS setup");
+    cublasHandle_t h = nullptr;
+    XY_CUBLAS(cublasCreate(&h), device_, "cuBLAS setup");
+    try {
+      XY_CUBLAS(cublasSetStream(h, stream_), device_, "cuBLAS setup");
+      // Our own workspace, used in stream order, so cuBLAS does not allocate
+      // behind our back during a gemm.
+      workspace_ = std::make_unique<DeviceBuffer>(device_, kWorkspaceBytes, "cuBLAS workspace");
+      XY_CUBLAS(cublasSetWorkspace(h, workspace_->get(), kWorkspaceBytes), device_, "cuBLAS setup");
+      XY_CUBLAS(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), device_, "cuBLAS setup");
+    } catch (...) {
+      (void)cublasDestroy(h);
+      throw;
+    }
+    handle_ = h;
+  });
+  return handle_;
+}
+
+BlasState::~BlasState() {
+  // Errors ignored: the runtime may be gone at exit (see queue.cpp).
+  if (handle_ != nullptr) (void)cublasDestroy(handle_);
+}
+
+}  // namespace xylem::cuda

@@ -1,0 +1,74 @@
+#pragma once
+// The CUDA framework's kernel table: one slot per (op, dtype), filled by each
+// op family file (creation.cu, copy.cu, blas.cu, activation.cu) in its
+// register_<family>(). A kernel enqueues its work on ctx.stream and returns;
+// the device records the completion event.
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <memory>
+#include <cstddef>
+#include <mutex>
+
+#include "../memory.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::cuda {
+
+// The cuBLAS handle of one device, with its workspace; made on first use
+// (creating a handle costs tens of milliseconds).
+class BlasState {
+ public:
+  BlasState(int device, cudaStream_t stream) noexcept : device_(device), stream_(stream) {}
+  ~BlasState();
+  BlasState(const BlasState&) = delete;
+  BlasState& operator=(const BlasState&) = delete;
+  [[nodiscard]] cublasHandle_t handle();
+
+  static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+
+ private:
+  int device_;
+  cudaStream_t stream_;
+  std::once_flag once_;
+  std::unique_ptr<DeviceBuffer> workspace_;
+  cublasHandle_t handle_ = nullptr;
+};
+
+// What a kernel may use. Launches are serialised per device (by the
+// device's launch lock), so a kernel may use the scratch buffer freely.
+struct Context {
+  int device = 0;             // CUDA ordinal, for cudaSetDevice and error messages
+  cudaStream_t stream = nullptr;
+  int multiprocessors = 1;
+  BlasState* blas = nullptr;
+  void* scratch = nullptr;    // kScratchBytes of device memory, ordered on stream
+  static constexpr std::size_t kScratchBytes = 64 << 10;
+};
+
+using Kernel = void (*)(const plugin::OpCall& call, const Context& ctx);
+
+class KernelTable {
+ public:
+  void set(plugin::OpId op, DType dtype, Kernel k) noexcept { slots_[index(op)][index(dtype)] = k; }
+  [[nodiscard]] Kernel get(plugin::OpId op, DType dtype) const noexcept { return slots_[index(op)][index(dtype)]; }
+
+ private:
+  static constexpr std::size_t index(plugin::OpId op) noexcept { return static_cast<std::size_t>(op); }
+  static constexpr std::size_t index(DType t) noexcept { return static_cast<std::size_t>(t); }
+  std::array<std::array<Kernel, kDTypeCount>, plugin::kOpCount> slots_{};
+};
+
+// The dtype a call dispatches on: that of its first tensor argument.
+[[nodiscard]] inline DType dispatch_dtype(const plugin::OpCall& call) noexcept { return call.t[0].dtype; }
+
+void register_creation(KernelTable& table);
+void register_copy(KernelTable& table);
+void register_blas(KernelTable& table);
+void register_activation(KernelTable& table);
+
+// The table with every family registered (built once).
+[[nodiscard]] const KernelTable& kernels();
+
+}  // namespace xylem::cuda

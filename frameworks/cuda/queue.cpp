@@ -1,0 +1,154 @@
+#include "queue.hpp"
+
+#include <future>
+
+#include "check.hpp"
+
+namespace xylem::cuda {
+
+// Destructors below ignore CUDA errors on purpose: they cannot throw, and at
+// process exit the CUDA runtime may already be torn down
+// (cudaErrorCudartUnloading), when there is nothing left to release.
+
+Stream::Stream(int device) : device_(device) {
+  XY_CUDA(cudaSetDevice(device), device, "create stream");
+  XY_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), device, "create stream");
+}
+
+Stream::~Stream() { (void)cudaStreamDestroy(stream_); }
+
+EventPool::~EventPool() {
+  for (cudaEvent_t e : free_) (void)cudaEventDestroy(e);
+}
+
+cudaEvent_t EventPool::acquire() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      cudaEvent_t e = free_.back();
+      free_.pop_back();
+      return e;
+    }
+  }
+  cudaEvent_t e = nullptr;
+  XY_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), device_, "create event");
+  return e;
+}
+
+void EventPool::put(cudaEvent_t event) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    free_.push_back(event);
+  } catch (...) {
+    (void)cudaEventDestroy(event);  // no memory to keep it: give it back instead
+  }
+}
+
+bool CudaEvent::ready() const {
+  cudaError_t err = cudaEventQuery(event_);
+  if (err == cudaErrorNotReady) return false;
+  XY_CUDA(err, device(), "event query");
+  return true;
+}
+
+void CudaEvent::wait() const { XY_CUDA(cudaEventSynchronize(event_), device(), "event wait"); }
+
+void CudaEvent::on_ready(std::function<void()> fn) const {
+  if (ready()) {
+    fn();
+    return;
+  }
+  // The worker waits for the event; the callback sees any error through its
+  // own wait() on the event, so a failed wait here is not reported twice.
+  worker_->post([self = shared_from_this(), fn = std::move(fn)] {
+    try {
+      self->wait();
+    } catch (...) {
+    }
+    fn();
+  });
+}
+
+bool HostEvent::ready() const {
+  std::lock_guard lock(mutex_);
+  return done_;
+}
+
+void HostEvent::wait() const {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return done_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void HostEvent::on_ready(std::function<void()> fn) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (!done_) {
+      callbacks_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn();
+}
+
+void HostEvent::finish(std::exception_ptr error) noexcept {
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    error_ = std::move(error);
+    callbacks.swap(callbacks_);
+  }
+  cv_.notify_all();
+  for (auto& fn : callbacks) {
+    try {
+      fn();
+    } catch (...) {
+      // A callback's failure belongs to whoever registered it (Future::then
+      // stores its own); nothing to report here.
+    }
+  }
+}
+
+HostWorker::HostWorker() : thread_([this](const std::stop_token& stop) { run(stop); }) {}
+
+HostWorker::~HostWorker() {
+  thread_.request_stop();
+  cv_.notify_all();
+}
+
+void HostWorker::post(std::function<void()> job) {
+  {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void HostWorker::drain() {
+  if (std::this_thread::get_id() == thread_.get_id()) return;
+  std::promise<void> done;
+  auto future = done.get_future();
+  post([&done] { done.set_value(); });
+  future.wait();
+}
+
+void HostWorker::run(const std::stop_token& stop) {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(mutex_);
+      if (!cv_.wait(lock, stop, [&] { return !jobs_.empty(); })) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    try {
+      job();
+    } catch (...) {
+      // Jobs report through their own events; an escaped exception must not
+      // end the thread that later jobs need.
+    }
+  }
+}
+
+}  // namespace xylem::cuda

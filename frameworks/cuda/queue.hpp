@@ -1,0 +1,119 @@
+#pragma once
+// The ordering machinery of one CUDA device: its stream, a pool of CUDA
+// events, the xylem::Event that wraps one, and a host worker thread for
+// host tasks and completion callbacks (which must not run on CUDA's own
+// callback thread: they may call CUDA or block).
+#include <cuda_runtime_api.h>
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "xylem/future.hpp"
+
+namespace xylem::cuda {
+
+// A non-blocking stream (no implicit ordering with the legacy default stream).
+class Stream {
+ public:
+  explicit Stream(int device);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+};
+
+class HostWorker;
+
+// Events are created once and reused: creating one per launch would cost
+// more than the launch.
+class EventPool {
+ public:
+  explicit EventPool(int device) : device_(device) {}
+  ~EventPool();
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  [[nodiscard]] cudaEvent_t acquire();
+  void put(cudaEvent_t event) noexcept;
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+ private:
+  int device_;
+  std::mutex mutex_;
+  std::vector<cudaEvent_t> free_;
+};
+
+// A recorded CUDA event. Returns its cudaEvent_t to the pool when the last
+// reference goes.
+class CudaEvent final : public Event, public std::enable_shared_from_this<CudaEvent> {
+ public:
+  CudaEvent(std::shared_ptr<EventPool> pool, cudaEvent_t event, const Stream* stream, HostWorker* worker) noexcept
+      : pool_(std::move(pool)), event_(event), stream_(stream), worker_(worker) {}
+  ~CudaEvent() override { pool_->put(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  [[nodiscard]] bool ready() const override;
+  void wait() const override;
+  [[nodiscard]] const void* queue() const noexcept override { return stream_; }
+  void on_ready(std::function<void()> fn) const override;
+
+  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
+  [[nodiscard]] int device() const noexcept { return pool_->device(); }
+
+ private:
+  std::shared_ptr<EventPool> pool_;
+  cudaEvent_t event_;
+  const Stream* stream_;
+  HostWorker* worker_;
+};
+
+// Completed by a host task on a HostWorker; carries the task's exception.
+class HostEvent final : public Event {
+ public:
+  explicit HostEvent(const void* queue) noexcept : queue_(queue) {}
+  [[nodiscard]] bool ready() const override;
+  void wait() const override;
+  [[nodiscard]] const void* queue() const noexcept override { return queue_; }
+  void on_ready(std::function<void()> fn) const override;
+  void finish(std::exception_ptr error) noexcept;
+
+ private:
+  const void* queue_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable cv_;
+  mutable std::vector<std::function<void()>> callbacks_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+// One host thread running jobs in the order they were posted.
+class HostWorker {
+ public:
+  HostWorker();
+  ~HostWorker();
+  HostWorker(const HostWorker&) = delete;
+  HostWorker& operator=(const HostWorker&) = delete;
+  void post(std::function<void()> job);
+  // Waits until every job posted so far has run (no-op on the worker itself).
+  void drain();
+
+ private:
+  void run(const std::stop_token& stop);
+  std::mutex mutex_;
+  std::condition_variable_any cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::jthread thread_;
+};
+
+}  // namespace xylem::cuda
