@@ -36,6 +36,8 @@ OpRoute route(OpId op) noexcept {
     case OpId::nn_tanh:
     case OpId::nn_tanh_grad:
       return {Family::activation, true};
+    case OpId::blas_gemm:
+      return {Family::gemm, true};
     default:
       return {Family::blas, true};
   }
@@ -67,11 +69,6 @@ bool Device::supports(OpId op, DType dtype) const noexcept {
     case OpId::creation_arange:
       if (dtype == DType::boolean) return false;
       return dtype != DType::f64 || info_.fp64;
-    case OpId::blas_gemm:
-#ifndef XYLEM_OPENCL_HAVE_CLBLAST
-      return false;
-#endif
-      [[fallthrough]];
     default:
       return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
   }
@@ -101,10 +98,9 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
     case Family::activation:
       return launch_activation(launcher);
     case Family::blas:
-#ifdef XYLEM_OPENCL_HAVE_CLBLAST
-      if (call.op == OpId::blas_gemm) return launch_gemm(launcher);
-#endif
       return launch_blas(launcher);
+    case Family::gemm:
+      return launch_gemm(launcher);
   }
   throw Error(ErrorCode::internal, describe(call, *this) + ": no family");
 }

@@ -35,6 +35,10 @@ struct DeviceInfo {
   // Elements per work-item of the contiguous elementwise kernels: 16 on CPU
   // devices, 1 elsewhere (XY_PER_ITEM in kernels/common.cl, from -DXY_CPU).
   std::size_t per_item = 1;
+  // Elements per work-item of the chunked kernels (XY_CHUNK_BOUNDS in
+  // kernels/common.cl, Launcher::run_chunks): on CPU devices a run long
+  // enough to walk in explicit vectors (64 KiB of f32), 1 elsewhere.
+  std::size_t chunk = 1;
 };
 
 class Framework;

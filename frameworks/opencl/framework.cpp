@@ -105,6 +105,7 @@ Framework::Framework() : callbacks_(std::make_unique<HostWorker>()), tasks_(std:
       info.max_alloc = device_value<cl_ulong>(did, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
       info.compute_units = static_cast<int>(device_value<cl_uint>(did, CL_DEVICE_MAX_COMPUTE_UNITS, 1));
       info.per_item = (info.type & CL_DEVICE_TYPE_CPU) ? 16 : 1;
+      info.chunk = (info.type & CL_DEVICE_TYPE_CPU) ? 16384 : 1;
 
       Hardware hw;
       hw.framework = "opencl";

@@ -1,5 +1,5 @@
 #pragma once
-// The kernels of one op family (creation, copy, blas, activation) compiled
+// The kernels of one op family (creation, copy, blas, activation, gemm) compiled
 // for one device: a cl_program and its kernels with their work-group sizes.
 #include <cstddef>
 #include <string>
@@ -18,14 +18,15 @@ struct DeviceInfo;
   X(creation)                    \
   X(copy)                        \
   X(blas)                        \
-  X(activation)
+  X(activation)                  \
+  X(gemm)
 
 enum class Family {
 #define XYLEM_OPENCL_FAMILY_ENUM(f) f,
   XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_ENUM)
 #undef XYLEM_OPENCL_FAMILY_ENUM
 };
-inline constexpr std::size_t kFamilyCount = 4;
+inline constexpr std::size_t kFamilyCount = 5;
 [[nodiscard]] std::string_view name(Family family) noexcept;
 
 struct KernelInfo {

@@ -10,6 +10,7 @@
 #define XY_CAT(a, b) XY_CAT_(a, b)
 #define KNAME(n) XY_CAT(n, SUF) /* sigmoid_c -> sigmoid_c_f32 */
 #define XF(n) XY_CAT(n, FS)     /* xy_sigmoid -> xy_sigmoid_f */
+#define XV(n) XY_CAT(XY_CAT(n, v), FS) /* xy_relu -> xy_relu_v_f (over VT) */
 
 /* Dimensions and strides (in elements) of up to three operands of one
  * shape, as the host collapsed them (dims of one element dropped, runs of
@@ -88,6 +89,53 @@ inline void xy_offsets3(const xy_layout* l, long i, long* o0, long* o1, long* o2
 #define XY_FOR_SHARE(i, n) for (long i = get_global_id(0); i < (long)(n); i += (long)get_global_size(0))
 #endif
 
+/* The bounds [begin, end) of this item's share of n elements, for the
+ * reductions' explicitly vectorised CPU path (same split as XY_FOR_SHARE). */
+inline void xy_share(long n, long* begin, long* end) {
+  const long chunk = (n + (long)get_global_size(0) - 1) / (long)get_global_size(0);
+  *begin = min((long)get_global_id(0) * chunk, n);
+  *end = min(*begin + chunk, n);
+}
+
+/* Chunked elementwise kernels (_c of activation, copy, axpy, scal): the
+ * host passes `per`, the elements of each work-item (ops/launch.hpp
+ * run_chunks): a large chunk on CPUs, which the kernel walks in explicit
+ * vectors of XY_VW elements (VT, one 512-bit register) with a scalar head
+ * and tail, and 1 on GPUs (neighbouring items on neighbouring elements).
+ * PoCL vectorises across work-items only loops simpler than these, and
+ * runtime calls such as expf defeat it; explicit vectors do not depend on
+ * it. With `stream` (outputs larger than the caches) the vectors go out
+ * through non-temporal stores, which skip reading each destination line
+ * before overwriting it: a third of an elementwise op's memory traffic.
+ * PoCL signals a finished command through locked instructions, which x86
+ * orders after earlier non-temporal stores, so no fence is needed here. */
+#define XY_CHUNK_BOUNDS(i, end, n, per)           \
+  long i = (long)get_global_id(0) * (per);        \
+  const long end = min(i + (long)(per), (long)(n))
+
+#if defined(XY_CPU) && defined(__clang__)
+#define XY_VSTREAM(VT, v, p) __builtin_nontemporal_store((v), (global VT*)(p))
+#define XY_ALIGNED(p, bytes) ((((ulong)(p)) & ((bytes) - 1)) == 0)
+#else
+#define XY_VSTREAM(VT, v, p) (*(global VT*)(p) = (v))
+#define XY_ALIGNED(p, bytes) 1
+#endif
+
+/* Horizontal sums of the reductions' vector accumulators. */
+inline float xy_hsum_v_f(float16 v) {
+  const float8 a = v.lo + v.hi;
+  const float4 b = a.lo + a.hi;
+  const float2 c = b.lo + b.hi;
+  return c.x + c.y;
+}
+#ifdef XY_HAS_FP64
+inline double xy_hsum_v_d(double8 v) {
+  const double4 b = v.lo + v.hi;
+  const double2 c = b.lo + b.hi;
+  return c.x + c.y;
+}
+#endif
+
 /* The widest float the device computes in: arange forms start + k*step in
  * double where it can, as the native framework does. */
 #ifdef XY_HAS_FP64
@@ -102,11 +150,15 @@ typedef float xy_wide;
  * degree-6 polynomial for e^r, then 2^k applied in two halves so that
  * results down to the subnormals come out right. Max error 1 ulp against
  * a float64 reference over [-104, 89] (bench/opencl_bench.cpp measures
- * it); below that range it gives 0, above +inf, NaN stays NaN. */
-#define XY_EXP_FAST(name, VF, VI, as_vf, convert_vi)                   \
+ * it); below that range it gives 0, above +inf, NaN stays NaN.
+ * k = rint(x*log2(e)) by adding and subtracting 1.5*2^23, which rounds to
+ * nearest even in two adds (PoCL emulates rint in a dozen instructions
+ * without SSE4.1's round); the integer k is then the low bits of the sum. */
+#define XY_EXP_FAST(name, VF, VI, as_vf, as_vi)                        \
   inline VF name(VF x) {                                               \
     const VF xc = clamp(x, (VF)(-104.0f), (VF)(89.0f));                \
-    const VF k = rint(xc * 1.44269504088896341f);                      \
+    const VF shifted = xc * 1.44269504088896341f + 12582912.0f;        \
+    const VF k = shifted - 12582912.0f;                                \
     VF r = xc - k * 0.693359375f;                                      \
     r = r - k * -2.12194440e-4f;                                       \
     const VF z = r * r;                                                \
@@ -117,18 +169,46 @@ typedef float xy_wide;
     p = p * r + 1.6666665459e-1f;                                      \
     p = p * r + 5.0000001201e-1f;                                      \
     p = p * z + r + 1.0f;                                              \
-    const VI ki = convert_vi(k);                                       \
+    const VI ki = as_vi(shifted) - 0x4B400000;                         \
     const VI k1 = ki / 2, k2 = ki - k1;                                \
     const VF result = p * as_vf((k1 + 127) << 23) * as_vf((k2 + 127) << 23); \
     return select(result, x, isnan(x));                                \
   }
-XY_EXP_FAST(xy_exp_fast_f, float, int, as_float, convert_int)
-XY_EXP_FAST(xy_exp_fast_f16, float16, int16, as_float16, convert_int16)
+XY_EXP_FAST(xy_exp_fast_f, float, int, as_float, as_int)
+XY_EXP_FAST(xy_exp_fast_f16, float16, int16, as_float16, as_int16)
 
-/* The activations' element functions: math.h's formulas, with f32 sigmoid
- * on the exp above. */
+/* The activations' element functions, scalar (_f, _d) and over one vector
+ * (_v_f: float16, _v_d: double8): math.h's formulas, with f32 sigmoid and
+ * tanh on the exp above (PoCL's expf and tanhf are calls per element). */
 inline float xy_sigmoid_act_f(float x) { return 1.0f / (1.0f + xy_exp_fast_f(-x)); }
-inline float16 xy_sigmoid_act_f16(float16 x) { return 1.0f / (1.0f + xy_exp_fast_f16(-x)); }
+inline float16 xy_sigmoid_act_v_f(float16 x) { return 1.0f / (1.0f + xy_exp_fast_f16(-x)); }
+
+/* tanh, branch-free so that it vectorises: for |x| < 0.625 Cephes' odd
+ * polynomial (tanhf.c: the cancellation in the exp form is worst there),
+ * above it 1 - 2/(e^2|x| + 1), whose exp overflows to +inf for large |x|
+ * and so gives exactly 1; the sign is put back last (tanh(-0) = -0), NaN
+ * stays NaN. bench/opencl_bench.cpp measures the error against float64
+ * over a dense sweep (max 2 ulp when last measured). */
+#define XY_TANH_FAST(name, VF, exp_fn)                                        \
+  inline VF name(VF x) {                                                     \
+    const VF a = fabs(x);                                                    \
+    const VF z = a * a;                                                      \
+    VF p = (VF)(-5.70498872745e-3f);                                         \
+    p = p * z + 2.06390887954e-2f;                                           \
+    p = p * z - 5.37397155531e-2f;                                           \
+    p = p * z + 1.33314422036e-1f;                                           \
+    p = p * z - 3.33332819422e-1f;                                           \
+    const VF small = p * z * a + a;                                          \
+    const VF large = 1.0f - 2.0f / (exp_fn(a + a) + 1.0f);                   \
+    const VF t = select(large, small, a < 0.625f);                           \
+    return select(copysign(t, x), x, isnan(x));                              \
+  }
+XY_TANH_FAST(xy_tanh_act_f, float, xy_exp_fast_f)
+XY_TANH_FAST(xy_tanh_act_v_f, float16, xy_exp_fast_f16)
+
 #ifdef XY_HAS_FP64
 inline double xy_sigmoid_act_d(double x) { return xy_sigmoid_d(x); }
+inline double8 xy_sigmoid_act_v_d(double8 x) { return 1.0 / (1.0 + exp(-x)); }
+inline double xy_tanh_act_d(double x) { return xy_tanh_d(x); }
+inline double8 xy_tanh_act_v_d(double8 x) { return tanh(x); }
 #endif

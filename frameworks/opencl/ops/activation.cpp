@@ -45,8 +45,8 @@ EventPtr launch_activation(Launcher& launch) {
     if (c.numel == 0) return launch.finish();
     const cl_long n = c.numel;
     if (c.contiguous) {
-      launch.run_runs(program.kernel(join({base, "_c", sfx})), static_cast<std::size_t>(n), mem_of(x), offset_of(x), mem_of(y),
-                 offset_of(y), n);
+      launch.run_chunks(program.kernel(join({base, "_c", sfx})), static_cast<std::size_t>(n), size_of(x.dtype), mem_of(x),
+                        offset_of(x), mem_of(y), offset_of(y), n);
     } else {
       launch.run(program.kernel(join({base, "_s", sfx})), static_cast<std::size_t>(n), mem_of(x), mem_of(y), c.layout, n);
     }
@@ -60,8 +60,8 @@ EventPtr launch_activation(Launcher& launch) {
   if (c.numel == 0) return launch.finish();
   const cl_long n = c.numel;
   if (c.contiguous) {
-    launch.run_runs(program.kernel(join({base, "_c", sfx})), static_cast<std::size_t>(n), mem_of(a), offset_of(a), mem_of(b),
-               offset_of(b), mem_of(y), offset_of(y), n);
+    launch.run_chunks(program.kernel(join({base, "_c", sfx})), static_cast<std::size_t>(n), size_of(a.dtype), mem_of(a),
+                      offset_of(a), mem_of(b), offset_of(b), mem_of(y), offset_of(y), n);
   } else {
     launch.run(program.kernel(join({base, "_s", sfx})), static_cast<std::size_t>(n), mem_of(a), mem_of(b), mem_of(y),
                c.layout, n);

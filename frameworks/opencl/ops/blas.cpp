@@ -38,6 +38,14 @@ struct ReduceShape {
 ReduceShape reduce_shape(const Launcher& launch, const KernelInfo& kernel, std::int64_t n,
                          std::size_t bytes_per_item) {
   const DeviceInfo& info = launch.device().info();
+  if (info.type & CL_DEVICE_TYPE_CPU) {
+    // PoCL runs a group's items one after another on one thread: a group
+    // of one item walking a contiguous share in vectors does the same work
+    // without the tree. A few groups per compute unit (of at least 4096
+    // elements each) let the threads balance a loaded machine.
+    const std::size_t most = static_cast<std::size_t>(std::max(info.compute_units, 1)) * 8;
+    return {1, std::clamp<std::size_t>(static_cast<std::size_t>((n + 4095) / 4096), 1, most)};
+  }
   std::size_t local = kernel.local;
   while (local > 1 && local * bytes_per_item > info.local_mem / 2) local /= 2;
   const std::size_t per_unit = (info.type & CL_DEVICE_TYPE_GPU) ? 8 : 2;
@@ -49,6 +57,8 @@ ReduceShape reduce_shape(const Launcher& launch, const KernelInfo& kernel, std::
 
 // The second pass's local size: the kernel's, within local memory.
 std::size_t final_local(const Launcher& launch, const KernelInfo& kernel, std::size_t bytes_per_item) {
+  // A CPU device sums a few dozen partials fastest in one item.
+  if (launch.device().info().type & CL_DEVICE_TYPE_CPU) return 1;
   std::size_t local = kernel.local;
   while (local > 1 && local * bytes_per_item > launch.device().info().local_mem / 2) local /= 2;
   return local;

@@ -1,6 +1,7 @@
 // Launch helpers shared by the op families (see launch.hpp).
 #include "frameworks/opencl/ops/launch.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace xylem::opencl {
@@ -88,6 +89,26 @@ void Launcher::enqueue_range(const KernelInfo& kernel, std::size_t global, std::
                  std::to_string(local) + ")";
         });
   enqueued(event);
+}
+
+Launcher::ChunkShape Launcher::chunk_shape(const KernelInfo& kernel, std::size_t n, std::size_t element_bytes) const {
+  const DeviceInfo& info = device_.info();
+  const std::size_t per = std::max<std::size_t>(info.chunk, 1);
+  const std::size_t items = std::max<std::size_t>((n + per - 1) / per, 1);
+  // Outputs larger than a typical last-level cache go out through
+  // streaming stores (CPU devices only; the native framework does the same
+  // from the same size): they would leave the cache before the next op
+  // reads them anyway.
+  constexpr std::size_t kStreamBytes = std::size_t{32} << 20;
+  const cl_int stream = (info.type & CL_DEVICE_TYPE_CPU) && n * element_bytes > kStreamBytes ? 1 : 0;
+  if (per > 1) {
+    // One item per group: PoCL runs a group as a loop over its items, and a
+    // chunk is already enough work to amortise a group's start; many
+    // groups of one chunk let the pool's threads balance a loaded machine.
+    return {items, 1, stream, static_cast<cl_long>(per)};
+  }
+  const std::size_t local = kernel.local;
+  return {(items + local - 1) / local * local, local, stream, 1};
 }
 
 void Launcher::wait_for_deps() {

@@ -74,6 +74,14 @@ class Launcher {
     const std::size_t per = device_.info().per_item;
     run(kernel, (n + per - 1) / per, args...);
   }
+  // A chunked contiguous kernel over n elements of `element_bytes` each
+  // (XY_CHUNK_BOUNDS in kernels/common.cl): appends the kernel's `stream`
+  // (int) and `per` (long) arguments to args.
+  template <class... Args>
+  void run_chunks(const KernelInfo& kernel, std::size_t n, std::size_t element_bytes, const Args&... args) {
+    const ChunkShape s = chunk_shape(kernel, n, element_bytes);
+    enqueue(kernel, s.global, s.local, args..., s.stream, s.per);
+  }
   // Exactly `groups` work-groups of `local` items.
   template <class... Args>
   void run_groups(const KernelInfo& kernel, std::size_t groups, std::size_t local, const Args&... args) {
@@ -95,6 +103,13 @@ class Launcher {
   [[nodiscard]] EventPtr finish();
 
  private:
+  struct ChunkShape {
+    std::size_t global, local;
+    cl_int stream;
+    cl_long per;
+  };
+  [[nodiscard]] ChunkShape chunk_shape(const KernelInfo& kernel, std::size_t n, std::size_t element_bytes) const;
+
   void set_arg(cl_kernel k, cl_uint i, const LocalBytes& a) { set_raw(k, i, a.bytes, nullptr); }
   void set_arg(cl_kernel k, cl_uint i, const Scalar& a) {
     if (a.dtype == DType::f64) {
