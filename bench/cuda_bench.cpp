@@ -6,11 +6,20 @@
 //   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in)
-//   small op  host time to enqueue one small op (sigmoid of 1024 elements)
+//   small op  host time to enqueue one small op (sigmoid of 1024 elements),
+//             in a 20000-op loop (PyTorch's method), then in 100-op batches
+//             (a long loop waits for the GPU once its queue is full), with
+//             cudaMemsetAsync's cost as the CUDA runtime's own floor
+//   overlap   an upload from pinned memory while kernels run: how much of the
+//             shorter of the two hides behind the other (transfers have their
+//             own stream; 100% is full overlap, 0% none)
 //   alloc     one cached Device::allocate + release of 1 MiB
 //   h2d/d2h   1 GiB transfers through Device::upload/download, from pinned
 //             memory (cudaHostAlloc, looked up in libcudart at run time) and
 //             from pageable memory (staged through the plugin's pinned pool)
+//
+// Checks (printed with the figures, exit status 1 when one fails): nrm2 in f64
+// and f32 where a plain sum of squares overflows or underflows.
 //
 // Each figure is the median of --reps timed batches after a warm-up; a batch
 // is timed on the host from the first enqueue to the end of a synchronize.
@@ -20,6 +29,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -30,8 +40,10 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "xylem/plugin/plugin.hpp"
@@ -86,24 +98,62 @@ double time_per_call(int reps, int iters, const std::function<void()>& op, const
   return median(t);
 }
 
-// The few runtime calls the benchmark needs for pinned memory, from the
-// shared CUDA runtime if there is one (the plugin links its own statically).
-struct PinnedAlloc {
-  using Alloc = int (*)(void**, std::size_t, unsigned);
-  using Free = int (*)(void*);
+// The few runtime calls the benchmark needs (pinned memory, a floor for the
+// cost of a tiny op), from the shared CUDA runtime if there is one (the
+// plugin links its own statically).
+struct CudaRuntime {
   void* lib = nullptr;
-  Alloc alloc = nullptr;
-  Free free = nullptr;
-  PinnedAlloc() {
+  int (*host_alloc)(void**, std::size_t, unsigned) = nullptr;
+  int (*host_free)(void*) = nullptr;
+  int (*malloc)(void**, std::size_t) = nullptr;
+  int (*free)(void*) = nullptr;
+  int (*memset_async)(void*, int, std::size_t, void*) = nullptr;
+  int (*device_sync)() = nullptr;
+  CudaRuntime() {
     for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so"})
       if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    if (lib) {
-      alloc = reinterpret_cast<Alloc>(dlsym(lib, "cudaHostAlloc"));
-      free = reinterpret_cast<Free>(dlsym(lib, "cudaFreeHost"));
-    }
+    if (!lib) return;
+    const auto get = [&](auto& fn, const char* symbol) { fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol)); };
+    get(host_alloc, "cudaHostAlloc");
+    get(host_free, "cudaFreeHost");
+    get(malloc, "cudaMalloc");
+    get(free, "cudaFree");
+    get(memset_async, "cudaMemsetAsync");
+    get(device_sync, "cudaDeviceSynchronize");
   }
-  [[nodiscard]] bool ok() const { return alloc && free; }
+  [[nodiscard]] bool pinned_ok() const { return host_alloc && host_free; }
+  [[nodiscard]] bool ok() const { return pinned_ok() && malloc && free && memset_async && device_sync; }
 };
+
+struct EnqueueTimes {
+  double loop;     // seconds per op: the enqueue loop of `iters` ops
+  double drained;  // the same loop plus the synchronize after it
+  double batched;  // enqueue loops of kBatch ops, synchronized between (untimed)
+};
+constexpr int kBatch = 100;
+
+EnqueueTimes time_enqueue(int reps, int iters, const std::function<void()>& op, const std::function<void()>& sync) {
+  op();
+  sync();
+  std::vector<double> loop, drained, batched;
+  for (int r = 0; r < reps; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) op();
+    const auto end = Clock::now();
+    sync();
+    loop.push_back(std::chrono::duration<double>(end - start).count() / iters);
+    drained.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
+    double in_batches = 0;
+    for (int b = 0; b < iters / kBatch; ++b) {
+      const auto s0 = Clock::now();
+      for (int i = 0; i < kBatch; ++i) op();
+      in_batches += std::chrono::duration<double>(Clock::now() - s0).count();
+      sync();
+    }
+    batched.push_back(in_batches / double(iters / kBatch * kBatch));
+  }
+  return {median(loop), median(drained), median(batched)};
+}
 
 struct Row {
   std::string key, what, unit;
@@ -130,6 +180,30 @@ std::map<std::string, double> read_peer(const std::string& path) {
     if (stop != s.c_str() + colon + 1) out[key] = v;
   }
   return out;
+}
+
+// nrm2 of values around `scale` (and, with `mixed`, every 7th around 1),
+// against a long double reference, where squares of 1e200 and 1e-200 fit.
+template <class T>
+bool check_nrm2(const xylem::Backend& be, double scale, bool mixed, std::vector<std::string>& report) {
+  std::mt19937_64 rng(2024);
+  std::uniform_real_distribution<double> u(-2, 2);
+  std::vector<T> v(100003);
+  long double sq = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double r = u(rng);
+    v[i] = static_cast<T>(mixed && i % 7 == 0 ? r : r * scale);
+    sq += static_cast<long double>(v[i]) * static_cast<long double>(v[i]);
+  }
+  const double ref = static_cast<double>(std::sqrt(sq));
+  const double got = xylem::blas::nrm2(be, xylem::Tensor::from(v)).get();
+  const double rel = std::fabs(got - ref) / ref;
+  const bool ok = std::isfinite(got) && rel < (sizeof(T) == 4 ? 1e-5 : 1e-12);
+  char line[160];
+  std::snprintf(line, sizeof line, "check nrm2 %s x%-8.0e%s rel err %.1e (got %.6e, want %.6e) %s",
+                sizeof(T) == 4 ? "f32" : "f64", scale, mixed ? " +1s" : "    ", rel, got, ref, ok ? "ok" : "FAIL");
+  report.push_back(line);
+  return ok;
 }
 
 }  // namespace
@@ -183,16 +257,9 @@ int main(int argc, char** argv) try {
     xylem::Tensor x = xylem::uniform(be, xylem::Shape{1024}, xylem::f32, gen, -1, 1);
     xylem::Tensor y(xylem::Shape{1024}, xylem::f32);
     const int iters = o.quick ? 2000 : 20000;
-    xylem::nn::sigmoid(be, x, y);
-    be.synchronize();
-    std::vector<double> t;
-    for (int r = 0; r < o.reps; ++r) {
-      const auto start = Clock::now();
-      for (int i = 0; i < iters; ++i) xylem::nn::sigmoid(be, x, y);
-      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
-      be.synchronize();
-    }
-    rows.push_back({"small_op_us", "host time per small op", "us", median(t) * 1e6, false});
+    const auto sigmoid = [&] { xylem::nn::sigmoid(be, x, y); };
+    const EnqueueTimes op = time_enqueue(o.reps, iters, sigmoid, sync);
+    rows.push_back({"small_op_us", "host time per small op", "us", op.loop * 1e6, false});
 
     // The plugin's share: Device::launch called directly, without the core.
     void* px = dev.allocate(4096);
@@ -202,17 +269,68 @@ int main(int argc, char** argv) try {
     call.num_tensors = 2;
     call.t[0] = {px, xylem::Shape{1024}, xylem::f32};
     call.t[1] = {py, xylem::Shape{1024}, xylem::f32};
-    t.clear();
-    for (int r = 0; r < o.reps; ++r) {
-      const auto start = Clock::now();
-      for (int i = 0; i < iters; ++i) (void)dev.launch(call, {});
-      t.push_back(std::chrono::duration<double>(Clock::now() - start).count() / iters);
-      dev.synchronize();
-    }
-    rows.push_back({"launch_us", "  of which Device::launch", "us", median(t) * 1e6, false});
+    const auto launch = [&] { (void)dev.launch(call, {}); };
+    const auto dsync = [&] { dev.synchronize(); };
+    const EnqueueTimes raw = time_enqueue(o.reps, iters, launch, dsync);
+    rows.push_back({"launch_us", "  of which Device::launch", "us", raw.loop * 1e6, false});
+    // A long loop stops measuring the host once the GPU's queue is full: it
+    // then waits for the GPU to drain. Short batches (synchronized between,
+    // untimed) and the loop plus its drain tell the two apart.
+    rows.push_back({"small_op_batch_us", "  same, 100-op batches", "us", op.batched * 1e6, false});
+    rows.push_back({"launch_batch_us", "  launch, 100-op batches", "us", raw.batched * 1e6, false});
+    rows.push_back({"small_op_drained_us", "  loop + drain per op", "us", op.drained * 1e6, false});
     dev.release(px, {});
     dev.release(py, {});
+
+    // The CUDA runtime's own floor for a tiny op, without xylem.
+    CudaRuntime rt;
+    void* p = nullptr;
+    if (rt.ok() && rt.malloc(&p, 4096) == 0) {
+      const EnqueueTimes floor = time_enqueue(
+          o.reps, iters, [&] { (void)rt.memset_async(p, 0, 4096, nullptr); }, [&] { (void)rt.device_sync(); });
+      rows.push_back({"memset_batch_us", "  cudaMemsetAsync, batches", "us", floor.batched * 1e6, false});
+      rt.free(p);
+    }
   }
+
+  {  // upload overlapped with kernels (Device API: the plugin's streams alone)
+    CudaRuntime pinned;
+    void* host = nullptr;
+    const std::size_t up_bytes = bytes / 4;
+    if (pinned.pinned_ok() && pinned.host_alloc(&host, up_bytes, 0) == 0) {
+      std::memset(host, 1, up_bytes);
+      void* d_up = dev.allocate(up_bytes);
+      void* px = dev.allocate(bytes);
+      void* py = dev.allocate(bytes);
+      (void)dev.upload(px, host, up_bytes, {});  // some data in x; the rest is whatever memory held
+      xylem::plugin::OpCall call;
+      call.op = xylem::plugin::OpId::nn_sigmoid;
+      call.num_tensors = 2;
+      call.t[0] = {px, xylem::Shape{gib_floats}, xylem::f32};
+      call.t[1] = {py, xylem::Shape{gib_floats}, xylem::f32};
+      // Kernels for about as long as the upload takes, so either could hide the other.
+      const auto kernels = [&] {
+        for (int i = 0; i < 8; ++i) (void)dev.launch(call, {});
+      };
+      const auto upload = [&] { (void)dev.upload(d_up, host, up_bytes, {}); };
+      const auto dsync = [&] { dev.synchronize(); };
+      const double tk = time_per_call(o.reps, 1, kernels, dsync);
+      const double tu = time_per_call(o.reps, 1, upload, dsync);
+      const double tb = time_per_call(o.reps, 1, [&] { kernels(), upload(); }, dsync);
+      rows.push_back({"overlap_pct", "upload || kernels overlap", "%", 100.0 * (tk + tu - tb) / std::min(tk, tu), true});
+      dev.release(d_up, {});
+      dev.release(px, {});
+      dev.release(py, {});
+      pinned.host_free(host);
+    }
+  }
+
+  std::vector<std::string> checks;
+  bool checks_ok = true;
+  for (const double scale : {1e200, 1e-200, 1.0})
+    for (const bool mixed : {false, true}) checks_ok = check_nrm2<double>(be, scale, mixed, checks) && checks_ok;
+  for (const double scale : {1e30, 1e-30})
+    for (const bool mixed : {false, true}) checks_ok = check_nrm2<float>(be, scale, mixed, checks) && checks_ok;
 
   {  // cached allocation and free
     const int iters = 100000;
@@ -229,13 +347,13 @@ int main(int argc, char** argv) try {
   {  // host <-> device
     void* d = dev.allocate(bytes);
     const auto wait = [](const xylem::EventPtr& e) { e->wait(); };
-    PinnedAlloc pinned;
+    CudaRuntime pinned;
     void* host = nullptr;
-    if (pinned.ok() && pinned.alloc(&host, bytes, 0) == 0) {
+    if (pinned.pinned_ok() && pinned.host_alloc(&host, bytes, 0) == 0) {
       std::memset(host, 1, bytes);
       const double t = time_per_call(o.reps, 3, [&] { wait(dev.upload(d, host, bytes, {})); }, [] {});
       rows.push_back({"h2d_pinned_gbs", "host to device, pinned", "GB/s", double(bytes) / t / 1e9, true});
-      pinned.free(host);
+      pinned.host_free(host);
     } else {
       std::cout << "(no libcudart.so to allocate pinned memory: pinned row skipped)\n";
     }
@@ -271,13 +389,15 @@ int main(int argc, char** argv) try {
               double(stats.peak) / double(1 << 30), double(stats.reserved) / double(1 << 30),
               static_cast<unsigned long long>(stats.device_allocations));
 
+  for (const std::string& line : checks) std::printf("%s\n", line.c_str());
+
   if (!o.json.empty()) {
     std::ofstream out(o.json);
     out << "{\n  \"device\": \"" << be.hardware().name << "\"";
     for (const Row& r : rows) out << ",\n  \"" << r.key << "\": " << r.value;
     out << "\n}\n";
   }
-  return 0;
+  return checks_ok ? 0 : 1;
 } catch (const std::exception& e) {
   std::cerr << "xylem_bench_cuda: " << e.what() << "\n";
   return 1;

@@ -73,17 +73,20 @@ run() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   "$build/bin/xylem" info 2>&1 | tee "$out/info.txt"
 
+  local t0=$SECONDS
   echo "== ctest"
   (cd "$build" && ctest --output-on-failure -j4 --timeout 300) >"$out/ctest.log" 2>&1
   local ctest_rc=$?
   grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
 
+  local t_ctest=$((SECONDS - t0))
   echo "== compute-sanitizer memcheck, CUDA conformance tests"
   timeout 240 compute-sanitizer --tool memcheck --error-exitcode 99 \
     "$build/bin/xylem_conformance_test" '--gtest_filter=*/cuda_*:*/cuda' >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   tail -5 "$out/memcheck.log"
 
+  local t_memcheck=$((SECONDS - t0 - t_ctest))
   echo "== PyTorch"
   PYTHONUNBUFFERED=1 "$python" "$root/scripts/torch_peer.py" --json "$out/torch.json" >"$out/torch.log" 2>&1 ||
     tail -5 "$out/torch.log"
@@ -92,12 +95,14 @@ run() {
   [ -s "$out/torch.json" ] && peer=(--peer "$out/torch.json")
   "$build/bin/xylem_bench_cuda" --json "$out/xylem.json" "${peer[@]}" >"$out/bench.txt" 2>&1
   local bench_rc=$?
+  local t_bench=$((SECONDS - t0 - t_ctest - t_memcheck))
 
   echo
   echo "================ summary ================"
   head -1 "$out/gpu.txt"
   echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
   echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') (rc $memcheck_rc)"
+  echo "seconds: ctest $t_ctest, memcheck $t_memcheck, torch + bench $t_bench"
   echo "bench (rc $bench_rc):"
   sed -n '/^xylem cuda/,$p' "$out/bench.txt"
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"

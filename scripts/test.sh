@@ -26,12 +26,12 @@ cmake --build build-asan -j"$jobs"
 # allocator_may_return_null: the out-of-memory tests ask for absurd sizes and
 # expect xylem's out_of_memory error, not ASan's abort.
 ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 1800 -LE no_sanitizer
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-step "ThreadSanitizer (runtime: queue, coherence, futures, threads)"
+step "ThreadSanitizer (the runtime: unit tests of queue, coherence, futures, threads)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_SANITIZE=thread \
   -DXYLEM_CUDA=OFF -DXYLEM_OPENCL=OFF -DXYLEM_BUILD_BENCH=OFF
 cmake --build build-tsan -j"$jobs"
-TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/scripts/tsan.supp" \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L runtime
+TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1 suppressions=$PWD/scripts/tsan.supp" \
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L unit
 

@@ -27,7 +27,7 @@ int info(std::span<const std::string_view> args) {
   if (wants_help(args, kHelp)) return 0;
   std::cout << "xylem frameworks\n";
   for (const auto& fw : Backend::frameworks()) {
-    std::cout << "  " << std::left << std::setw(8) << fw.name;
+    std::cout << "  " << std::left << std::setw(8) << fw.name << ' ';
     if (fw.available) {
       std::cout << "available (" << fw.source << ")\n";
     } else {

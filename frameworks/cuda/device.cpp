@@ -13,21 +13,19 @@ namespace {
 // driver's own staging of a small pageable copy.
 constexpr std::size_t kStagingThreshold = std::size_t{1} << 20;
 
-[[nodiscard]] const CudaEvent* as_cuda(const EventPtr& e) noexcept { return dynamic_cast<const CudaEvent*>(e.get()); }
-
 }  // namespace
 
 CudaDevice::CudaDevice(Hardware hardware, int ordinal)
     : hardware_(std::move(hardware)),
       ordinal_(ordinal),
-      stream_(ordinal),
-      events_(std::make_shared<EventPool>(ordinal)),
+      compute_(std::make_shared<Timeline>(ordinal, &worker_)),
+      transfer_(std::make_shared<Timeline>(ordinal, &worker_)),
       memory_(ordinal, memory_limit_from_env()),
       staging_(ordinal),
       scratch_(ordinal, Context::kScratchBytes, "reduction scratch"),
-      blas_(ordinal, stream_.get()) {
+      blas_(ordinal, compute_->stream()) {
   context_.device = ordinal;
-  context_.stream = stream_.get();
+  context_.stream = compute_->stream();
   context_.multiprocessors = hardware_.compute_units > 0 ? hardware_.compute_units : 1;
   context_.blas = &blas_;
   context_.scratch = scratch_.get();
@@ -36,21 +34,27 @@ CudaDevice::CudaDevice(Hardware hardware, int ordinal)
 CudaDevice::~CudaDevice() {
   // Queued work may still use device memory: let it finish first (errors
   // ignored, see queue.cpp).
-  (void)cudaStreamSynchronize(stream_.get());
+  (void)cudaStreamSynchronize(compute_->stream());
+  (void)cudaStreamSynchronize(transfer_->stream());
 }
 
 void CudaDevice::make_current() const {
   // Asking is cheaper than setting; a thread usually stays on one device.
+  // Not cached per thread: the application (or another library) may switch
+  // the thread's device behind our back.
   int current = -1;
   XY_CUDA(cudaGetDevice(&current), ordinal_, "select device");
   if (current != ordinal_) XY_CUDA(cudaSetDevice(ordinal_), ordinal_, "select device");
 }
 
-void CudaDevice::wait_for(plugin::Deps deps, std::string_view what) {
+void CudaDevice::wait_for(Timeline& own, plugin::Deps deps, std::string_view what) {
   for (const EventPtr& e : deps) {
-    if (!e) continue;
-    if (const CudaEvent* ce = as_cuda(e)) {
-      if (ce->queue() != &stream_) XY_CUDA(cudaStreamWaitEvent(stream_.get(), ce->get(), 0), ordinal_, what);
+    // The usual case, a dep on the same stream, costs one virtual call.
+    if (!e || e->queue() == &own) continue;
+    if (const auto* se = dynamic_cast<const StreamEvent*>(e.get())) {
+      // Issued before the op (and outside `own`'s lock, so two streams
+      // waiting on each other cannot deadlock): the wait precedes it.
+      se->timeline().order_before(own.stream(), se->seq(), ordinal_, what);
     } else if (!e->ready()) {
       // A host-side event (native queue, host task): CUDA cannot wait for
       // it on the device, so the host does.
@@ -59,24 +63,19 @@ void CudaDevice::wait_for(plugin::Deps deps, std::string_view what) {
   }
 }
 
-EventPtr CudaDevice::record(std::string_view what) {
-  cudaEvent_t e = events_->acquire();
-  const cudaError_t err = cudaEventRecord(e, stream_.get());
-  if (err != cudaSuccess) {
-    events_->put(e);
-    throw_cuda(err, "cudaEventRecord", ordinal_, what);
-  }
-  return std::make_shared<CudaEvent>(events_, e, &stream_, &worker_);
+void CudaDevice::fence_transfer(void* dst) {
+  std::uint64_t fence = memory_.take_fence(dst);
+  if (fence == CachingAllocator::kUnknownFence) fence = compute_->enqueued();
+  if (fence > 0) compute_->order_before(transfer_->stream(), fence, ordinal_, "reuse of memory freed by kernels");
 }
 
 void CudaDevice::release(void* data, plugin::Deps after) noexcept {
-  // Work on this stream is ordered before any later use of the block; only
-  // events of other queues hold it back.
+  // Kernels are ordered before any later kernel using the block, and the
+  // fence orders them before a later transfer; only events of other queues
+  // (the transfer stream among them) hold the block back.
   std::vector<EventPtr> pending;
   for (const EventPtr& e : after) {
-    if (!e) continue;
-    const CudaEvent* ce = as_cuda(e);
-    if (ce != nullptr && ce->queue() == &stream_) continue;
+    if (!e || e->queue() == compute_.get()) continue;
     try {
       if (e->ready()) continue;
       pending.push_back(e);
@@ -84,29 +83,31 @@ void CudaDevice::release(void* data, plugin::Deps after) noexcept {
       // A failed event no longer uses the memory.
     }
   }
-  memory_.release(data, pending);
+  memory_.release(data, pending, compute_->enqueued());
 }
 
 EventPtr CudaDevice::upload(void* dst, const void* host_src, std::size_t bytes, plugin::Deps deps) {
   make_current();
-  wait_for(deps, "upload");
+  wait_for(*transfer_, deps, "upload");
+  fence_transfer(dst);
   if (bytes >= kStagingThreshold && !is_pinned(host_src, ordinal_)) {
-    staging_.upload(stream_.get(), dst, host_src, bytes);
+    staging_.upload(transfer_->stream(), dst, host_src, bytes);
   } else if (bytes > 0) {
-    XY_CUDA(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_.get()), ordinal_, "upload");
+    XY_CUDA(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, transfer_->stream()), ordinal_, "upload");
   }
-  return record("upload");
+  return transfer_->advance();
 }
 
 EventPtr CudaDevice::download(void* host_dst, const void* src, std::size_t bytes, plugin::Deps deps) {
   make_current();
-  wait_for(deps, "download");
+  wait_for(*transfer_, deps, "download");
   if (bytes >= kStagingThreshold && !is_pinned(host_dst, ordinal_)) {
-    staging_.download(stream_.get(), host_dst, src, bytes);
+    staging_.download(transfer_->stream(), host_dst, src, bytes);
   } else if (bytes > 0) {
-    XY_CUDA(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_.get()), ordinal_, "download");
+    XY_CUDA(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, transfer_->stream()), ordinal_,
+            "download");
   }
-  return record("download");
+  return transfer_->advance();
 }
 
 bool CudaDevice::enable_peer(int src_ordinal) {
@@ -131,15 +132,21 @@ EventPtr CudaDevice::copy_from(plugin::Device& src_device, const void* src, void
   auto* from = dynamic_cast<CudaDevice*>(&src_device);
   if (from == nullptr) return nullptr;
   make_current();
-  if (from != this && !enable_peer(from->ordinal_)) return nullptr;  // the core stages through the host
-  wait_for(deps, "copy");
-  if (bytes > 0) {
-    if (from == this)
-      XY_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()), ordinal_, "copy");
-    else
-      XY_CUDA(cudaMemcpyPeerAsync(dst, ordinal_, src, from->ordinal_, bytes, stream_.get()), ordinal_, "peer copy");
+  if (from == this) {
+    // On the compute stream: it competes with kernels for the same memory
+    // bandwidth, so a second stream would gain nothing.
+    wait_for(*compute_, deps, "copy");
+    if (bytes > 0)
+      XY_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_->stream()), ordinal_, "copy");
+    return compute_->advance();
   }
-  return record("copy");
+  if (!enable_peer(from->ordinal_)) return nullptr;  // the core stages through the host
+  wait_for(*transfer_, deps, "peer copy");
+  fence_transfer(dst);
+  if (bytes > 0)
+    XY_CUDA(cudaMemcpyPeerAsync(dst, ordinal_, src, from->ordinal_, bytes, transfer_->stream()), ordinal_,
+            "peer copy");
+  return transfer_->advance();
 }
 
 bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
@@ -147,26 +154,35 @@ bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
 }
 
 EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
+  const DType dtype = dispatch_dtype(call);
+  const Kernel kernel = static_cast<std::size_t>(call.op) < plugin::kOpCount ? kernels().get(call.op, dtype) : nullptr;
   const std::string_view what = plugin::op_name(call.op);
-  if (!supports(call.op, dispatch_dtype(call)))
-    throw Error(ErrorCode::unsupported, hardware_.id() + ": " + std::string(what) + " has no CUDA kernel for " +
-                                            std::string(name(dispatch_dtype(call))));
-  std::lock_guard lock(launch_mutex_);
+  if (kernel == nullptr)
+    throw Error(ErrorCode::unsupported,
+                hardware_.id() + ": " + std::string(what) + " has no CUDA kernel for " + std::string(name(dtype)));
   make_current();
-  wait_for(deps, what);
-  kernels().get(call.op, dispatch_dtype(call))(call, context_);
-  return record(what);
+  wait_for(*compute_, deps, what);
+  // Held across the kernel's launches: multi-kernel ops share the scratch
+  // buffer and the cuBLAS handle, and their sequence number must follow them.
+  std::lock_guard lock(compute_->mutex());
+  kernel(call, context_);
+  return compute_->advance_locked();
 }
 
 EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
   std::vector<EventPtr> waits(deps.begin(), deps.end());
-  make_current();
-  waits.push_back(record("host task"));  // queue order: after everything enqueued so far
+  // Queue order: after everything enqueued so far on either stream,
+  // recorded now so that the task does not also wait for later work.
+  RecordedPtr kernels_so_far = compute_->resolve_all();
+  RecordedPtr transfers_so_far = transfer_->resolve_all();
   auto done = std::make_shared<HostEvent>(&worker_);
-  worker_.post([waits = std::move(waits), fn = std::move(fn), done] {
+  worker_.post([this, waits = std::move(waits), kernels_so_far = std::move(kernels_so_far),
+                transfers_so_far = std::move(transfers_so_far), fn = std::move(fn), done] {
     try {
       for (const EventPtr& e : waits)
         if (e) e->wait();
+      compute_->wait(kernels_so_far);
+      transfer_->wait(transfers_so_far);
       fn();
       done->finish(nullptr);
     } catch (...) {
@@ -178,7 +194,8 @@ EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
 
 void CudaDevice::synchronize() {
   make_current();
-  XY_CUDA(cudaStreamSynchronize(stream_.get()), ordinal_, "synchronize");
+  compute_->synchronize();
+  transfer_->synchronize();
   worker_.drain();
 }
 

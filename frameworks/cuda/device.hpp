@@ -1,14 +1,17 @@
 #pragma once
-// One NVIDIA GPU: its stream, events, caching allocator, pinned staging
-// buffers, cuBLAS state and kernel launches.
-#include <atomic>
+// One NVIDIA GPU: its two streams (kernels on one, transfers on the other,
+// so uploads and downloads overlap with kernels), lazy events, caching
+// allocator, pinned staging buffers, cuBLAS state and kernel launches.
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include "memory.hpp"
 #include "ops/kernels.hpp"
 #include "queue.hpp"
 #include "staging.hpp"
+#include "timeline.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::cuda {
@@ -39,22 +42,24 @@ class CudaDevice final : public plugin::Device {
 
  private:
   void make_current() const;
-  // Orders this stream after deps: CUDA events by a stream wait (no host
-  // block), others (native, host tasks) by waiting on the host first.
-  void wait_for(plugin::Deps deps, std::string_view what);
-  [[nodiscard]] EventPtr record(std::string_view what);
+  // Orders `own` after deps: ops of other streams by a stream wait (no host
+  // block), others (native, host tasks) by waiting on the host first; ops of
+  // `own` itself need nothing.
+  void wait_for(Timeline& own, plugin::Deps deps, std::string_view what);
+  // Before a transfer writes into dst: kernels that used the block before
+  // it was last freed must be done (see memory.hpp).
+  void fence_transfer(void* dst);
   [[nodiscard]] bool enable_peer(int src_ordinal);
 
   Hardware hardware_;
   int ordinal_;
-  Stream stream_;
-  std::shared_ptr<EventPool> events_;
+  std::shared_ptr<Timeline> compute_;   // kernels, cuBLAS, same-device copies
+  std::shared_ptr<Timeline> transfer_;  // uploads, downloads, peer copies
   CachingAllocator memory_;
   StagingPool staging_;
   DeviceBuffer scratch_;
   BlasState blas_;
   Context context_;
-  std::mutex launch_mutex_;        // launches and their scratch, cuBLAS handle
   std::mutex peer_mutex_;
   std::uint64_t peers_enabled_ = 0;  // bit per source ordinal
   HostWorker worker_;              // last: its thread stops first

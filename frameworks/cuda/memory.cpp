@@ -2,10 +2,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "check.hpp"
 #include "xylem/error.hpp"
@@ -110,13 +112,14 @@ void* CachingAllocator::allocate(std::size_t bytes) {
   return block->ptr;
 }
 
-void CachingAllocator::release(void* ptr, std::span<const EventPtr> pending) noexcept {
+void CachingAllocator::release(void* ptr, std::span<const EventPtr> pending, std::uint64_t fence) noexcept {
   if (ptr == nullptr) return;
   std::lock_guard lock(mutex_);
   auto it = in_use_.find(ptr);
   if (it == in_use_.end()) return;  // not ours: nothing to free
   Block* block = it->second;
   in_use_.erase(it);
+  block->fence = std::max(block->fence, fence);
   if (pending.empty()) {
     free_block(block);
     return;
@@ -133,6 +136,13 @@ void CachingAllocator::release(void* ptr, std::span<const EventPtr> pending) noe
     }
     free_block(block);
   }
+}
+
+std::uint64_t CachingAllocator::take_fence(void* ptr) noexcept {
+  std::lock_guard lock(mutex_);
+  auto it = in_use_.find(ptr);
+  if (it == in_use_.end()) return kUnknownFence;
+  return std::exchange(it->second->fence, 0);
 }
 
 void CachingAllocator::empty_cache() {
@@ -196,6 +206,7 @@ void CachingAllocator::split(Block* block, std::size_t size) {
   tail->ptr = block->ptr + size;
   tail->size = rest;
   tail->small = block->small;
+  tail->fence = block->fence;
   tail->prev = block;
   tail->next = block->next;
   if (block->next) block->next->prev = tail;
@@ -211,6 +222,7 @@ void CachingAllocator::free_block(Block* block) {
   if (Block* prev = block->prev; prev != nullptr && !prev->in_use) {
     pool.erase(prev);
     prev->size += block->size;
+    prev->fence = std::max(prev->fence, block->fence);
     prev->next = block->next;
     if (block->next) block->next->prev = prev;
     delete block;
@@ -219,6 +231,7 @@ void CachingAllocator::free_block(Block* block) {
   if (Block* next = block->next; next != nullptr && !next->in_use) {
     pool.erase(next);
     block->size += next->size;
+    block->fence = std::max(block->fence, next->fence);
     block->next = next->next;
     if (next->next) next->next->prev = block;
     delete next;

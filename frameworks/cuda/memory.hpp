@@ -1,13 +1,18 @@
 #pragma once
 // A stream-ordered caching allocator for one device.
 //
-// Every kernel and copy of a device runs on its one stream, so a block freed
-// on that stream can be handed out again at once: later work on the stream
-// runs after the work that used it. A block still in use elsewhere (read by
-// another device's stream, a host task) is held back until those events
-// complete. Sizes are rounded to 512 bytes; blocks of up to 1 MiB come from
-// 2 MiB segments, up to 10 MiB from 20 MiB segments, larger ones from a
-// segment of their own (2 MiB granularity). Free neighbours within a segment
+// Kernels run on the device's compute stream, so a block whose last users
+// were kernels can be handed out again at once: later kernels run after
+// them. Transfers run on a second stream; a block freed while still in use
+// elsewhere (a transfer, another device's stream, a host task) is held back
+// until those events complete. The other direction, a block last used by
+// kernels and reused by a transfer, is covered by a fence: the compute
+// stream's sequence number at the release, which the transfer stream waits
+// for (take_fence) before writing into the block.
+//
+// Sizes are rounded to 512 bytes; blocks of up to 1 MiB come from 2 MiB
+// segments, up to 10 MiB from 20 MiB segments, larger ones from a segment of
+// their own (2 MiB granularity). Free neighbours within a segment
 // merge. When the driver (or the memory limit) refuses, cached segments go
 // back to the driver and the allocation is retried once before
 // Error{out_of_memory}.
@@ -52,8 +57,14 @@ class CachingAllocator {
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
   [[nodiscard]] void* allocate(std::size_t bytes);
-  // `pending`: events on other queues that must complete before reuse.
-  void release(void* ptr, std::span<const EventPtr> pending) noexcept;
+  // `pending`: events on other queues that must complete before reuse;
+  // `fence`: the compute stream's sequence number when the block was freed.
+  void release(void* ptr, std::span<const EventPtr> pending, std::uint64_t fence) noexcept;
+  // For a transfer about to write into the allocation at ptr: the compute
+  // sequence number it must wait for (0: none), cleared once taken. An
+  // unknown pointer (not an allocation's start) gets kUnknownFence.
+  [[nodiscard]] std::uint64_t take_fence(void* ptr) noexcept;
+  static constexpr std::uint64_t kUnknownFence = ~std::uint64_t{0};
   // Returns every fully free segment to the driver.
   void empty_cache();
   [[nodiscard]] plugin::MemoryStats stats() const;
@@ -66,6 +77,7 @@ class CachingAllocator {
     std::size_t size = 0;
     bool small = false;      // which pool it lives in
     bool in_use = false;
+    std::uint64_t fence = 0;  // compute sequence number at the last release
     Block* prev = nullptr;   // neighbours within its segment
     Block* next = nullptr;
   };

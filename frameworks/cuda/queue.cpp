@@ -30,8 +30,19 @@ cudaEvent_t EventPool::acquire() {
       return e;
     }
   }
+  // An event belongs to the device current at its creation, and a wait from
+  // another GPU's thread may get here: create it on ours, then switch back.
+  int current = -1;
+  XY_CUDA(cudaGetDevice(&current), device_, "create event");
+  if (current != device_) XY_CUDA(cudaSetDevice(device_), device_, "create event");
   cudaEvent_t e = nullptr;
-  XY_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), device_, "create event");
+  const cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  if (current != device_) {
+    const cudaError_t back = cudaSetDevice(current);
+    if (back != cudaSuccess && err == cudaSuccess) (void)cudaEventDestroy(e);
+    XY_CUDA(back, current, "create event");
+  }
+  XY_CUDA(err, device_, "create event");
   return e;
 }
 
@@ -42,31 +53,6 @@ void EventPool::put(cudaEvent_t event) noexcept {
   } catch (...) {
     (void)cudaEventDestroy(event);  // no memory to keep it: give it back instead
   }
-}
-
-bool CudaEvent::ready() const {
-  cudaError_t err = cudaEventQuery(event_);
-  if (err == cudaErrorNotReady) return false;
-  XY_CUDA(err, device(), "event query");
-  return true;
-}
-
-void CudaEvent::wait() const { XY_CUDA(cudaEventSynchronize(event_), device(), "event wait"); }
-
-void CudaEvent::on_ready(std::function<void()> fn) const {
-  if (ready()) {
-    fn();
-    return;
-  }
-  // The worker waits for the event; the callback sees any error through its
-  // own wait() on the event, so a failed wait here is not reported twice.
-  worker_->post([self = shared_from_this(), fn = std::move(fn)] {
-    try {
-      self->wait();
-    } catch (...) {
-    }
-    fn();
-  });
 }
 
 bool HostEvent::ready() const {

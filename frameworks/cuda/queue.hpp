@@ -1,7 +1,7 @@
 #pragma once
-// The ordering machinery of one CUDA device: its stream, a pool of CUDA
-// events, the xylem::Event that wraps one, and a host worker thread for
-// host tasks and completion callbacks (which must not run on CUDA's own
+// The ordering machinery of one CUDA device: streams, a pool of CUDA events
+// (timeline.hpp turns them into lazy op events), and a host worker thread
+// for host tasks and completion callbacks (which must not run on CUDA's own
 // callback thread: they may call CUDA or block).
 #include <cuda_runtime_api.h>
 
@@ -33,8 +33,6 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
-class HostWorker;
-
 // Events are created once and reused: creating one per launch would cost
 // more than the launch.
 class EventPool {
@@ -51,31 +49,6 @@ class EventPool {
   int device_;
   std::mutex mutex_;
   std::vector<cudaEvent_t> free_;
-};
-
-// A recorded CUDA event. Returns its cudaEvent_t to the pool when the last
-// reference goes.
-class CudaEvent final : public Event, public std::enable_shared_from_this<CudaEvent> {
- public:
-  CudaEvent(std::shared_ptr<EventPool> pool, cudaEvent_t event, const Stream* stream, HostWorker* worker) noexcept
-      : pool_(std::move(pool)), event_(event), stream_(stream), worker_(worker) {}
-  ~CudaEvent() override { pool_->put(event_); }
-  CudaEvent(const CudaEvent&) = delete;
-  CudaEvent& operator=(const CudaEvent&) = delete;
-
-  [[nodiscard]] bool ready() const override;
-  void wait() const override;
-  [[nodiscard]] const void* queue() const noexcept override { return stream_; }
-  void on_ready(std::function<void()> fn) const override;
-
-  [[nodiscard]] cudaEvent_t get() const noexcept { return event_; }
-  [[nodiscard]] int device() const noexcept { return pool_->device(); }
-
- private:
-  std::shared_ptr<EventPool> pool_;
-  cudaEvent_t event_;
-  const Stream* stream_;
-  HostWorker* worker_;
 };
 
 // Completed by a host task on a HostWorker; carries the task's exception.

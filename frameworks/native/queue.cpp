@@ -1,5 +1,6 @@
 #include "frameworks/native/queue.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace xylem::native {
@@ -44,31 +45,39 @@ NativeQueue::~NativeQueue() {
 }
 
 EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps) {
-  Task task;
-  task.kernel = kernel;
-  task.call = call;
-  return push(std::move(task), deps);
+  return push(deps, [&](Task& task) {
+    task.kernel = kernel;
+    // Copy only the arguments in use: an OpCall is mostly empty slots.
+    task.call.op = call.op;
+    task.call.num_tensors = call.num_tensors;
+    std::copy_n(call.t.begin(), call.num_tensors, task.call.t.begin());
+    task.call.f = call.f;
+    task.call.i = call.i;
+  });
 }
 
 EventPtr NativeQueue::enqueue(std::function<void()> fn, plugin::Deps deps) {
-  Task task;
-  task.fn = std::move(fn);
-  return push(std::move(task), deps);
+  return push(deps, [&](Task& task) {
+    task.kernel = nullptr;
+    task.fn = std::move(fn);
+  });
 }
 
-EventPtr NativeQueue::push(Task&& task, plugin::Deps deps) {
-  // Work on this queue is already ordered; only other queues' events are kept.
-  for (const auto& dep : deps)
-    if (dep && dep->queue() != this && !dep->ready()) task.foreign_deps.push_back(dep);
+template <class Fill>
+EventPtr NativeQueue::push(plugin::Deps deps, Fill&& fill) {
   auto event = std::make_shared<NativeEvent>(this);
-  task.event = event;
   bool wake;
   {
     std::lock_guard lock(mutex_);
-    pending_.push_back(std::move(task));
+    Task& task = pending_.emplace_back();
+    fill(task);
+    // Work on this queue is already ordered; only other queues' events are kept.
+    for (const auto& dep : deps)
+      if (dep && dep->queue() != this && !dep->ready()) task.foreign_deps.push_back(dep);
+    task.event = event;
+    if (!has_work_.load(std::memory_order_relaxed)) has_work_.store(true, std::memory_order_relaxed);
     wake = sleeping_;
   }
-  submitted_.fetch_add(1, std::memory_order_release);
   if (wake) wake_.notify_one();
   return event;
 }
@@ -90,7 +99,6 @@ void NativeQueue::run(Task& task) noexcept {
 
 void NativeQueue::loop() {
   std::vector<Task> batch;
-  std::uint64_t seen = 0;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -99,7 +107,7 @@ void NativeQueue::loop() {
         // then never pays for a wake-up.
         lock.unlock();
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-        while (submitted_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) {
+        while (!has_work_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until) {
         }
         lock.lock();
         sleeping_ = true;
@@ -108,8 +116,8 @@ void NativeQueue::loop() {
       }
       if (pending_.empty() && stop_) return;
       batch.swap(pending_);
+      has_work_.store(false, std::memory_order_relaxed);
     }
-    seen += batch.size();
     for (auto& task : batch) run(task);
     batch.clear();
   }

@@ -58,14 +58,20 @@ class NativeQueue {
     std::shared_ptr<NativeEvent> event;
   };
 
-  EventPtr push(Task&& task, plugin::Deps deps);
+  // Builds the task in place in the pending list, under the lock: the
+  // caller fills it through `fill`.
+  template <class Fill>
+  EventPtr push(plugin::Deps deps, Fill&& fill);
   void run(Task& task) noexcept;
   void loop();
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Task> pending_;  // swapped whole into the worker: no allocation per task once warm
-  std::atomic<std::uint64_t> submitted_{0};
+  // Set by producers when they add work, cleared by the worker when it takes
+  // it. Producers write it only when it changes, so a worker spinning on it
+  // costs them no cache-line transfer per task.
+  std::atomic<bool> has_work_{false};
   bool sleeping_ = false;
   bool stop_ = false;
   std::thread worker_;

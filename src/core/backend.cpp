@@ -41,6 +41,9 @@ int best_device(const plugin::Framework& fw, std::optional<HardwareKind> only) {
 }
 
 std::pair<std::string, int> parse_spec(const std::string& spec) {
+  if (spec.empty() || spec.front() == ':')
+    throw Error(ErrorCode::invalid_argument,
+                "empty backend name: expected framework[:index], e.g. native, opencl:0, cuda:1");
   const auto colon = spec.find(':');
   if (colon == std::string::npos) return {spec, -1};
   const std::string index = spec.substr(colon + 1);

@@ -48,8 +48,10 @@ std::vector<FrameworkEntry> discover() {
 }  // namespace
 
 const std::vector<FrameworkEntry>& frameworks() {
-  static const std::vector<FrameworkEntry> entries = discover();
-  return entries;
+  // Never destroyed: frameworks (and their plugins' code) live until exit,
+  // and tensors destroyed during exit may still release device memory.
+  static const auto* entries = new std::vector<FrameworkEntry>(discover());
+  return *entries;
 }
 
 const FrameworkEntry* find_framework(std::string_view name) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "map.cuh"
+#include "nrm2.cuh"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -17,6 +18,7 @@ using plugin::TensorArg;
 constexpr int kReduceThreads = 256;
 constexpr int kMaxPartials = 1024;
 static_assert(kMaxPartials * (sizeof(double) + sizeof(std::int64_t)) <= Context::kScratchBytes);
+static_assert(kMaxPartials * 3 * sizeof(double) <= Context::kScratchBytes);  // nrm2's three sums
 
 // A rank-1 view: element i is first[i * stride].
 template <class T>
@@ -31,14 +33,10 @@ Strided<T> vec(const TensorArg& a) noexcept {
   return {element_ptr<T>(a), a.view.dims()[0], a.view.dims()[0] > 1 ? a.view.strides()[0] : 1};
 }
 
-// ---- sums: asum, nrm2, dot, accumulated in double ----------------------
+// ---- sums: asum, dot, accumulated in double (nrm2: nrm2.cuh) ------------
 struct AbsTerm {
   template <class T>
   __device__ double operator()(T x, T) const { return fabs(double(x)); }
-};
-struct SquareTerm {
-  template <class T>
-  __device__ double operator()(T x, T) const { return double(x) * double(x); }
 };
 struct ProductTerm {
   template <class T>
@@ -69,11 +67,11 @@ __global__ void __launch_bounds__(kReduceThreads)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kReduceThreads) sum_finish(const double* partials, int count, bool root, T* result) {
+__global__ void __launch_bounds__(kReduceThreads) sum_finish(const double* partials, int count, T* result) {
   double s = 0;
   for (int i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
   s = block_sum(s);
-  if (threadIdx.x == 0) *result = static_cast<T>(root ? sqrt(s) : s);
+  if (threadIdx.x == 0) *result = static_cast<T>(s);
 }
 
 [[nodiscard]] int reduce_grid(std::int64_t n, const Context& ctx) {
@@ -82,7 +80,7 @@ __global__ void __launch_bounds__(kReduceThreads) sum_finish(const double* parti
 }
 
 template <class T, class Term>
-void sum_kernel(const Context& ctx, std::string_view what, Strided<const T> x, Strided<const T> y, bool root,
+void sum_kernel(const Context& ctx, std::string_view what, Strided<const T> x, Strided<const T> y,
                 const TensorArg& result) {
   auto* partials = static_cast<double*>(ctx.scratch);
   int count = 0;
@@ -91,7 +89,7 @@ void sum_kernel(const Context& ctx, std::string_view what, Strided<const T> x, S
     sum_partials<T, Term><<<count, kReduceThreads, 0, ctx.stream>>>(x, y, partials, Term{});
     XY_CUDA_LAUNCHED(ctx.device, what);
   }
-  sum_finish<T><<<1, kReduceThreads, 0, ctx.stream>>>(partials, count, root, element_ptr<T>(result));
+  sum_finish<T><<<1, kReduceThreads, 0, ctx.stream>>>(partials, count, element_ptr<T>(result));
   XY_CUDA_LAUNCHED(ctx.device, what);
 }
 
@@ -103,16 +101,16 @@ Strided<const T> as_const(Strided<T> v) {
 template <class T>
 void asum(const OpCall& c, const Context& ctx) {
   const auto x = as_const(vec<T>(c.t[0]));
-  sum_kernel<T, AbsTerm>(ctx, "blas::asum", x, x, false, c.t[1]);
+  sum_kernel<T, AbsTerm>(ctx, "blas::asum", x, x, c.t[1]);
 }
 template <class T>
 void nrm2(const OpCall& c, const Context& ctx) {
   const auto x = as_const(vec<T>(c.t[0]));
-  sum_kernel<T, SquareTerm>(ctx, "blas::nrm2", x, x, true, c.t[1]);
+  nrm2::launch<T>(ctx, x.first, x.n, x.stride, x.n > 0 ? reduce_grid(x.n, ctx) : 0, element_ptr<T>(c.t[1]));
 }
 template <class T>
 void dot(const OpCall& c, const Context& ctx) {
-  sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(c.t[0])), as_const(vec<T>(c.t[1])), false, c.t[2]);
+  sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(c.t[0])), as_const(vec<T>(c.t[1])), c.t[2]);
 }
 
 // ---- iamax --------------------------------------------------------------

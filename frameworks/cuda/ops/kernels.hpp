@@ -36,8 +36,8 @@ class BlasState {
   cublasHandle_t handle_ = nullptr;
 };
 
-// What a kernel may use. Launches are serialised per device (by the
-// device's launch lock), so a kernel may use the scratch buffer freely.
+// What a kernel may use. Launches are serialised per device (under the
+// compute stream's lock), so a kernel may use the scratch buffer freely.
 struct Context {
   int device = 0;             // CUDA ordinal, for cudaSetDevice and error messages
   cudaStream_t stream = nullptr;

@@ -1,0 +1,215 @@
+// xylem::blas level 1 on vectors of odd sizes, contiguous and strided:
+// asum, dot, nrm2, iamax (into a tensor and as a future), axpy, scal, copy, swap.
+#include "conformance/conformance.hpp"
+
+namespace conformance {
+namespace {
+
+class Blas1 : public Conformance {
+ protected:
+  // Lengths and layouts of the vectors tested.
+  static std::vector<std::pair<std::int64_t, Layout>> vectors() {
+    std::vector<std::pair<std::int64_t, Layout>> v;
+    for (auto n : kSizes) v.emplace_back(n, Layout::contiguous);
+    for (std::int64_t n : {1, 7, 1000, 4099}) v.emplace_back(n, Layout::strided);
+    return v;
+  }
+  static std::string describe(std::int64_t n, Layout layout) { return std::to_string(n) + " " + name(layout); }
+
+  // A reduction's result, written into a one-element tensor and returned as
+  // a future, compared with `expect` within tol.
+  template <class T, class IntoTensor, class AsFuture>
+  void expect_reduction(IntoTensor into, AsFuture as_future, double expect, double tol, const char* what) {
+    Tensor result(Shape{1}, xylem::dtype_of_v<T>);
+    xylem::fill(backend, result, kNaN);
+    into(result);
+    const auto r = result.to_vector<T>();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NEAR(r[0], expect, tol) << what << " into a tensor";
+    const double f = as_future().get();
+    EXPECT_NEAR(f, expect, tol) << what << " as a future";
+  }
+};
+
+TEST_P(Blas1, asum) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_asum, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::asum(backend, probe.view).get(); })) return;
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n});
+      double ref = 0;
+      for (double v : x.values()) ref += std::abs(v);
+      expect_reduction<T>([&](Tensor& r) { xylem::blas::asum(backend, x.view, r); },
+                          [&] { return xylem::blas::asum(backend, x.view); }, ref, Tol<T>::reduce * ref + 1e-30,
+                          "asum");
+    }
+  });
+}
+
+TEST_P(Blas1, dot) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_dot, xylem::dtype_of_v<T>,
+              [&] { (void)xylem::blas::dot(backend, probe.view, probe.view).get(); })) {
+      return;
+    }
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n});
+      auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      double ref = 0, mag = 0;
+      for (std::size_t i = 0; i < x.pos.size(); ++i) {
+        ref += x.at(i) * y.at(i);
+        mag += std::abs(x.at(i) * y.at(i));
+      }
+      expect_reduction<T>([&](Tensor& r) { xylem::blas::dot(backend, x.view, y.view, r); },
+                          [&] { return xylem::blas::dot(backend, x.view, y.view); }, ref,
+                          Tol<T>::reduce * mag + 1e-30, "dot");
+    }
+  });
+}
+
+TEST_P(Blas1, nrm2) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_nrm2, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::nrm2(backend, probe.view).get(); })) return;
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n}, -3, 3);
+      double sq = 0;
+      for (double v : x.values()) sq += v * v;
+      const double ref = std::sqrt(sq);
+      expect_reduction<T>([&](Tensor& r) { xylem::blas::nrm2(backend, x.view, r); },
+                          [&] { return xylem::blas::nrm2(backend, x.view); }, ref, Tol<T>::reduce * ref + 1e-30,
+                          "nrm2");
+    }
+  });
+}
+
+TEST_P(Blas1, iamax) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_iamax, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::iamax(backend, probe.view).get(); })) {
+      return;
+    }
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n}, -5, 5);
+      const auto v = x.values();
+      std::int64_t ref = 0;
+      for (std::size_t i = 1; i < v.size(); ++i) {
+        if (std::abs(v[i]) > std::abs(v[static_cast<std::size_t>(ref)])) ref = static_cast<std::int64_t>(i);
+      }
+      Tensor result(Shape{1}, xylem::i64);
+      xylem::blas::iamax(backend, x.view, result);
+      EXPECT_EQ(result.to_vector<std::int64_t>(), std::vector<std::int64_t>{ref});
+      EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), ref);
+    }
+    // Ties: the first maximum, by magnitude, whatever the sign.
+    const std::vector<double> ties{1, -4, 2, 4, -4, 0.5, 4};
+    for (Layout layout : {Layout::contiguous, Layout::strided}) {
+      SCOPED_TRACE(std::string("ties, ") + name(layout));
+      auto x = input<T>(layout, {7}, -1, 1, &ties);
+      EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), 1);
+    }
+    // The first maximum far into a long vector (past any per-thread block).
+    std::vector<double> late(100003, 1.0);
+    late[70001] = -3;
+    late[90001] = 3;
+    auto x = input<T>(Layout::contiguous, {100003}, 0, 1, &late);
+    EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), 70001);
+  });
+}
+
+TEST_P(Blas1, axpy) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_axpy, xylem::dtype_of_v<T>, [&] { xylem::blas::axpy(backend, 2.0, probe.view, probe.view); })) {
+      return;
+    }
+    for (double alpha : {-2.25, 0.5}) {
+      for (auto [n, layout] : vectors()) {
+        SCOPED_TRACE(describe(n, layout) + ", alpha " + std::to_string(alpha));
+        auto x = input<T>(layout, {n});
+        auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+        std::vector<double> expect(y.pos.size());
+        for (std::size_t i = 0; i < expect.size(); ++i) expect[i] = y.at(i) + alpha * x.at(i);
+        xylem::blas::axpy(backend, alpha, x.view, y.view);
+        expect_result<T>(y, expect, [&](std::size_t i) {
+          return 4 * Tol<T>::eps * (std::abs(y.at(i)) + std::abs(alpha * x.at(i)));
+        }, "axpy");
+        EXPECT_EQ(x.base.version(), 1u);
+      }
+    }
+  });
+}
+
+TEST_P(Blas1, scal) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_scal, xylem::dtype_of_v<T>, [&] { xylem::blas::scal(backend, 2.0, probe.view); })) return;
+    for (double alpha : {-3.5, 0.0}) {
+      for (auto [n, layout] : vectors()) {
+        SCOPED_TRACE(describe(n, layout) + ", alpha " + std::to_string(alpha));
+        auto x = input<T>(layout, {n});
+        std::vector<double> expect(x.pos.size());
+        for (std::size_t i = 0; i < expect.size(); ++i) expect[i] = alpha * x.at(i);
+        xylem::blas::scal(backend, alpha, x.view);
+        expect_result<T>(x, expect, [&](std::size_t i) { return 2 * Tol<T>::eps * std::abs(expect[i]); }, "scal");
+        EXPECT_EQ(x.base.version(), 2u);
+      }
+    }
+  });
+}
+
+TEST_P(Blas1, copy) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_copy, xylem::dtype_of_v<T>, [&] {
+          Tensor y(Shape{3}, xylem::dtype_of_v<T>);
+          xylem::blas::copy(backend, probe.view, y);
+        })) {
+      return;
+    }
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n});
+      auto y = output<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      xylem::blas::copy(backend, x.view, y.view);
+      expect_result<T>(y, x.values(), [](std::size_t) { return 0.0; }, "copy");
+    }
+  });
+}
+
+TEST_P(Blas1, swap) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe2 = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_swap, xylem::dtype_of_v<T>, [&] { xylem::blas::swap(backend, probe.view, probe2.view); })) {
+      return;
+    }
+    for (auto [n, layout] : vectors()) {
+      SCOPED_TRACE(describe(n, layout));
+      auto x = input<T>(layout, {n});
+      auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      const auto xv = x.values(), yv = y.values();
+      xylem::blas::swap(backend, x.view, y.view);
+      expect_result<T>(x, yv, [](std::size_t) { return 0.0; }, "swap x");
+      expect_result<T>(y, xv, [](std::size_t) { return 0.0; }, "swap y");
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Frameworks, Blas1, ::testing::ValuesIn(available_targets()), target_label);
+
+}  // namespace
+}  // namespace conformance

@@ -1,0 +1,148 @@
+// What the conformance suite runs on: every hardware of every available
+// framework; every absent framework is reported as skipped, with the reason.
+#include <cctype>
+#include <iostream>
+
+#include "conformance/conformance.hpp"
+
+namespace conformance {
+
+std::vector<Target> available_targets() {
+  std::vector<Target> out;
+  for (const auto& s : Backend::frameworks()) {
+    if (!s.available) continue;
+    for (const auto& hw : s.hardware) out.push_back({s.name, hw.index, true, {}});
+  }
+  return out;
+}
+
+std::vector<Target> unavailable_targets() {
+  std::vector<Target> out;
+  for (const auto& s : Backend::frameworks()) {
+    if (!s.available) out.push_back({s.name, 0, false, s.reason});
+  }
+  return out;
+}
+
+std::string target_label(const ::testing::TestParamInfo<Target>& info) {
+  std::string label = info.param.framework;
+  for (auto& c : label) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return info.param.available ? label + "_" + std::to_string(info.param.index) : label;
+}
+
+void PrintTo(const Target& t, std::ostream* os) { *os << (t.available ? t.spec() : t.framework); }
+
+const char* name(Layout layout) {
+  switch (layout) {
+    case Layout::contiguous:
+      return "contiguous";
+    case Layout::strided:
+      return "strided";
+    case Layout::transposed:
+      return "transposed";
+    case Layout::padded:
+      return "padded";
+  }
+  return "?";
+}
+
+std::vector<std::int64_t> positions(const Shape& view) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(view.numel()));
+  const auto dims = view.dims();
+  const auto strides = view.strides();
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    auto rest = static_cast<std::int64_t>(k);
+    std::int64_t off = view.offset();
+    for (int a = view.rank() - 1; a >= 0; --a) {
+      off += (rest % dims[a]) * strides[a];
+      rest /= dims[a];
+    }
+    out[k] = off;
+  }
+  return out;
+}
+
+std::vector<double> Arg::values() const {
+  std::vector<double> v(pos.size());
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = at(k);
+  return v;
+}
+
+namespace detail {
+
+Shape base_shape(Layout layout, const Dims& dims) {
+  Dims d = dims;
+  switch (layout) {
+    case Layout::contiguous:
+      break;
+    case Layout::strided:
+      d.back() = 2 * d.back() + 1;
+      break;
+    case Layout::transposed:
+      std::swap(d[0], d[1]);
+      break;
+    case Layout::padded:
+      d[1] += 3;
+      break;
+  }
+  return Shape(std::span<const std::int64_t>(d));
+}
+
+Shape view_shape(Layout layout, const Dims& dims) {
+  const Shape base = base_shape(layout, dims);
+  const int last = static_cast<int>(dims.size()) - 1;
+  switch (layout) {
+    case Layout::contiguous:
+      return base;
+    case Layout::strided:
+      return base.slice(last, 1, base.dim(last), 2);
+    case Layout::transposed:
+      return base.transpose(0, 1);
+    case Layout::padded:
+      return base.slice(1, 1, dims[1] + 1);
+  }
+  return base;
+}
+
+Tensor view_of(const Tensor& base, Layout layout, const Dims& dims) {
+  const int last = static_cast<int>(dims.size()) - 1;
+  switch (layout) {
+    case Layout::contiguous:
+      return base;
+    case Layout::strided:
+      return base.slice(last, 1, base.shape().dim(last), 2);
+    case Layout::transposed:
+      return base.transpose(0, 1);
+    case Layout::padded:
+      return base.slice(1, 1, dims[1] + 1);
+  }
+  return base;
+}
+
+}  // namespace detail
+
+Conformance::Conformance() : backend(Backend::open(GetParam().spec())) {}
+
+bool Conformance::runs(OpId op, DType dtype, const std::function<void()>& call) {
+  if (backend.supports(op, dtype)) return true;
+  std::cout << "[ UNSUPPORTED ] " << target.spec() << ": " << xylem::plugin::op_name(op) << " in "
+            << xylem::name(dtype) << "\n";
+  XY_EXPECT_ERROR(xylem::ErrorCode::unsupported, call());
+  return false;
+}
+
+// Unavailable frameworks: one skipped test each, named after the framework.
+class Presence : public ::testing::TestWithParam<Target> {};
+
+TEST_P(Presence, report) {
+  const auto& t = GetParam();
+  std::cout << "[  SKIPPED ] " << t.framework << ": " << t.reason << std::endl;
+  GTEST_SKIP() << t.framework << ": " << t.reason;
+}
+
+INSTANTIATE_TEST_SUITE_P(Unavailable, Presence, ::testing::ValuesIn(unavailable_targets()), target_label);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Presence);
+
+}  // namespace conformance

@@ -1,0 +1,221 @@
+// Shapes: dimensions, strides, offsets, views (reshape, slice, transpose,
+// permute) and their errors; and the same views on tensors, which share data.
+#include <array>
+#include <sstream>
+
+#include "common/support.hpp"
+
+namespace {
+
+using xylem::ErrorCode;
+using xylem::Shape;
+using xylem::Tensor;
+
+std::vector<std::int64_t> v(std::span<const std::int64_t> s) { return {s.begin(), s.end()}; }
+using I = std::vector<std::int64_t>;
+
+TEST(Shape, ContiguousDimsAndStrides) {
+  Shape s{2, 3, 4};
+  EXPECT_EQ(s.rank(), 3);
+  EXPECT_EQ(v(s.dims()), (I{2, 3, 4}));
+  EXPECT_EQ(v(s.strides()), (I{12, 4, 1}));
+  EXPECT_EQ(s.dim(0), 2);
+  EXPECT_EQ(s.dim(-1), 4);
+  EXPECT_EQ(s.stride(-2), 4);
+  EXPECT_EQ(s.offset(), 0);
+  EXPECT_EQ(s.numel(), 24);
+  EXPECT_EQ(s.extent(), 24);
+  EXPECT_TRUE(s.is_contiguous());
+  EXPECT_EQ(s.dims_string(), "[2, 3, 4]");
+  EXPECT_EQ(s.strides_string(), "[12, 4, 1]");
+  std::ostringstream os;
+  os << s;
+  EXPECT_EQ(os.str(), "[2, 3, 4]");
+}
+
+TEST(Shape, ScalarAndEmpty) {
+  Shape scalar;
+  EXPECT_EQ(scalar.rank(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  EXPECT_TRUE(scalar.is_contiguous());
+  Shape empty{3, 0, 2};
+  EXPECT_EQ(empty.numel(), 0);
+  const std::array<std::int64_t, 2> dims{5, 6};
+  Shape from_span(dims);
+  EXPECT_EQ(from_span, (Shape{5, 6}));
+}
+
+TEST(Shape, Reshape) {
+  Shape s{2, 3, 4};
+  Shape r = s.reshape({4, 6});
+  EXPECT_EQ(v(r.dims()), (I{4, 6}));
+  EXPECT_EQ(v(r.strides()), (I{6, 1}));
+  Shape inferred = s.reshape({-1, 2});
+  EXPECT_EQ(v(inferred.dims()), (I{12, 2}));
+  Shape flat = s.reshape({24});
+  EXPECT_EQ(flat.rank(), 1);
+  // A contiguous slice (whole rows) keeps its offset through a reshape.
+  Shape rows = Shape{4, 6}.slice(0, 1, 3);
+  EXPECT_TRUE(rows.is_contiguous());
+  Shape rows_flat = rows.reshape({12});
+  EXPECT_EQ(rows_flat.offset(), 6);
+  EXPECT_EQ(rows_flat.numel(), 12);
+}
+
+TEST(Shape, Slice) {
+  Shape s{2, 3, 4};
+  Shape mid = s.slice(1, 1, 3);
+  EXPECT_EQ(v(mid.dims()), (I{2, 2, 4}));
+  EXPECT_EQ(v(mid.strides()), (I{12, 4, 1}));
+  EXPECT_EQ(mid.offset(), 4);
+  EXPECT_FALSE(mid.is_contiguous());
+  EXPECT_EQ(mid.numel(), 16);
+
+  Shape stepped = s.slice(2, 1, 4, 2);  // elements 1 and 3
+  EXPECT_EQ(v(stepped.dims()), (I{2, 3, 2}));
+  EXPECT_EQ(v(stepped.strides()), (I{12, 4, 2}));
+  EXPECT_EQ(stepped.offset(), 1);
+  EXPECT_EQ(stepped.extent(), 1 + 1 + 12 + 8 + 2);
+
+  Shape odd_step = Shape{10}.slice(0, 0, 10, 3);  // 0 3 6 9
+  EXPECT_EQ(odd_step.dim(0), 4);
+  EXPECT_EQ(odd_step.stride(0), 3);
+
+  Shape nested = stepped.slice(0, 1, 2);
+  EXPECT_EQ(nested.offset(), 13);
+  EXPECT_EQ(v(nested.dims()), (I{1, 3, 2}));
+}
+
+TEST(Shape, TransposeAndPermute) {
+  Shape s{2, 3};
+  Shape t = s.transpose(0, 1);
+  EXPECT_EQ(v(t.dims()), (I{3, 2}));
+  EXPECT_EQ(v(t.strides()), (I{1, 3}));
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(t.extent(), 6);
+  EXPECT_EQ(t.transpose(0, 1), s);
+  EXPECT_TRUE(t.same_dims(Shape{3, 2}));
+  EXPECT_FALSE(t == (Shape{3, 2}));  // same dims, other strides
+
+  Shape cube{2, 3, 4};
+  const std::array<int, 3> order{2, 0, 1};
+  Shape p = cube.permute(order);
+  EXPECT_EQ(v(p.dims()), (I{4, 2, 3}));
+  EXPECT_EQ(v(p.strides()), (I{1, 12, 4}));
+  const std::array<int, 3> identity{0, 1, 2};
+  EXPECT_EQ(cube.permute(identity), cube);
+  EXPECT_EQ(cube.transpose(-1, 0), cube.transpose(0, 2));
+}
+
+TEST(Shape, Strided) {
+  const std::array<std::int64_t, 2> dims{3, 2};
+  const std::array<std::int64_t, 2> strides{1, 3};
+  Shape s = Shape::strided(dims, strides, 5);
+  EXPECT_EQ(v(s.dims()), (I{3, 2}));
+  EXPECT_EQ(v(s.strides()), (I{1, 3}));
+  EXPECT_EQ(s.offset(), 5);
+  EXPECT_EQ(s.extent(), 5 + 1 + 2 + 3);
+  EXPECT_FALSE(s.is_contiguous());
+}
+
+TEST(Shape, Errors) {
+  Shape s{2, 3, 4};
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.dim(3));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.dim(-4));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.slice(3, 0, 1));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.slice(0, 0, 2, 0));  // step 0
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.transpose(0, 5));
+  const std::array<int, 3> repeated{0, 0, 1};
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.permute(repeated));
+  const std::array<int, 2> short_order{1, 0};
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.permute(short_order));
+  const std::array<std::int64_t, 2> dims{2, -1};
+  const std::array<std::int64_t, 2> strides{1, 1};
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Shape::strided(dims, strides, 0));
+  const std::array<std::int64_t, 9> too_many{1, 1, 1, 1, 1, 1, 1, 1, 1};
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Shape(std::span<const std::int64_t>(too_many)));
+}
+
+// The code of a reshape error is the core's choice between these two; what
+// matters is that it is an Error and says why.
+void expect_reshape_refused(const Shape& s, std::initializer_list<std::int64_t> dims) {
+  try {
+    (void)s.reshape(dims);
+    ADD_FAILURE() << "reshape of " << s << " (strides " << s.strides_string() << ") was accepted";
+  } catch (const xylem::Error& e) {
+    EXPECT_TRUE(e.code() == ErrorCode::shape_mismatch || e.code() == ErrorCode::invalid_argument)
+        << xylem::name(e.code()) << ": " << e.what();
+  }
+}
+
+TEST(Shape, ReshapeErrors) {
+  Shape s{2, 3, 4};
+  expect_reshape_refused(s, {5, 5});       // other element count
+  expect_reshape_refused(s, {-1, -1});     // two inferred dims
+  expect_reshape_refused(s, {-1, 5});      // not divisible
+  expect_reshape_refused(s.transpose(0, 2), {24});     // not contiguous
+  expect_reshape_refused(s.slice(2, 0, 4, 2), {12});   // not contiguous
+}
+
+// ---- the same views on tensors: no copy, the right elements ---------------
+
+TEST(TensorViews, ShareDataAndReadTheRightElements) {
+  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
+  EXPECT_EQ(t.shape(), (Shape{3, 4}));
+  EXPECT_EQ(t.numel(), 12);
+  EXPECT_EQ(t.rank(), 2);
+
+  auto tr = t.transpose();
+  EXPECT_TRUE(tr.shares_data_with(t));
+  EXPECT_EQ(tr.shape().dims_string(), "[4, 3]");
+  EXPECT_EQ(tr.to_vector<float>(), (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+
+  auto cols = t.slice(1, 1, 4, 2);  // columns 1 and 3
+  EXPECT_TRUE(cols.shares_data_with(t));
+  EXPECT_EQ(cols.to_vector<float>(), (std::vector<float>{1, 3, 5, 7, 9, 11}));
+
+  auto rows = t.slice(0, 1, 3).reshape({8});
+  EXPECT_EQ(rows.to_vector<float>(), (std::vector<float>{4, 5, 6, 7, 8, 9, 10, 11}));
+
+  const std::array<std::int64_t, 3> dims{2, 2, 3};
+  auto r3 = t.reshape(dims);
+  EXPECT_EQ(r3.rank(), 3);
+  EXPECT_EQ(r3.to_vector<float>(), xylem_test::iota_vector<float>(12));
+
+  auto other = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
+  EXPECT_FALSE(other.shares_data_with(t));
+}
+
+TEST(TensorViews, ContiguousCopiesAView) {
+  auto native = xylem::Backend::native();
+  auto t = Tensor::from(xylem_test::iota_vector<double>(12), Shape{3, 4});
+  auto c = xylem::contiguous(native, t.transpose());
+  EXPECT_FALSE(c.shares_data_with(t));
+  EXPECT_TRUE(c.shape().is_contiguous());
+  EXPECT_EQ(c.shape().dims_string(), "[4, 3]");
+  EXPECT_EQ(c.to_vector<double>(), (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+}
+
+TEST(TensorViews, Errors) {
+  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)t.slice(2, 0, 1));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)t.transpose(0, 2));
+  Tensor empty;
+  EXPECT_FALSE(empty.defined());
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)empty.to_vector<float>());
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)empty.reshape({1}));
+}
+
+TEST(TensorViews, Printing) {
+  auto t = Tensor::from(std::vector<double>{1.5, -2, 3.25, 4}, Shape{2, 2});
+  std::ostringstream os;
+  os << t;
+  const auto s = os.str();
+  EXPECT_NE(s.find("1.5"), std::string::npos) << s;
+  EXPECT_NE(s.find("-2"), std::string::npos) << s;
+  EXPECT_NE(s.find("3.25"), std::string::npos) << s;
+  EXPECT_NE(s.find("shape=[2, 2]"), std::string::npos) << s;
+  EXPECT_NE(s.find("strides=[2, 1]"), std::string::npos) << s;
+}
+
+}  // namespace
