@@ -39,7 +39,9 @@ class Shape {
   [[nodiscard]] std::int64_t extent() const noexcept;
 
   // Views. Each returns a new Shape over the same storage.
-  [[nodiscard]] Shape reshape(std::span<const std::int64_t> dims) const;  // needs a contiguous view; one dim may be -1
+  // One dim may be -1. A non-contiguous view reshapes without a copy where
+  // its strides allow (invalid_argument otherwise: use xylem::contiguous).
+  [[nodiscard]] Shape reshape(std::span<const std::int64_t> dims) const;
   [[nodiscard]] Shape reshape(std::initializer_list<std::int64_t> dims) const;
   [[nodiscard]] Shape slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step = 1) const;
   [[nodiscard]] Shape transpose(int a, int b) const;
@@ -54,6 +56,7 @@ class Shape {
 
  private:
   int normalize_axis(int axis) const;
+  bool reshape_strides_from(const Shape& from) noexcept;
   void set_contiguous_strides() noexcept;
 
   std::array<std::int64_t, kMaxRank> dims_{};

@@ -121,12 +121,49 @@ Shape Shape::reshape(std::span<const std::int64_t> dims) const {
   if (known != numel())
     throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " (" + std::to_string(numel()) +
                                                " elements) to " + join(dims));
-  if (!is_contiguous())
-    throw Error(ErrorCode::invalid_argument, "reshape of a non-contiguous view " + dims_string() + " with strides " +
-                                                 strides_string() + ": make it contiguous first (xylem::contiguous)");
   Shape s(std::span<const std::int64_t>(resolved.data(), dims.size()));
   s.offset_ = offset_;
+  if (is_contiguous() || numel() == 0) return s;
+  if (!s.reshape_strides_from(*this))
+    throw Error(ErrorCode::invalid_argument, "reshape of the view " + dims_string() + " with strides " +
+                                                 strides_string() + " to " + s.dims_string() +
+                                                 " needs a copy: make it contiguous first (xylem::contiguous)");
   return s;
+}
+
+// Strides that let this shape view the same elements as `from` in the same
+// row-major order, without a copy. Works group by group: a run of `from`'s
+// dimensions that multiplies to a run of ours must be dense within itself.
+bool Shape::reshape_strides_from(const Shape& from) noexcept {
+  std::array<std::int64_t, kMaxRank> old_dims{}, old_strides{};
+  int old_rank = 0;
+  for (int i = 0; i < from.rank_; ++i) {
+    if (from.dims_[i] == 1) continue;  // size-1 dimensions have no stride that matters
+    old_dims[old_rank] = from.dims_[i];
+    old_strides[old_rank++] = from.strides_[i];
+  }
+  int oi = 0, ni = 0;
+  while (ni < rank_ && oi < old_rank) {
+    int nj = ni + 1, oj = oi + 1;
+    std::int64_t np = dims_[ni], op = old_dims[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= rank_) return false;
+        np *= dims_[nj++];
+      } else {
+        if (oj >= old_rank) return false;
+        op *= old_dims[oj++];
+      }
+    }
+    for (int k = oi; k + 1 < oj; ++k)
+      if (old_strides[k] != old_strides[k + 1] * old_dims[k + 1]) return false;
+    strides_[nj - 1] = old_strides[oj - 1];
+    for (int k = nj - 1; k > ni; --k) strides_[k - 1] = strides_[k] * dims_[k];
+    ni = nj;
+    oi = oj;
+  }
+  for (; ni < rank_; ++ni) strides_[ni] = 1;  // trailing size-1 dimensions
+  return true;
 }
 
 Shape Shape::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step) const {

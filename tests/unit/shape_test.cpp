@@ -154,7 +154,28 @@ TEST(Shape, ReshapeErrors) {
   expect_reshape_refused(s, {-1, -1});     // two inferred dims
   expect_reshape_refused(s, {-1, 5});      // not divisible
   expect_reshape_refused(s.transpose(0, 2), {24});     // not contiguous
-  expect_reshape_refused(s.slice(2, 0, 4, 2), {12});   // not contiguous
+  expect_reshape_refused(s.slice(1, 0, 3, 2), {16});    // rows 0 and 2: a gap between them
+  expect_reshape_refused(s.slice(1, 0, 3, 2), {4, 4});  // merges across the gap
+}
+
+// A non-contiguous view reshapes without a copy when only dense groups of
+// its dimensions are merged or split.
+TEST(Shape, ReshapeOfStridedViewsWithoutCopy) {
+  const Shape column = Shape::strided(std::array<std::int64_t, 2>{2, 1}, std::array<std::int64_t, 2>{3, 1}, 0);
+  const Shape flat = column.reshape({2});
+  EXPECT_EQ(flat.strides_string(), "[3]");
+
+  const Shape every_other = Shape{4, 6}.slice(1, 0, 6, 2);  // dims [4, 3], strides [6, 2]
+  const Shape split = every_other.reshape({2, 2, 3});
+  EXPECT_EQ(split.strides_string(), "[12, 6, 2]");
+  EXPECT_EQ(split.offset(), every_other.offset());
+  const Shape with_ones = every_other.reshape({4, 1, 3, 1});
+  EXPECT_EQ(with_ones.dims_string(), "[4, 1, 3, 1]");
+  EXPECT_EQ(with_ones.strides()[0], 6);
+  EXPECT_EQ(with_ones.strides()[2], 2);
+
+  const Shape rows = Shape{6, 4}.slice(0, 1, 6, 2);  // dims [3, 4], strides [8, 1]
+  EXPECT_EQ(rows.reshape({3, 2, 2}).strides_string(), "[8, 2, 1]");
 }
 
 // ---- the same views on tensors: no copy, the right elements ---------------
