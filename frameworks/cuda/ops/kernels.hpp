@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "../memory.hpp"
+#include "xylem/plugin/kernel_table.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::cuda {
@@ -49,19 +50,8 @@ struct Context {
 
 using Kernel = void (*)(const plugin::OpCall& call, const Context& ctx);
 
-class KernelTable {
- public:
-  void set(plugin::OpId op, DType dtype, Kernel k) noexcept { slots_[index(op)][index(dtype)] = k; }
-  [[nodiscard]] Kernel get(plugin::OpId op, DType dtype) const noexcept { return slots_[index(op)][index(dtype)]; }
-
- private:
-  static constexpr std::size_t index(plugin::OpId op) noexcept { return static_cast<std::size_t>(op); }
-  static constexpr std::size_t index(DType t) noexcept { return static_cast<std::size_t>(t); }
-  std::array<std::array<Kernel, kDTypeCount>, plugin::kOpCount> slots_{};
-};
-
-// The dtype a call dispatches on: that of its first tensor argument.
-[[nodiscard]] inline DType dispatch_dtype(const plugin::OpCall& call) noexcept { return call.t[0].dtype; }
+using KernelTable = plugin::KernelTable<Kernel>;
+using plugin::dispatch_dtype;
 
 void register_creation(KernelTable& table);
 void register_copy(KernelTable& table);

@@ -23,6 +23,7 @@
 #include "core/half.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
+#include "xylem/plugin/convert.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::native {
@@ -33,22 +34,13 @@ namespace {
 
 using plugin::OpCall;
 using plugin::OpId;
+using plugin::saturate;
 
 // Cheap per-element work (fill, arange) is worth splitting only in large
 // pieces; random numbers cost more per element (Philox, and log and cos for
 // normal), so smaller pieces already pay off.
 constexpr std::int64_t kFillGrain = 32 * 1024;
 constexpr std::int64_t kRandomGrain = 4 * 1024;
-
-// Integers take the value truncated toward zero and saturated (NaN gives 0),
-// so out-of-range requests are defined rather than undefined behaviour.
-template <class I>
-I saturate(double value) noexcept {
-  if (std::isnan(value)) return 0;
-  if (value <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  if (value >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(value);
-}
 
 // Storage type and conversion from double, per dtype. f16 and bf16 round
 // the float value to nearest even (core/half.hpp, shared with the core).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "xylem/plugin/convert.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
 
 namespace xylem::opencl {
@@ -14,16 +15,7 @@ namespace xylem::opencl {
 namespace {
 
 using plugin::OpId;
-
-// Integers take the value truncated toward zero and saturated (NaN gives
-// 0), as the native framework does.
-template <class I>
-I saturate(double value) noexcept {
-  if (std::isnan(value)) return 0;
-  if (value <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  if (value >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(value);
-}
+using plugin::saturate;
 
 std::uint16_t bf16_bits(float value) noexcept {
   const auto bits = std::bit_cast<std::uint32_t>(value);

@@ -1,0 +1,31 @@
+#pragma once
+// A framework's kernels, one slot per (op, dtype): what `supports` answers
+// from and what `launch` calls. Each framework fills it once, family by
+// family (register_blas, register_activation, ...), with its own kernel
+// signature.
+#include <array>
+#include <cstddef>
+
+#include "xylem/dtype.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::plugin {
+
+template <class Kernel>
+class KernelTable {
+ public:
+  void set(OpId op, DType dtype, Kernel k) noexcept { slots_[index(op)][index(dtype)] = k; }
+  [[nodiscard]] Kernel get(OpId op, DType dtype) const noexcept {
+    return index(op) < kOpCount ? slots_[index(op)][index(dtype)] : nullptr;
+  }
+
+ private:
+  static constexpr std::size_t index(OpId op) noexcept { return static_cast<std::size_t>(op); }
+  static constexpr std::size_t index(DType t) noexcept { return static_cast<std::size_t>(t); }
+  std::array<std::array<Kernel, kDTypeCount>, kOpCount> slots_{};
+};
+
+// The dtype a call dispatches on: that of its first tensor argument.
+[[nodiscard]] inline DType dispatch_dtype(const OpCall& call) noexcept { return call.t[0].dtype; }
+
+}  // namespace xylem::plugin
