@@ -1,0 +1,105 @@
+// Tensors moving between native and every other device present (OpenCL,
+// CUDA, the test framework): written on one, read on the other and back,
+// with the values checked and every transfer counted. Devices that are not
+// present are reported as skipped by name.
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "common/support.hpp"
+
+namespace {
+
+using xylem::Backend;
+using xylem::Shape;
+using xylem::Tensor;
+
+std::vector<std::string> device_ids() {
+  std::vector<std::string> ids;
+  for (const auto& fw : Backend::frameworks())
+    if (fw.name != "native")
+      for (const auto& hw : fw.hardware) ids.push_back(hw.id());
+  for (const char* known : {"opencl:0", "cuda:0"})
+    if (std::find(ids.begin(), ids.end(), known) == ids.end()) ids.emplace_back(known);
+  return ids;
+}
+
+class Movement : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    try {
+      device = Backend::open(GetParam());
+    } catch (const xylem::Error& e) {
+      GTEST_SKIP() << GetParam() << ": " << e.what();
+    }
+  }
+  std::optional<Backend> device;
+  Backend native = Backend::native();
+};
+
+TEST_P(Movement, WrittenThereReadHereThenBack) {
+  const auto seed = xylem_test::fresh_seed();
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-2, 2);
+  const std::int64_t n = 1000;
+  std::vector<float> values(n);
+  for (auto& v : values) v = dist(rng);
+  const Tensor source = Tensor::from(values);
+
+  // Written on the device: no transfer of x, no host copy of it yet.
+  Tensor x(Shape{n}, xylem::f32);
+  xylem::blas::copy(*device, source, x);
+  EXPECT_EQ(source.transfers(), 1u);
+  EXPECT_EQ(x.transfers(), 0u);
+  EXPECT_TRUE(x.is_current_on(*device));
+  EXPECT_FALSE(x.is_current_on(native));
+
+  // Read on the host: one transfer; a second read moves nothing.
+  const std::vector<float> first = x.to_vector<float>();
+  EXPECT_EQ(first, values);
+  EXPECT_EQ(x.transfers(), 1u);
+  EXPECT_EQ(x.to_vector<float>(), first);
+  EXPECT_EQ(x.transfers(), 1u);
+  EXPECT_TRUE(x.is_current_on(*device)) << "a read must not make the device copy stale";
+
+  // Written on native: the device copy goes stale; reading it there again
+  // transfers once, and the values are native's.
+  xylem::blas::scal(native, 2.0, x);
+  EXPECT_FALSE(x.is_current_on(*device));
+  Tensor y(Shape{n}, xylem::f32);
+  xylem::nn::relu(*device, x, y);
+  EXPECT_EQ(x.transfers(), 2u);
+  EXPECT_EQ(y.transfers(), 0u) << "a write-only output needs no transfer";
+  xylem::nn::relu(*device, x, y);
+  EXPECT_EQ(x.transfers(), 2u) << "a current copy is never transferred again";
+
+  const std::vector<float> result = y.to_vector<float>();
+  EXPECT_EQ(y.transfers(), 1u);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(result[i], std::max(2.0f * first[i], 0.0f)) << "at " << i;
+
+  // Both copies current after the device read: native reads cost nothing.
+  EXPECT_TRUE(x.is_current_on(native));
+  (void)x.to_vector<float>();
+  EXPECT_EQ(x.transfers(), 2u);
+}
+
+TEST_P(Movement, ViewsOfDeviceDataReadOnTheHost) {
+  auto host = Tensor::from(xylem_test::iota_vector<double>(12), Shape{3, 4});
+  Tensor on_device(Shape{3, 4}, xylem::f64);
+  if (!device->supports(xylem::plugin::OpId::blas_copy, xylem::f64)) GTEST_SKIP() << "no f64 on " << GetParam();
+  Tensor flat = on_device.reshape({12});
+  xylem::blas::copy(*device, host.reshape({12}), flat);
+  const auto transposed = on_device.transpose().to_vector<double>();
+  EXPECT_EQ(transposed, (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, Movement, ::testing::ValuesIn(device_ids()),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string name = param.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
