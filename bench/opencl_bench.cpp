@@ -5,7 +5,10 @@
 // first use: compiled (cold cache) and loaded from the on-disk cache (warm),
 // each measured in a fresh process.
 //
-//   xylem_bench_opencl [--device opencl:0] [--n ELEMENTS] [--runs R] [--json FILE]
+//   xylem_bench_opencl [--device opencl:0] [--n ELEMENTS] [--runs R] [--json FILE] [--only OP,OP]
+//
+// --only measures just the named rows ("scal,axpy,tanh", "gemm", "download"),
+// without the kernel load times: a quick check while tuning one kernel.
 #include <xylem/xylem.hpp>
 
 #include <algorithm>
@@ -85,6 +88,13 @@ struct Options {
   int runs = 21;
   std::string json;
   bool startup_child = false;
+  std::string only;  // comma-separated rows to measure; empty: all
+
+  [[nodiscard]] bool wants(const std::string& op) const {
+    if (only.empty()) return true;
+    const std::string list = "," + only + ",";
+    return list.find("," + op + ",") != std::string::npos;
+  }
 };
 
 // Child mode: the first call of one op of each family, minus its steady
@@ -156,8 +166,10 @@ int main(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::max(3, std::atoi(next().c_str()));
     else if (a == "--json") o.json = next();
     else if (a == "--startup") o.startup_child = true;
+    else if (a == "--only") o.only = next();
     else {
-      std::fprintf(stderr, "usage: %s [--device opencl:0] [--n ELEMENTS] [--runs R] [--json FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--device opencl:0] [--n ELEMENTS] [--runs R] [--json FILE] [--only OP,OP]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -169,14 +181,15 @@ int main(int argc, char** argv) {
     const auto cache = (std::filesystem::temp_directory_path() /
                         ("xylem-bench-cache-" + std::to_string(::getpid()))).string();
     std::filesystem::remove_all(cache);
+    const bool startup = o.only.empty();
     // cold: nothing cached anywhere, a real compile. PoCL generates each
     // kernel's work-group function at its first launch and keeps that in
     // its own cache, not in the program binary: `warm_ours` (our binaries,
     // PoCL's cache still empty) shows that cost; `warm` is any later
     // process.
-    const std::string cold = run_child(argv[0], o, cache, false);
-    const std::string warm_ours = run_child(argv[0], o, cache, true);
-    const std::string warm = run_child(argv[0], o, cache, true);
+    const std::string cold = startup ? run_child(argv[0], o, cache, false) : "";
+    const std::string warm_ours = startup ? run_child(argv[0], o, cache, true) : "";
+    const std::string warm = startup ? run_child(argv[0], o, cache, true) : "";
     unsetenv("POCL_KERNEL_CACHE");
     std::filesystem::remove_all(cache);
 
@@ -193,6 +206,7 @@ int main(int argc, char** argv) {
     // alternate between the two, so that both see the same machine load.
     auto compare = [&](const std::string& op, double moved, double need,
                        const std::function<std::function<void()>(const Backend&)>& make) {
+      if (!o.wants(op)) return;
       Row row{op, "GB/s", 0, 0, need};
       auto ours = make(ocl);
       auto theirs = make(nat);
@@ -305,7 +319,7 @@ int main(int argc, char** argv) {
     // tensor written on native, then read by an OpenCL asum, less the same
     // asum on a tensor already there; its "native" figure is a host memcpy
     // of the same bytes, which is what a transfer to a CPU device is.
-    {
+    if (o.wants("download") || o.wants("upload")) {
       auto median = [](std::vector<double> v) {
         std::sort(v.begin(), v.end());
         return v[v.size() / 2];
@@ -350,6 +364,7 @@ int main(int argc, char** argv) {
     // GEMM: our kernel and CLBlast (XYLEM_OPENCL_GEMM picks the engine at
     // each call) against OpenBLAS, the three alternating.
     for (std::int64_t m : {256, 1024}) {
+      if (!o.wants("gemm")) break;
       const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(m);
       struct Engine {
         const char* name;
@@ -407,11 +422,13 @@ int main(int argc, char** argv) {
                               field(warm, "blas_ms") + field(warm, "gemm_ms");
     const double cold_total = field(cold, "creation_ms") + field(cold, "copy_ms") + field(cold, "activation_ms") +
                               field(cold, "blas_ms") + field(cold, "gemm_ms");
-    std::printf("kernels at first use, all five families: %.1f ms compiled (empty cache), %.1f ms loaded (warm cache, "
-                "needed <= 50 ms%s)\n",
-                cold_total, warm_total, warm_total <= 50 ? "" : " !");
-    std::printf("  cold: %s\n  warm, PoCL's kernel cache still empty: %s\n  warm: %s\n", cold.c_str(),
-                warm_ours.c_str(), warm.c_str());
+    if (startup) {
+      std::printf("kernels at first use, all five families: %.1f ms compiled (empty cache), %.1f ms loaded (warm cache, "
+                  "needed <= 50 ms%s)\n",
+                  cold_total, warm_total, warm_total <= 50 ? "" : " !");
+      std::printf("  cold: %s\n  warm, PoCL's kernel cache still empty: %s\n  warm: %s\n", cold.c_str(),
+                  warm_ours.c_str(), warm.c_str());
+    }
 
     if (!o.json.empty()) {
       std::ofstream f(o.json);
@@ -424,8 +441,8 @@ int main(int argc, char** argv) {
           << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
       }
       f << "  ],\n  \"startup_cold\": " << (cold.empty() ? "null" : cold) << ",\n  \"startup_warm_pocl_cache_empty\": "
-        << (warm_ours.empty() ? "null" : warm_ours) << ",\n  \"startup_warm\": " << (warm.empty() ? "null" : warm) << ",\n  \"kernels_cold_ms\": " << cold_total
-        << ",\n  \"kernels_warm_ms\": " << warm_total << ",\n  \"sigmoid_f32_max_ulp\": " << sig_ocl
+        << (warm_ours.empty() ? "null" : warm_ours) << ",\n  \"startup_warm\": " << (warm.empty() ? "null" : warm) << ",\n  \"kernels_cold_ms\": " << (startup ? std::to_string(cold_total) : "null")
+        << ",\n  \"kernels_warm_ms\": " << (startup ? std::to_string(warm_total) : "null") << ",\n  \"sigmoid_f32_max_ulp\": " << sig_ocl
         << ",\n  \"tanh_f32_max_ulp\": " << tanh_ocl << "\n}\n";
     }
     return all_met ? 0 : 1;

@@ -132,8 +132,8 @@ void axpy(Launcher& launch) {
   const ProgramPackage& program = launch.program(Family::blas);
   const Scalar alpha{dtype, call.f[0]};
   if (x.stride == 1 && y.stride == 1) {
-    launch.run_runs(program.kernel(join({"axpy_c", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, y.mem, y.offset, x.n,
-               alpha);
+    launch.run_chunks_in_place(program.kernel(join({"axpy_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
+                               x.offset, y.mem, y.offset, x.n, alpha);
   } else {
     launch.run(program.kernel(join({"axpy_s", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride, y.mem,
                y.offset, y.stride, x.n, alpha);
@@ -149,7 +149,8 @@ void scal(Launcher& launch) {
   const ProgramPackage& program = launch.program(Family::blas);
   const Scalar alpha{dtype, call.f[0]};
   if (x.stride == 1) {
-    launch.run_runs(program.kernel(join({"scal_c", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.n, alpha);
+    launch.run_chunks_in_place(program.kernel(join({"scal_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
+                               x.offset, x.n, alpha);
   } else {
     launch.run(program.kernel(join({"scal_s", sfx})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride, x.n, alpha);
   }

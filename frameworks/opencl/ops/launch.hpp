@@ -82,6 +82,16 @@ class Launcher {
     const ChunkShape s = chunk_shape(kernel, n, element_bytes);
     enqueue(kernel, s.global, s.local, args..., s.stream, s.per);
   }
+  // The same for a kernel that updates an operand in place (axpy, scal):
+  // appends only `per`. Streaming stores do not pay there: every line is
+  // read before it is written, so they save no traffic, and they push the
+  // line out of the cache (measured on PoCL: 0.85x OpenBLAS's scal with
+  // them, 1.0x without).
+  template <class... Args>
+  void run_chunks_in_place(const KernelInfo& kernel, std::size_t n, const Args&... args) {
+    const ChunkShape s = chunk_shape(kernel, n, 0);
+    enqueue(kernel, s.global, s.local, args..., s.per);
+  }
   // Exactly `groups` work-groups of `local` items.
   template <class... Args>
   void run_groups(const KernelInfo& kernel, std::size_t groups, std::size_t local, const Args&... args) {
