@@ -134,10 +134,12 @@ TEST_P(Blas1, axpy) {
       return;
     }
     for (double alpha : {-2.25, 0.5}) {
-      for (auto [n, layout] : vectors()) {
-        SCOPED_TRACE(describe(n, layout) + ", alpha " + std::to_string(alpha));
+      for (auto [n, layout] : vectors())
+      for (Layout y_layout : {layout, layout == Layout::strided ? Layout::contiguous : Layout::strided}) {
+        // Both dense takes the vectorised path; mixed layouts the strided one.
+        SCOPED_TRACE(describe(n, layout) + ", y " + name(y_layout) + ", alpha " + std::to_string(alpha));
         auto x = input<T>(layout, {n});
-        auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+        auto y = input<T>(y_layout, {n});
         std::vector<double> expect(y.pos.size());
         for (std::size_t i = 0; i < expect.size(); ++i) expect[i] = y.at(i) + alpha * x.at(i);
         xylem::blas::axpy(backend, alpha, x.view, y.view);
