@@ -25,6 +25,8 @@ void scal(const Backend& b, double alpha, Tensor& x);                      // x 
 void swap(const Backend& b, Tensor& x, Tensor& y);
 
 // c = alpha op(a) op(b) + beta c. With beta == 0, c need not be initialized.
+// f32 and f64; f16 and bf16 storage too, accumulating in f32 and rounding
+// the result to the storage type.
 void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm,
           double beta, Tensor& c);
 

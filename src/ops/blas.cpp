@@ -142,9 +142,9 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
           Tensor& c) {
   constexpr auto op = OpId::blas_gemm;
   const auto name = plugin::op_name(op);
-  ops::require_real(name, "a", a);
-  ops::require_real(name, "b", bm);
-  ops::require_real(name, "c", c);
+  ops::require_gemm_dtype(name, "a", a);
+  ops::require_gemm_dtype(name, "b", bm);
+  ops::require_gemm_dtype(name, "c", c);
   ops::require_same_dtype(name, "a", a, "b", bm);
   ops::require_same_dtype(name, "a", a, "c", c);
   ops::require_rank(name, "a", a, 2);
@@ -163,6 +163,10 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
     if (beta == 0) {
       fill(b, c, 0.0);
     } else if (beta != 1) {
+      if (c.dtype() != DType::f32 && c.dtype() != DType::f64)
+        throw Error(ErrorCode::unsupported, std::string(name) + ": k = 0 with beta " + std::to_string(beta) +
+                                                " on " + std::string(xylem::name(c.dtype())) +
+                                                " (scaling c needs blas::scal, f32/f64 only)");
       for (std::int64_t row = 0; row < m; ++row) {
         const std::int64_t dims[] = {n}, strides[] = {c.shape().strides()[1]};
         Tensor line = c.as_strided(Shape::strided(dims, strides, c.shape().offset() + row * c.shape().strides()[0]));

@@ -26,6 +26,15 @@ inline void require_real(std::string_view op, std::string_view arg, const Tensor
                                                describe(t) + "; expected f32 or f64");
 }
 
+// gemm also takes f16 and bf16 storage (accumulating in f32).
+inline void require_gemm_dtype(std::string_view op, std::string_view arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  const DType d = t.dtype();
+  if (d != DType::f32 && d != DType::f64 && d != DType::f16 && d != DType::bf16)
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " +
+                                               describe(t) + "; expected f32, f64, f16 or bf16");
+}
+
 inline void require_same_dtype(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view b_name,
                                const Tensor& b) {
   if (a.dtype() != b.dtype())

@@ -1,4 +1,5 @@
-// Native BLAS: levels 1 and 3 through OpenBLAS's cblas, for f32 and f64.
+// Native BLAS: levels 1 and 3 through OpenBLAS's cblas, for f32 and f64
+// (gemm for f16 and bf16 is in gemm_half.cpp).
 //
 // Vectors are rank-1 views with any stride. BLAS addresses a vector with a
 // negative increment from its lowest address, so that is the pointer we
@@ -226,6 +227,7 @@ void register_typed(KernelTable& table) {
 void register_blas(KernelTable& table) {
   register_typed<float>(table);
   register_typed<double>(table);
+  register_gemm_half(table);  // f16, bf16: gemm only, accumulating in f32
 }
 
 }  // namespace xylem::native

@@ -18,6 +18,8 @@ using plugin::dispatch_dtype;
 void register_creation(KernelTable& table);
 void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
+// f16/bf16 gemm (gemm_half.cpp), called from register_blas.
+void register_gemm_half(KernelTable& table);
 void register_activation(KernelTable& table);
 
 // The table with every family registered (built once).

@@ -54,6 +54,8 @@ inline constexpr std::size_t kMaxOpTensors = 6;
 //                      c = alpha*op(a)*op(b) + beta*c. Each matrix view has stride(1)==1 and
 //                      stride(0) >= its columns (the core normalises transposed views).
 //                      With beta == 0, c is write-only and may hold NaN: do not read it.
+//                      f16/bf16: products accumulate in f32, alpha and beta applied in
+//                      f32, c rounded to its dtype (nearest even).
 //   nn activations     t0=x, t1=y, same dims, any strides
 //   nn gradients       sigmoid_grad(y, dy, dx): dx = dy*y*(1-y)
 //                      relu_grad(x, dy, dx):    dx = x > 0 ? dy : 0
