@@ -69,6 +69,10 @@ bool Device::supports(OpId op, DType dtype) const noexcept {
     case OpId::creation_arange:
       if (dtype == DType::boolean) return false;
       return dtype != DType::f64 || info_.fp64;
+    case OpId::blas_gemm:
+      // f16 and bf16 through f32 (ops/gemm_half.cpp): no device fp16 needed.
+      if (dtype == DType::f16 || dtype == DType::bf16) return true;
+      return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
     default:
       return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
   }
@@ -88,6 +92,8 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
   // Build (or load) the program before taking the launch lock: a first
   // compile must not stall other families' launches.
   (void)program(route(call.op).family);
+  if (call.op == OpId::blas_gemm && (call.t[0].dtype == DType::f16 || call.t[0].dtype == DType::bf16))
+    (void)program(Family::convert);
   std::lock_guard lock(launch_mutex_);
   Launcher launcher(*this, call, deps);
   switch (route(call.op).family) {
@@ -101,6 +107,8 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
       return launch_blas(launcher);
     case Family::gemm:
       return launch_gemm(launcher);
+    case Family::convert:
+      break;  // no op routes here: blas::gemm of f16 and bf16 uses it
   }
   throw Error(ErrorCode::internal, describe(call, *this) + ": no family");
 }

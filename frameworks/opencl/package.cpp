@@ -40,6 +40,8 @@ std::string_view family_text(Family family) noexcept {
       return sources::activation;
     case Family::gemm:
       return sources::gemm;
+    case Family::convert:
+      return sources::convert;
   }
   return {};
 }

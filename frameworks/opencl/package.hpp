@@ -1,6 +1,7 @@
 #pragma once
-// The kernels of one op family (creation, copy, blas, activation, gemm) compiled
-// for one device: a cl_program and its kernels with their work-group sizes.
+// The kernels of one op family (creation, copy, blas, activation, gemm,
+// convert: the f16/bf16 <-> f32 conversions of blas::gemm) compiled for one
+// device: a cl_program and its kernels with their work-group sizes.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,14 +20,15 @@ struct DeviceInfo;
   X(copy)                        \
   X(blas)                        \
   X(activation)                  \
-  X(gemm)
+  X(gemm)                        \
+  X(convert)
 
 enum class Family {
 #define XYLEM_OPENCL_FAMILY_ENUM(f) f,
   XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_ENUM)
 #undef XYLEM_OPENCL_FAMILY_ENUM
 };
-inline constexpr std::size_t kFamilyCount = 5;
+inline constexpr std::size_t kFamilyCount = 6;
 [[nodiscard]] std::string_view name(Family family) noexcept;
 
 struct KernelInfo {

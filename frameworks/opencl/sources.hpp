@@ -12,5 +12,6 @@ extern const std::string_view copy;        // kernels/copy.cl
 extern const std::string_view blas;        // kernels/blas.cl
 extern const std::string_view activation;  // kernels/activation.cl
 extern const std::string_view gemm;        // kernels/gemm.cl
+extern const std::string_view convert;     // kernels/convert.cl
 
 }  // namespace xylem::opencl::sources

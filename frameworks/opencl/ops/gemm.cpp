@@ -1,5 +1,6 @@
 // blas::gemm: the cases with nothing to multiply, then our register-blocked
-// kernel (kernels/gemm.cl) or CLBlast (ops/gemm_clblast.cpp).
+// kernel (kernels/gemm.cl) or CLBlast (ops/gemm_clblast.cpp). f16 and
+// bf16 go through f32 copies (ops/gemm_half.cpp), then back here.
 //
 // Which engine: bench/opencl_bench.cpp races the two in one run
 // (XYLEM_OPENCL_GEMM=ours or =clblast forces one, for that race and for
@@ -96,6 +97,7 @@ std::int64_t leading_dim(const TensorArg& m) noexcept {
 EventPtr launch_gemm(Launcher& launch) {
   const auto& call = launch.call();
   const TensorArg &a = call.t[0], &c = call.t[2];
+  if (c.dtype == DType::f16 || c.dtype == DType::bf16) return launch_gemm_half(launch);
   GemmDims g{};
   g.m = c.view.dims()[0];
   g.n = c.view.dims()[1];

@@ -19,6 +19,10 @@ struct GemmDims {
 // CLBlast still checks ld >= columns.
 [[nodiscard]] std::int64_t leading_dim(const plugin::TensorArg& matrix) noexcept;
 
+// blas::gemm of f16 or bf16 (ops/gemm_half.cpp): through dense f32 copies
+// of the operands and launch_gemm's f32 path.
+[[nodiscard]] EventPtr launch_gemm_half(Launcher& launch);
+
 #ifdef XYLEM_OPENCL_HAVE_CLBLAST
 // Enqueues CLBlast's Gemm on the launcher's queue, after the call's inputs.
 void clblast_gemm(Launcher& launch, const GemmDims& g);

@@ -1,0 +1,100 @@
+// blas::gemm of f16 and bf16, on every device (no fp16 support needed):
+// a and b are widened into dense f32 buffers (kernels/convert.cl), the f32
+// gemm (launch_gemm: ours or CLBlast, as it picks) computes t = alpha *
+// op(a) * op(b) into a third, and c = t + beta * c is computed in f32 and
+// rounded back into c's view (to nearest even) in one pass. Products thus
+// accumulate in f32, and with beta == 0 c is never read.
+//
+// The buffers are created per call and released as soon as the commands
+// are enqueued: OpenCL keeps a buffer alive until the commands queued on
+// it complete. Everything runs on the device's in-order queue, so the f32
+// gemm, launched with no dependencies of its own, follows the conversions,
+// which follow the call's dependencies.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "frameworks/opencl/ops/gemm.hpp"
+
+namespace xylem::opencl {
+
+namespace {
+
+using plugin::TensorArg;
+
+// A dense f32 buffer of rows x cols (at least one element: a buffer cannot
+// be empty).
+Mem f32_buffer(Launcher& launch, std::int64_t rows, std::int64_t cols) {
+  const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows * cols, 1)) * sizeof(cl_float);
+  const DeviceInfo& info = launch.device().info();
+  if (info.max_alloc && bytes > info.max_alloc)
+    throw Error(ErrorCode::out_of_memory, launch.describe() + ": the f32 copy of an operand takes " +
+                                              std::to_string(bytes) + " bytes; the device allows at most " +
+                                              std::to_string(info.max_alloc) + " in one buffer");
+  cl_int status = CL_SUCCESS;
+  Mem mem(clCreateBuffer(launch.device().context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+  check(status, [&] { return launch.describe() + ": an f32 buffer of " + std::to_string(bytes) + " bytes"; });
+  return mem;
+}
+
+// Items of a conversion kernel over a rows x cols matrix: one per run of
+// XY_CVT_W (16) elements of a row.
+std::size_t conversion_items(std::int64_t rows, std::int64_t cols) {
+  return static_cast<std::size_t>(rows * ((cols + 15) / 16));
+}
+
+// The dense f32 copy of a 16-bit matrix view.
+Mem widen(Launcher& launch, const ProgramPackage& program, const TensorArg& x) {
+  const std::int64_t rows = x.view.dims()[0], cols = x.view.dims()[1];
+  Mem y = f32_buffer(launch, rows, cols);
+  launch.run(program.kernel(join({"to_f32", suffix(x.dtype)})), conversion_items(rows, cols), mem_of(x),
+             static_cast<cl_long>(x.view.offset()), static_cast<cl_long>(leading_dim(x)), static_cast<cl_long>(rows),
+             static_cast<cl_long>(cols), y.get());
+  return y;
+}
+
+TensorArg dense_f32(const Mem& mem, std::int64_t rows, std::int64_t cols) {
+  return TensorArg{mem.get(), Shape{rows, cols}, DType::f32};
+}
+
+}  // namespace
+
+EventPtr launch_gemm_half(Launcher& launch) {
+  const auto& call = launch.call();
+  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
+  const std::int64_t k = call.i[0] ? a.view.dims()[0] : a.view.dims()[1];
+  if (m == 0 || n == 0) return launch.finish();
+  const double alpha = call.f[0], beta = call.f[1];
+  const ProgramPackage& program = launch.program(Family::convert);
+
+  // The f32 gemm reads a and b only when there is something to multiply;
+  // otherwise it only clears t, after the call's dependencies.
+  Mem a32, b32;
+  if (k > 0 && alpha != 0) {
+    a32 = widen(launch, program, a);
+    b32 = widen(launch, program, b);
+  } else {
+    a32 = f32_buffer(launch, 1, 1);
+    b32 = f32_buffer(launch, 1, 1);
+    launch.wait_for_deps();
+  }
+  Mem t32 = f32_buffer(launch, m, n);
+
+  plugin::OpCall inner = call;
+  inner.t[0] = dense_f32(a32, a.view.dims()[0], a.view.dims()[1]);
+  inner.t[1] = dense_f32(b32, b.view.dims()[0], b.view.dims()[1]);
+  inner.t[2] = dense_f32(t32, m, n);
+  inner.f[1] = 0;  // beta*c is added while rounding back
+  {
+    Launcher f32_launch(launch.device(), inner, Deps{});
+    (void)launch_gemm(f32_launch);
+  }
+
+  launch.run(program.kernel(join({"from_f32", suffix(c.dtype)})), conversion_items(m, n), t32.get(), mem_of(c),
+             static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c)), static_cast<cl_long>(m),
+             static_cast<cl_long>(n), static_cast<cl_float>(beta));
+  return launch.finish();
+}
+
+}  // namespace xylem::opencl
