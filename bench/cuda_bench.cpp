@@ -5,7 +5,8 @@
 //             cudaMemcpyAsync): the memory-bandwidth bound, read + write
 //   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
-//             XYLEM_CUDA_TF32=1 (the user's opt-in)
+//             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
+//             inputs and output with f32 accumulation (tensor cores)
 //   small op  host time to enqueue one small op (sigmoid of 1024 elements),
 //             in a 20000-op loop (PyTorch's method), then in 100-op batches
 //             (a long loop waits for the GPU once its queue is full), with
@@ -29,6 +30,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <chrono>
 #include <cstdint>
@@ -206,6 +208,32 @@ bool check_nrm2(const xylem::Backend& be, double scale, bool mixed, std::vector<
   return ok;
 }
 
+// Round to nearest even, for the finite values of magnitude at most 1 the
+// benchmark draws (no overflow, Inf or NaN to handle).
+std::uint16_t f16_bits(float v) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+  const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+  const std::uint32_t mag = u & 0x7fffffffu;
+  if (mag < 0x38800000u)  // below 2^-14: a subnormal half, a multiple of 2^-24 (exact scaling, RNE rint)
+    return static_cast<std::uint16_t>(sign | std::uint16_t(std::nearbyint(std::bit_cast<float>(mag) * 16777216.0f)));
+  const std::uint32_t r = mag + 0xfffu + ((mag >> 13) & 1u);  // carries into the exponent as rounding should
+  return static_cast<std::uint16_t>(sign | ((r >> 13) - ((127u - 15u) << 10)));
+}
+std::uint16_t bf16_bits(float v) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(v);
+  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// An n x n tensor of 16-bit floats uniform in [-1, 1], built on the host
+// (there is no cast op yet); the first use moves it to the device.
+xylem::Tensor random_16bit(std::int64_t n, xylem::DType dtype, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<std::uint16_t> bits(std::size_t(n * n));
+  for (auto& b : bits) b = dtype == xylem::f16 ? f16_bits(u(rng)) : bf16_bits(u(rng));
+  return xylem::Tensor::from_bytes(bits.data(), bits.size() * sizeof(std::uint16_t), xylem::Shape{n, n}, dtype);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -251,6 +279,24 @@ int main(int argc, char** argv) try {
     ::setenv("XYLEM_CUDA_TF32", "1", 1);
     rows.push_back({"gemm_tf32_tflops", "gemm 8192 tf32", "TFLOP/s", flop / time_per_call(o.reps, 5, gemm, sync) / 1e12, true});
     ::unsetenv("XYLEM_CUDA_TF32");
+  }
+
+  {  // gemm in f16 and bf16: f32 accumulation, 16-bit output
+    const std::int64_t n = o.quick ? 1024 : 8192;
+    const double flop = 2.0 * double(n) * double(n) * double(n);
+    for (const xylem::DType dtype : {xylem::f16, xylem::bf16}) {
+      const bool half = dtype == xylem::f16;
+      xylem::Tensor a = random_16bit(n, dtype, half ? 1 : 3);
+      xylem::Tensor b = random_16bit(n, dtype, half ? 2 : 4);
+      xylem::Tensor c(xylem::Shape{n, n}, dtype);
+      const auto gemm = [&] { xylem::blas::gemm(be, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1, a, b, 0, c); };
+      try {  // a refusal (a build without 16-bit gemm) skips the row, not the rest of the benchmark
+        rows.push_back({half ? "gemm_fp16_tflops" : "gemm_bf16_tflops", half ? "gemm 8192 fp16" : "gemm 8192 bf16",
+                        "TFLOP/s", flop / time_per_call(o.reps, 5, gemm, sync) / 1e12, true});
+      } catch (const xylem::Error& e) {
+        std::cout << "(gemm " << (half ? "fp16" : "bf16") << " skipped: " << e.what() << ")\n";
+      }
+    }
   }
 
   {  // host time per small op: the enqueue loop alone

@@ -73,6 +73,26 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     del A, B, C
 
+    # f16 and bf16 inputs and output. First with PyTorch's defaults (cuBLAS
+    # may reduce in 16 bits): the figure the target names, reported
+    # beside ours. Then with f32 accumulation, as xylem's gemm does: the
+    # like-for-like ratio.
+    for key, dtype in (("gemm_fp16_default_tflops", torch.float16), ("gemm_bf16_default_tflops", torch.bfloat16)):
+        A = (torch.rand(m, m, device=dev) * 2 - 1).to(dtype)
+        B = (torch.rand(m, m, device=dev) * 2 - 1).to(dtype)
+        C = torch.empty(m, m, device=dev, dtype=dtype)
+        r[key] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
+        del A, B, C
+    for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+        if hasattr(torch.backends.cuda.matmul, flag):
+            setattr(torch.backends.cuda.matmul, flag, False)
+    for key, dtype in (("gemm_fp16_tflops", torch.float16), ("gemm_bf16_tflops", torch.bfloat16)):
+        A = (torch.rand(m, m, device=dev) * 2 - 1).to(dtype)
+        B = (torch.rand(m, m, device=dev) * 2 - 1).to(dtype)
+        C = torch.empty(m, m, device=dev, dtype=dtype)
+        r[key] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
+        del A, B, C
+
     xs = torch.rand(1024, device=dev)
     ys = torch.empty_like(xs)
     r["small_op_us"] = wall_time(lambda: torch.sigmoid(xs, out=ys), a.reps, 2000 if a.quick else 20000) * 1e6

@@ -1,6 +1,9 @@
 // blas level 1 (our kernels: any stride, also negative, results stay on the
 // GPU) and gemm (cuBLAS). Semantics follow native's blas.cpp: empty sums are
 // 0, iamax is 0-based, the first maximum in the view's order, -1 when empty.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -282,6 +285,57 @@ void gemm(const OpCall& c, const Context& ctx) {
             ctx.device, "blas::gemm");
 }
 
+// f16 and bf16: storage is the raw 16 bits; products accumulate in f32
+// (CUBLAS_COMPUTE_32F, so alpha and beta are float), the result is rounded
+// once to the output type. Tensor cores on every GPU that has them.
+template <DType D>
+struct Half;
+template <>
+struct Half<DType::f16> {
+  static constexpr cudaDataType_t type = CUDA_R_16F;
+  __device__ static float to_float(std::uint16_t v) { return __half2float(__ushort_as_half(v)); }
+  __device__ static std::uint16_t from_float(float v) { return __half_as_ushort(__float2half_rn(v)); }
+};
+template <>
+struct Half<DType::bf16> {
+  static constexpr cudaDataType_t type = CUDA_R_16BF;
+  __device__ static float to_float(std::uint16_t v) { return __bfloat162float(__ushort_as_bfloat16(v)); }
+  __device__ static std::uint16_t from_float(float v) { return __bfloat16_as_ushort(__float2bfloat16_rn(v)); }
+};
+
+template <DType D>
+struct HalfScale {
+  float beta;
+  __device__ std::uint16_t operator()(std::int64_t, std::uint16_t x) const {
+    return Half<D>::from_float(beta * Half<D>::to_float(x));
+  }
+};
+
+template <DType D>
+void gemm_half(const OpCall& c, const Context& ctx) {
+  using Bits = std::uint16_t;
+  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
+  const bool ta = c.i[0] != 0, tb = c.i[1] != 0;
+  const std::int64_t m = out.view.dims()[0], n = out.view.dims()[1];
+  const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
+  if (m == 0 || n == 0) return;
+  const float alpha = static_cast<float>(c.f[0]), beta = static_cast<float>(c.f[1]);
+  if (k == 0) {  // c = beta*c, without reading c when beta is 0
+    if (beta == 0.0f)
+      map<Bits>(ctx, "blas::gemm", Zero<Bits>{}, out);  // +0 in both formats; not 0*c: c may hold NaN
+    else
+      map<Bits>(ctx, "blas::gemm", HalfScale<D>{beta}, out, out);
+    return;
+  }
+  constexpr cudaDataType_t type = Half<D>::type;
+  // The same row-major identity as gemm above.
+  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                         blas_int(n), blas_int(m), blas_int(k), &alpha, element_ptr<const Bits>(b), type,
+                         leading_dim(b), element_ptr<const Bits>(a), type, leading_dim(a), &beta,
+                         element_ptr<Bits>(out), type, leading_dim(out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            ctx.device, "blas::gemm");
+}
+
 template <class T>
 void register_typed(KernelTable& table) {
   constexpr DType d = dtype_of_v<T>;
@@ -301,6 +355,8 @@ void register_typed(KernelTable& table) {
 void register_blas(KernelTable& table) {
   register_typed<float>(table);
   register_typed<double>(table);
+  table.set(OpId::blas_gemm, DType::f16, &gemm_half<DType::f16>);
+  table.set(OpId::blas_gemm, DType::bf16, &gemm_half<DType::bf16>);
 }
 
 }  // namespace xylem::cuda
