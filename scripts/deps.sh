@@ -5,8 +5,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libtbb-dev libhwy-dev libopenblas-dev          # native: threads, SIMD math, BLAS
-  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev clinfo  # opencl plugin, PoCL for CI
-  googletest libgtest-dev libbenchmark-dev libeigen3-dev  # tests and benchmark peers
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev  # opencl plugin, PoCL for CI
+  googletest libgtest-dev                        # tests
 )
 missing=()
 for p in "${packages[@]}"; do
