@@ -48,12 +48,16 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/xylem.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using xylem_bench::Clock;
+using xylem_bench::median;
+using xylem_bench::seconds_since;
+
 
 struct Options {
   std::string json, peer;
@@ -81,10 +85,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Seconds per call of `op`: median over reps of (batch of `iters` calls, then sync) / iters.
 double time_per_call(int reps, int iters, const std::function<void()>& op, const std::function<void()>& sync) {

@@ -32,11 +32,15 @@
 #include <utility>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "xylem/xylem.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using xylem_bench::Clock;
+using xylem_bench::median;
+using xylem_bench::seconds_since;
+
 
 struct Options {
   std::string json;
@@ -62,13 +66,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Seconds per call of f: one warm-up call, then the median of reps.
 template <class F>

@@ -11,6 +11,8 @@
 // without the kernel load times: a quick check while tuning one kernel.
 #include <xylem/xylem.hpp>
 
+#include "bench_common.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,10 +29,12 @@
 
 namespace {
 
-using namespace xylem;
-using Clock = std::chrono::steady_clock;
+using xylem_bench::Clock;
+using xylem_bench::median;
+using xylem_bench::seconds_since;
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+using namespace xylem;
+
 
 // Median of `runs` timed calls after two warm-up calls; each call ends with
 // the backend synchronised.
@@ -320,10 +324,6 @@ int main(int argc, char** argv) {
     // asum on a tensor already there; its "native" figure is a host memcpy
     // of the same bytes, which is what a transfer to a CPU device is.
     if (o.wants("download") || o.wants("upload")) {
-      auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-      };
       Row down{"download", "GB/s", 0, 0, 0}, up{"upload", "GB/s", 0, 0, 0};
       Tensor on_ocl = inputs(ocl, 0), on_nat = inputs(nat, 0), resident = inputs(ocl, 1), r(Shape{1}, f32);
       std::vector<float> from(static_cast<std::size_t>(n), 1.0f), to(static_cast<std::size_t>(n), 0.0f);

@@ -1,7 +1,5 @@
 #include "queue.hpp"
 
-#include <future>
-
 #include "check.hpp"
 
 namespace xylem::cuda {
@@ -92,47 +90,6 @@ void HostEvent::finish(std::exception_ptr error) noexcept {
     } catch (...) {
       // A callback's failure belongs to whoever registered it (Future::then
       // stores its own); nothing to report here.
-    }
-  }
-}
-
-HostWorker::HostWorker() : thread_([this](const std::stop_token& stop) { run(stop); }) {}
-
-HostWorker::~HostWorker() {
-  thread_.request_stop();
-  cv_.notify_all();
-}
-
-void HostWorker::post(std::function<void()> job) {
-  {
-    std::lock_guard lock(mutex_);
-    jobs_.push_back(std::move(job));
-  }
-  cv_.notify_one();
-}
-
-void HostWorker::drain() {
-  if (std::this_thread::get_id() == thread_.get_id()) return;
-  std::promise<void> done;
-  auto future = done.get_future();
-  post([&done] { done.set_value(); });
-  future.wait();
-}
-
-void HostWorker::run(const std::stop_token& stop) {
-  for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock lock(mutex_);
-      if (!cv_.wait(lock, stop, [&] { return !jobs_.empty(); })) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    }
-    try {
-      job();
-    } catch (...) {
-      // Jobs report through their own events; an escaped exception must not
-      // end the thread that later jobs need.
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "xylem/future.hpp"
+#include "xylem/plugin/host_worker.hpp"
 
 namespace xylem::cuda {
 
@@ -70,23 +71,6 @@ class HostEvent final : public Event {
   std::exception_ptr error_;
 };
 
-// One host thread running jobs in the order they were posted.
-class HostWorker {
- public:
-  HostWorker();
-  ~HostWorker();
-  HostWorker(const HostWorker&) = delete;
-  HostWorker& operator=(const HostWorker&) = delete;
-  void post(std::function<void()> job);
-  // Waits until every job posted so far has run (no-op on the worker itself).
-  void drain();
-
- private:
-  void run(const std::stop_token& stop);
-  std::mutex mutex_;
-  std::condition_variable_any cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::jthread thread_;
-};
+using plugin::HostWorker;
 
 }  // namespace xylem::cuda

@@ -5,39 +5,6 @@
 
 namespace xylem::opencl {
 
-HostWorker::HostWorker() : thread_([this] { loop(); }) {}
-
-HostWorker::~HostWorker() {
-  {
-    std::lock_guard lock(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void HostWorker::post(std::function<void()> fn) {
-  {
-    std::lock_guard lock(mutex_);
-    tasks_.push_back(std::move(fn));
-  }
-  cv_.notify_one();
-}
-
-void HostWorker::loop() {
-  for (;;) {
-    std::function<void()> fn;
-    {
-      std::unique_lock lock(mutex_);
-      cv_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping, nothing left
-      fn = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    fn();  // posted functions catch their own exceptions
-  }
-}
-
 namespace {
 
 struct CallbackPayload {

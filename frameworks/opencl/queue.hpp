@@ -14,30 +14,16 @@
 
 #include "frameworks/opencl/cl.hpp"
 #include "xylem/future.hpp"
+#include "xylem/plugin/host_worker.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::opencl {
 
 using plugin::Deps;
 
-// One host thread running posted functions in order. Callbacks from the CL
-// runtime only post here: the runtime's own threads must not block.
-class HostWorker {
- public:
-  HostWorker();
-  ~HostWorker();
-  HostWorker(const HostWorker&) = delete;
-  HostWorker& operator=(const HostWorker&) = delete;
-  void post(std::function<void()> fn);
-
- private:
-  void loop();
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stop_ = false;
-  std::thread thread_;
-};
+// Callbacks from the CL runtime only post to a HostWorker: the runtime's own
+// threads must not block.
+using plugin::HostWorker;
 
 // A cl_event as the core sees it. `queue_id` is the in-order queue the
 // command ran on (the core skips waits within one queue), or another

@@ -69,7 +69,6 @@ class Backend {
   struct Impl;
 
  private:
-  explicit Backend(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
 

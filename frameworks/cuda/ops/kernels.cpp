@@ -6,14 +6,8 @@
 namespace xylem::cuda {
 
 const KernelTable& kernels() {
-  static const KernelTable table = [] {
-    KernelTable t;
-    register_creation(t);
-    register_copy(t);
-    register_blas(t);
-    register_activation(t);
-    return t;
-  }();
+  static const KernelTable table =
+      plugin::make_kernel_table<Kernel>({register_creation, register_copy, register_blas, register_activation});
   return table;
 }
 

@@ -5,6 +5,7 @@
 // signature.
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 
 #include "xylem/dtype.hpp"
 #include "xylem/plugin/plugin.hpp"
@@ -24,6 +25,15 @@ class KernelTable {
   static constexpr std::size_t index(DType t) noexcept { return static_cast<std::size_t>(t); }
   std::array<std::array<Kernel, kDTypeCount>, kOpCount> slots_{};
 };
+
+// A table filled by each op family's registration function, in order.
+template <class Kernel>
+[[nodiscard]] KernelTable<Kernel> make_kernel_table(
+    std::initializer_list<void (*)(KernelTable<Kernel>&)> families) {
+  KernelTable<Kernel> table;
+  for (auto register_family : families) register_family(table);
+  return table;
+}
 
 // The dtype a call dispatches on: that of its first tensor argument.
 [[nodiscard]] inline DType dispatch_dtype(const OpCall& call) noexcept { return call.t[0].dtype; }
