@@ -47,11 +47,17 @@ OpLaunch& OpLaunch::arg(const Tensor& t, Access access) {
 
 EventPtr OpLaunch::launch() {
   plugin::Device& device = backend_.device();
-  const DType dtype = call_.t[0].dtype;
-  if (!device.supports(call_.op, dtype)) {
+  DType dtype = call_.t[0].dtype;
+  bool supported = device.supports(call_.op, dtype);
+  // A cast needs both of its dtypes (a device without fp64 has neither end).
+  if (supported && call_.op == plugin::OpId::math_cast && !device.supports(call_.op, call_.t[1].dtype)) {
+    supported = false;
+    dtype = call_.t[1].dtype;
+  }
+  if (!supported) {
     if (backend_.config().fallback == Fallback::native && backend_.framework() != "native")
       return launch_on(Backend::native());
-    throw Error(ErrorCode::unsupported, std::string(plugin::op_name(call_.op)) + " is not available for " +
+    throw Error(ErrorCode::unsupported, std::string(name_) + " is not available for " +
                                             std::string(name(dtype)) + " on " + backend_.id() + " (" +
                                             backend_.hardware().name +
                                             "); use another backend or BackendConfig::fallback = Fallback::native");
@@ -67,6 +73,8 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
   std::array<int, plugin::kMaxOpTensors> use_of{};
   int num_uses = 0;
   for (int i = 0; i < n; ++i) {
+    use_of[i] = -1;
+    if (!tensors_[i]) continue;  // an absent optional argument
     Storage* s = tensors_[i]->storage().get();
     int u = 0;
     while (u < num_uses && uses[u].storage != s) ++u;
@@ -95,7 +103,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
       for (int i = 0; i < n; ++i) {
         if (use_of[i] == u && access_[i] != Access::write)
           throw Error(ErrorCode::uninitialized_read,
-                      std::string(plugin::op_name(call_.op)) + ": argument '" + describe_arg(call_.op, i) +
+                      std::string(name_) + ": argument '" + describe_arg(call_.op, i) +
                           "' (shape " + tensors_[i]->shape().dims_string() + ", " +
                           std::string(name(tensors_[i]->dtype())) +
                           ") was never written; initialise it first (xylem::fill, Tensor::from, or an op)");
@@ -106,7 +114,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
     } catch (const Error& e) {
       // Name the op and the argument, so the user knows which tensor did not fit.
       const int i = use.first_arg;
-      throw Error(e.code(), std::string(plugin::op_name(call_.op)) + ": argument '" + describe_arg(call_.op, i) +
+      throw Error(e.code(), std::string(name_) + ": argument '" + describe_arg(call_.op, i) +
                                 "' (shape " + tensors_[i]->shape().dims_string() + ", " +
                                 std::string(name(tensors_[i]->dtype())) + ") on " + backend.id() + ": " + e.message());
     }
@@ -123,7 +131,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
       deps.push(copy.last_write);
     }
   }
-  for (int i = 0; i < n; ++i) call_.t[i].data = uses[use_of[i]].copy->data;
+  for (int i = 0; i < n; ++i) call_.t[i].data = use_of[i] < 0 ? nullptr : uses[use_of[i]].copy->data;
 
   EventPtr done = device.launch(call_, deps.span());
 

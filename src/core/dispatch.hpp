@@ -4,6 +4,7 @@
 // the call with an OpLaunch and launch it.
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "xylem/backend.hpp"
 #include "xylem/plugin/plugin.hpp"
@@ -15,7 +16,12 @@ enum class Access : std::uint8_t { read, write, read_write };
 
 class OpLaunch {
  public:
-  OpLaunch(const Backend& backend, plugin::OpId op) : backend_(backend) { call_.op = op; }
+  OpLaunch(const Backend& backend, plugin::OpId op) : OpLaunch(backend, op, plugin::op_name(op)) {}
+  // `name` is what errors call the op: the public function ("nn::relu")
+  // where several share one kernel op (math::unary).
+  OpLaunch(const Backend& backend, plugin::OpId op, std::string_view name) : backend_(backend), name_(name) {
+    call_.op = op;
+  }
 
   OpLaunch& read(const Tensor& t) { return arg(t, Access::read); }
   // Write-only: the old contents are not needed (no transfer). A view that
@@ -23,6 +29,15 @@ class OpLaunch {
   // of the data survives.
   OpLaunch& write(const Tensor& t) { return arg(t, Access::write); }
   OpLaunch& read_write(const Tensor& t) { return arg(t, Access::read_write); }
+  // An optional argument left out: the kernel sees data == nullptr.
+  OpLaunch& absent() {
+    const int index = call_.num_tensors++;
+    tensors_[index] = nullptr;
+    return *this;
+  }
+  // An optional tensor: absent when t is an empty handle.
+  OpLaunch& read_optional(const Tensor& t) { return t.defined() ? read(t) : absent(); }
+  OpLaunch& write_optional(const Tensor& t) { return t.defined() ? write(t) : absent(); }
   OpLaunch& scalar(double value) {
     call_.f[num_f_++] = value;
     return *this;
@@ -43,6 +58,7 @@ class OpLaunch {
   EventPtr launch_on(const Backend& backend);
 
   const Backend& backend_;
+  std::string_view name_;
   plugin::OpCall call_;
   std::array<const Tensor*, plugin::kMaxOpTensors> tensors_{};
   std::array<Access, plugin::kMaxOpTensors> access_{};

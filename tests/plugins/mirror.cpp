@@ -144,18 +144,11 @@ T& at(const TensorArg& t, std::int64_t k) {
   return static_cast<T*>(t.data)[element_offset(t.view, k)];
 }
 
-float sigmoid(float x) { return xy_sigmoid_f(x); }
-double sigmoid(double x) { return xy_sigmoid_d(x); }
-float relu(float x) { return xy_relu_f(x); }
-double relu(double x) { return xy_relu_d(x); }
-float tanh_(float x) { return xy_tanh_f(x); }
-double tanh_(double x) { return xy_tanh_d(x); }
-float sigmoid_grad(float y, float dy) { return xy_sigmoid_grad_f(y, dy); }
-double sigmoid_grad(double y, double dy) { return xy_sigmoid_grad_d(y, dy); }
-float relu_grad(float x, float dy) { return xy_relu_grad_f(x, dy); }
-double relu_grad(double x, double dy) { return xy_relu_grad_d(x, dy); }
-float tanh_grad(float y, float dy) { return xy_tanh_grad_f(y, dy); }
-double tanh_grad(double y, double dy) { return xy_tanh_grad_d(y, dy); }
+// math.h's formulas, by element type.
+float unary(int code, float x, float p0, float p1) { return xy_unary_f(code, x, p0, p1); }
+double unary(int code, double x, double p0, double p1) { return xy_unary_d(code, x, p0, p1); }
+float binary(int code, float a, float b, float p0, float p1) { return xy_binary_f(code, a, b, p0, p1); }
+double binary(int code, double a, double b, double p0, double p1) { return xy_binary_d(code, a, b, p0, p1); }
 
 template <class T, class F>
 void map1(const OpCall& c, F f) {  // t1[k] = f(t0[k])
@@ -191,18 +184,10 @@ void run_typed(const OpCall& c) {
       for (std::int64_t k = 0; k < n0; ++k) at<T>(c.t[1], k) += alpha * at<T>(c.t[0], k);
       return;
     }
-    case OpId::nn_sigmoid:
-      return map1<T>(c, [](T x) { return sigmoid(x); });
-    case OpId::nn_relu:
-      return map1<T>(c, [](T x) { return relu(x); });
-    case OpId::nn_tanh:
-      return map1<T>(c, [](T x) { return tanh_(x); });
-    case OpId::nn_sigmoid_grad:
-      return map2<T>(c, [](T y, T dy) { return sigmoid_grad(y, dy); });
-    case OpId::nn_relu_grad:
-      return map2<T>(c, [](T x, T dy) { return relu_grad(x, dy); });
-    case OpId::nn_tanh_grad:
-      return map2<T>(c, [](T y, T dy) { return tanh_grad(y, dy); });
+    case OpId::math_unary:
+      return map1<T>(c, [&c](T x) { return unary(int(c.i[0]), x, T(c.f[0]), T(c.f[1])); });
+    case OpId::math_binary:
+      return map2<T>(c, [&c](T x, T y) { return binary(int(c.i[0]), x, y, T(c.f[0]), T(c.f[1])); });
     default:
       throw Error(ErrorCode::unsupported, std::string("mirror: no kernel for ") +
                                               std::string(xylem::plugin::op_name(c.op)));
@@ -227,12 +212,8 @@ bool runs(OpId op) {
     case OpId::blas_copy:
     case OpId::blas_scal:
     case OpId::blas_axpy:
-    case OpId::nn_sigmoid:
-    case OpId::nn_relu:
-    case OpId::nn_tanh:
-    case OpId::nn_sigmoid_grad:
-    case OpId::nn_relu_grad:
-    case OpId::nn_tanh_grad:
+    case OpId::math_unary:
+    case OpId::math_binary:
       return true;
     default:
       return false;

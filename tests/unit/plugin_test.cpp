@@ -78,10 +78,10 @@ TEST(Plugins, MirrorLoadsFromThePluginPath) {
 TEST(Plugins, SupportsAsksTheFramework) {
   using xylem::plugin::OpId;
   auto m = xylem_test::mirror();
-  EXPECT_TRUE(m.supports(OpId::nn_relu, xylem::f32));
+  EXPECT_TRUE(m.supports(OpId::math_unary, xylem::f32));
   EXPECT_TRUE(m.supports(OpId::blas_scal, xylem::f64));
   EXPECT_FALSE(m.supports(OpId::blas_gemm, xylem::f32));
-  EXPECT_FALSE(m.supports(OpId::nn_relu, xylem::i32));
+  EXPECT_FALSE(m.supports(OpId::math_unary, xylem::i32));
   auto native = Backend::native();
   for (std::size_t i = 0; i < xylem::plugin::kOpCount; ++i) {
     auto op = static_cast<OpId>(i);

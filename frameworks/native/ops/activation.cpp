@@ -136,15 +136,74 @@ void grad_kernel(const OpCall& call) {
   });
 }
 
+// Any other unary code: math.h's scalar formula over any strides.
+template <class T>
+void generic_unary(const OpCall& call) {
+  const T* x = element_ptr<const T>(call.t[0]);
+  T* y = element_ptr<T>(call.t[1]);
+  const int code = int(call.i[0]);
+  const T p0 = T(call.f[0]), p1 = T(call.f[1]);
+  const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
+  const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
+  parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
+    const T* in = x + offsets[0];
+    T* out = y + offsets[1];
+    for (std::int64_t j = 0; j < count; ++j) {
+      if constexpr (sizeof(T) == 4)
+        out[j * sy] = xy_unary_f(code, in[j * sx], p0, p1);
+      else
+        out[j * sy] = xy_unary_d(code, in[j * sx], p0, p1);
+    }
+  });
+}
+
+template <class T>
+void generic_binary(const OpCall& call) {
+  const T* a = element_ptr<const T>(call.t[0]);
+  const T* b = element_ptr<const T>(call.t[1]);
+  T* y = element_ptr<T>(call.t[2]);
+  const int code = int(call.i[0]);
+  const T p0 = T(call.f[0]), p1 = T(call.f[1]);
+  const auto layout = make_layout<3>({&call.t[0].view, &call.t[1].view, &call.t[2].view});
+  const std::int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1), sy = layout.inner_stride(2);
+  parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 3>& offsets, std::int64_t count, std::int64_t) {
+    const T* pa = a + offsets[0];
+    const T* pb = b + offsets[1];
+    T* out = y + offsets[2];
+    for (std::int64_t j = 0; j < count; ++j) {
+      if constexpr (sizeof(T) == 4)
+        out[j * sy] = xy_binary_f(code, pa[j * sa], pb[j * sb], p0, p1);
+      else
+        out[j * sy] = xy_binary_d(code, pa[j * sa], pb[j * sb], p0, p1);
+    }
+  });
+}
+
+// math::unary / math::binary: the SIMD kernels where a code has one.
+template <class T>
+void unary_dispatch(const OpCall& call) {
+  switch (call.i[0]) {
+    case XY_UN_SIGMOID: return unary_kernel<T, Unary::sigmoid>(call);
+    case XY_UN_TANH: return unary_kernel<T, Unary::tanh>(call);
+    default: return generic_unary<T>(call);
+  }
+}
+
+template <class T>
+void binary_dispatch(const OpCall& call) {
+  switch (call.i[0]) {
+    case XY_BIN_SIGMOID_GRAD: return grad_kernel<T, Grad::sigmoid>(call);
+    case XY_BIN_RELU_GRAD: return grad_kernel<T, Grad::relu>(call);
+    case XY_BIN_TANH_GRAD: return grad_kernel<T, Grad::tanh>(call);
+    default: return generic_binary<T>(call);
+  }
+}
+
 template <class T>
 void register_typed(KernelTable& table) {
   constexpr DType d = dtype_of_v<T>;
-  table.set(OpId::nn_sigmoid, d, &unary_kernel<T, Unary::sigmoid>);
-  table.set(OpId::nn_relu, d, &unary_kernel<T, Unary::relu>);
-  table.set(OpId::nn_tanh, d, &unary_kernel<T, Unary::tanh>);
-  table.set(OpId::nn_sigmoid_grad, d, &grad_kernel<T, Grad::sigmoid>);
-  table.set(OpId::nn_relu_grad, d, &grad_kernel<T, Grad::relu>);
-  table.set(OpId::nn_tanh_grad, d, &grad_kernel<T, Grad::tanh>);
+  table.set(OpId::math_unary, d, &unary_dispatch<T>);
+  table.set(OpId::math_binary, d, &binary_dispatch<T>);
 }
 
 }  // namespace
