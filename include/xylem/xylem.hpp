@@ -7,6 +7,7 @@
 #include "xylem/error.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
+#include "xylem/math.hpp"
 #include "xylem/nn.hpp"
 #include "xylem/shape.hpp"
 #include "xylem/tensor.hpp"

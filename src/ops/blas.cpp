@@ -6,6 +6,7 @@
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/layout.hpp"
 #include "xylem/creation.hpp"
 
 namespace xylem::blas {
@@ -138,10 +139,60 @@ void swap(const Backend& b, Tensor& x, Tensor& y) {
   detail::OpLaunch(b, OpId::blas_swap).read_write(x).read_write(y).launch();
 }
 
+void rot(const Backend& b, Tensor& x, Tensor& y, double c, double s) {
+  require_pair(OpId::blas_rot, x, y);
+  detail::OpLaunch(b, OpId::blas_rot).read_write(x).read_write(y).scalar(c).scalar(s).launch();
+}
+
+void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const Tensor& x, double beta, Tensor& y) {
+  constexpr auto op = OpId::blas_gemv;
+  const auto name = plugin::op_name(op);
+  ops::require_real(name, "a", a);
+  ops::require_rank(name, "a", a, 2);
+  require_vector(op, "x", x);
+  require_vector(op, "y", y);
+  ops::require_same_dtype(name, "a", a, "x", x);
+  ops::require_same_dtype(name, "a", a, "y", y);
+  bool trans = ta == Transpose::yes;
+  const std::int64_t rows = a.shape().dims()[trans ? 1 : 0], cols = a.shape().dims()[trans ? 0 : 1];
+  if (x.numel() != cols || y.numel() != rows)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": op(a) is [" + std::to_string(rows) + ", " +
+                                               std::to_string(cols) + "], x " + x.shape().dims_string() + " and y " +
+                                               y.shape().dims_string() + "; need x [" + std::to_string(cols) +
+                                               "] and y [" + std::to_string(rows) + "]");
+  if (rows == 0) return;
+  if (cols == 0) {  // y = beta y
+    if (beta == 0) {
+      fill(b, y, 0.0);
+    } else if (beta != 1) {
+      scal(b, beta, y);
+    }
+    return;
+  }
+  const Tensor a_view = normalise(a, trans, "a");
+  detail::OpLaunch launch(b, op);
+  launch.read(a_view).read(x);
+  if (beta == 0) {
+    launch.write(y);
+  } else {
+    launch.read_write(y);
+  }
+  launch.integer(trans).scalar(alpha).scalar(beta).launch();
+}
+
+namespace {
+void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, const Tensor& a, const Tensor& bm,
+                  double beta, Tensor& c);
+}  // namespace
+
 void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm, double beta,
           Tensor& c) {
   constexpr auto op = OpId::blas_gemm;
   const auto name = plugin::op_name(op);
+  if (a.defined() && bm.defined() && c.defined() && c.rank() == 3) {
+    gemm_batched(b, ta == Transpose::yes, tb == Transpose::yes, alpha, a, bm, beta, c);
+    return;
+  }
   ops::require_gemm_dtype(name, "a", a);
   ops::require_gemm_dtype(name, "b", bm);
   ops::require_gemm_dtype(name, "c", c);
@@ -205,5 +256,81 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
   }
   launch.integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
 }
+
+namespace {
+
+// A rank-3 view [batch, rows, cols] as gemm takes it: each matrix with unit
+// column stride (transposed if need be); `batch` stretches a batch-1 operand.
+Tensor batched_operand(const Tensor& m, std::int64_t batch, bool& transposed, const char* arg) {
+  const Shape& s = m.shape();
+  const std::int64_t matrix_dims[] = {s.dims()[1], s.dims()[2]};
+  const std::int64_t matrix_strides[] = {s.strides()[1], s.strides()[2]};
+  const Shape matrix = Shape::strided(matrix_dims, matrix_strides, s.offset());
+  bool flip = false;
+  auto layout = blas_layout(matrix);
+  if (!layout) {
+    layout = blas_layout(matrix.transpose(0, 1));
+    flip = true;
+  }
+  if (!layout)
+    throw Error(ErrorCode::invalid_argument, std::string("blas::gemm: '") + arg + "' (shape " + s.dims_string() +
+                                                 ", strides " + s.strides_string() +
+                                                 ") has no unit stride in its matrices; make it contiguous first");
+  transposed = transposed != flip;
+  const std::int64_t batch_stride = s.dims()[0] == 1 ? 0 : s.strides()[0];
+  const std::int64_t dims[] = {batch, layout->dims()[0], layout->dims()[1]};
+  const std::int64_t strides[] = {batch_stride, layout->strides()[0], 1};
+  return m.as_strided(Shape::strided(dims, strides, s.offset()));
+}
+
+void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, const Tensor& a, const Tensor& bm,
+                  double beta, Tensor& c) {
+  constexpr auto op = OpId::blas_gemm_batched;
+  constexpr std::string_view name = "blas::gemm";
+  ops::require_gemm_dtype(name, "a", a);
+  ops::require_gemm_dtype(name, "b", bm);
+  ops::require_gemm_dtype(name, "c", c);
+  ops::require_same_dtype(name, "a", a, "b", bm);
+  ops::require_same_dtype(name, "a", a, "c", c);
+  ops::require_rank(name, "a", a, 3);
+  ops::require_rank(name, "b", bm, 3);
+  const std::int64_t batch = c.shape().dims()[0];
+  const auto ad = a.shape().dims(), bd = bm.shape().dims(), cd = c.shape().dims();
+  const std::int64_t m = ad[trans_a ? 2 : 1], k = ad[trans_a ? 1 : 2];
+  const std::int64_t kb = bd[trans_b ? 2 : 1], n = bd[trans_b ? 1 : 2];
+  const bool batches_fit = (ad[0] == batch || ad[0] == 1) && (bd[0] == batch || bd[0] == 1);
+  if (!batches_fit || k != kb || cd[1] != m || cd[2] != n)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": a " + a.shape().dims_string() + ", b " +
+                                               bm.shape().dims_string() + " and c " + c.shape().dims_string() +
+                                               " do not make a batched product: need op(a) [batch or 1, m, k], "
+                                               "op(b) [batch or 1, k, n], c [batch, m, n]");
+  if (batch == 0 || m == 0 || n == 0) return;
+  ops::require_argument(k > 0, name, "batched products with k = 0 are not supported; scale c instead");
+  // c's matrices must be row-major with unit column stride (no swap trick
+  // per batch): copy through a temporary otherwise.
+  const Shape& cs = c.shape();
+  const bool c_ok = (n == 1 || cs.strides()[2] == 1) && (m == 1 || cs.strides()[1] >= n);
+  if (!c_ok) {
+    Tensor tmp = beta == 0 ? Tensor(Shape{batch, m, n}, c.dtype()) : contiguous(b, c);
+    gemm_batched(b, trans_a, trans_b, alpha, a, bm, beta, tmp);
+    ops::copy_into(b, tmp, c);
+    return;
+  }
+  const std::int64_t c_dims[] = {batch, m, n};
+  const std::int64_t c_strides[] = {cs.strides()[0], m == 1 ? n : cs.strides()[1], 1};
+  const Tensor c_view = c.as_strided(Shape::strided(c_dims, c_strides, cs.offset()));
+  const Tensor a_view = batched_operand(a, batch, trans_a, "a");
+  const Tensor b_view = batched_operand(bm, batch, trans_b, "b");
+  detail::OpLaunch launch(b, op, name);
+  launch.read(a_view).read(b_view);
+  if (beta == 0) {
+    launch.write(c_view);
+  } else {
+    launch.read_write(c_view);
+  }
+  launch.integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
+}
+
+}  // namespace
 
 }  // namespace xylem::blas

@@ -26,6 +26,33 @@ inline void require_real(std::string_view op, std::string_view arg, const Tensor
                                                describe(t) + "; expected f32 or f64");
 }
 
+// f16, bf16, f32 or f64: the dtypes of elementwise math, reductions and nn.
+inline void require_float(std::string_view op, std::string_view arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  if (!is_floating(t.dtype()))
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " +
+                                               describe(t) + "; expected a float dtype (f16, bf16, f32 or f64)");
+}
+
+inline void require_dtype(std::string_view op, std::string_view arg, const Tensor& t, DType dtype) {
+  require_defined(op, arg, t);
+  if (t.dtype() != dtype)
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " +
+                                               describe(t) + "; expected " + std::string(name(dtype)));
+}
+
+// An output's shape must be exactly `dims`.
+inline void require_dims(std::string_view op, std::string_view arg, const Tensor& t, const Shape& dims) {
+  require_defined(op, arg, t);
+  if (!t.shape().same_dims(dims))
+    throw Error(ErrorCode::shape_mismatch, std::string(op) + ": '" + std::string(arg) + "' has shape " +
+                                               t.shape().dims_string() + "; expected " + dims.dims_string());
+}
+
+inline void require_argument(bool ok, std::string_view op, const std::string& what) {
+  if (!ok) throw Error(ErrorCode::invalid_argument, std::string(op) + ": " + what);
+}
+
 // gemm also takes f16 and bf16 storage (accumulating in f32).
 inline void require_gemm_dtype(std::string_view op, std::string_view arg, const Tensor& t) {
   require_defined(op, arg, t);

@@ -1,0 +1,83 @@
+// xylem::nn activations and their gradients: math::unary / math::binary
+// kernels with the activation's code (math.h), named as the public op.
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "xylem/nn.hpp"
+#include "xylem/plugin/math.h"
+
+namespace xylem::nn {
+namespace {
+
+using plugin::OpId;
+
+void forward(const Backend& b, std::string_view name, int code, const Tensor& x, Tensor& y, double p0 = 0,
+             double p1 = 0) {
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  detail::OpLaunch(b, OpId::math_unary, name).read(x).write(y).integer(code).scalar(p0).scalar(p1).launch();
+}
+
+void backward(const Backend& b, std::string_view name, int code, const char* in_name, const Tensor& in,
+              const Tensor& dy, Tensor& dx, double p0 = 0, double p1 = 0) {
+  ops::require_float(name, in_name, in);
+  ops::require_defined(name, "dy", dy);
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, in_name, in, "dy", dy);
+  ops::require_same_dtype(name, in_name, in, "dx", dx);
+  ops::require_same_dims(name, in_name, in, "dy", dy);
+  ops::require_same_dims(name, in_name, in, "dx", dx);
+  detail::OpLaunch(b, OpId::math_binary, name)
+      .read(in)
+      .read(dy)
+      .write(dx)
+      .integer(code)
+      .scalar(p0)
+      .scalar(p1)
+      .launch();
+}
+
+void require_softplus(std::string_view name, double beta) {
+  ops::require_argument(beta > 0, name, "beta must be positive, not " + std::to_string(beta));
+}
+
+}  // namespace
+
+void sigmoid(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::sigmoid", XY_UN_SIGMOID, x, y); }
+void relu(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::relu", XY_UN_RELU, x, y); }
+void tanh(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::tanh", XY_UN_TANH, x, y); }
+void leaky_relu(const Backend& b, const Tensor& x, Tensor& y, double negative_slope) {
+  forward(b, "nn::leaky_relu", XY_UN_LEAKY_RELU, x, y, negative_slope);
+}
+void elu(const Backend& b, const Tensor& x, Tensor& y, double alpha) { forward(b, "nn::elu", XY_UN_ELU, x, y, alpha); }
+void gelu(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::gelu", XY_UN_GELU, x, y); }
+void softplus(const Backend& b, const Tensor& x, Tensor& y, double beta, double threshold) {
+  require_softplus("nn::softplus", beta);
+  forward(b, "nn::softplus", XY_UN_SOFTPLUS, x, y, beta, threshold);
+}
+
+void sigmoid_grad(const Backend& b, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::sigmoid_grad", XY_BIN_SIGMOID_GRAD, "y", y, dy, dx);
+}
+void relu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::relu_grad", XY_BIN_RELU_GRAD, "x", x, dy, dx);
+}
+void tanh_grad(const Backend& b, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::tanh_grad", XY_BIN_TANH_GRAD, "y", y, dy, dx);
+}
+void leaky_relu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, double negative_slope) {
+  backward(b, "nn::leaky_relu_grad", XY_BIN_LEAKY_RELU_GRAD, "x", x, dy, dx, negative_slope);
+}
+void elu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, double alpha) {
+  backward(b, "nn::elu_grad", XY_BIN_ELU_GRAD, "x", x, dy, dx, alpha);
+}
+void gelu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::gelu_grad", XY_BIN_GELU_GRAD, "x", x, dy, dx);
+}
+void softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, double beta, double threshold) {
+  require_softplus("nn::softplus_grad", beta);
+  backward(b, "nn::softplus_grad", XY_BIN_SOFTPLUS_GRAD, "x", x, dy, dx, beta, threshold);
+}
+
+}  // namespace xylem::nn

@@ -1,0 +1,262 @@
+// xylem::nn convolution, pooling and local response normalisation over
+// NCHW images: shape arithmetic and checks here, the kernels take the views
+// as they are (plugin.hpp).
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "ops/layout.hpp"
+#include "xylem/nn.hpp"
+
+namespace xylem::nn {
+namespace {
+
+using plugin::OpId;
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+void require_image(std::string_view name, const char* arg, const Tensor& t) {
+  ops::require_float(name, arg, t);
+  if (t.rank() != 4)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": '" + arg + "' has shape " +
+                                               t.shape().dims_string() + "; expected rank 4 (NCHW)");
+}
+
+// Output extent of one spatial axis; invalid_argument when nothing fits.
+std::int64_t out_extent(std::string_view name, const char* axis, std::int64_t in, std::int64_t window,
+                        std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
+  const std::int64_t span = dilation * (window - 1) + 1;
+  ops::require_argument(in + 2 * pad >= span, name,
+                        std::string("the ") + axis + " window (" + str(span) + " with dilation) is larger than the padded input (" +
+                            str(in + 2 * pad) + ")");
+  return (in + 2 * pad - span) / stride + 1;
+}
+
+void require_conv_params(std::string_view name, const Conv2d& p) {
+  ops::require_argument(p.stride_h >= 1 && p.stride_w >= 1, name, "strides must be at least 1");
+  ops::require_argument(p.dilation_h >= 1 && p.dilation_w >= 1, name, "dilations must be at least 1");
+  ops::require_argument(p.pad_h >= 0 && p.pad_w >= 0, name, "padding must not be negative");
+  ops::require_argument(p.groups >= 1, name, "groups must be at least 1");
+}
+
+Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const Conv2d& p) {
+  require_conv_params(name, p);
+  const std::int64_t n = x.dims()[0], c = x.dims()[1], k = w.dims()[0];
+  ops::require_argument(c % p.groups == 0 && k % p.groups == 0, name,
+                        "groups " + str(p.groups) + " must divide the input channels (" + str(c) +
+                            ") and the output channels (" + str(k) + ")");
+  if (w.dims()[1] != c / p.groups)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": w has shape " + w.dims_string() + " but x " +
+                                               x.dims_string() + " with groups " + str(p.groups) + " needs " +
+                                               str(c / p.groups) + " input channels per filter");
+  const std::int64_t ph = out_extent(name, "height", x.dims()[2], w.dims()[2], p.stride_h, p.pad_h, p.dilation_h);
+  const std::int64_t pw = out_extent(name, "width", x.dims()[3], w.dims()[3], p.stride_w, p.pad_w, p.dilation_w);
+  return Shape{n, k, ph, pw};
+}
+
+detail::OpLaunch& conv_integers(detail::OpLaunch& launch, const Conv2d& p) {
+  return launch.integer(p.stride_h)
+      .integer(p.stride_w)
+      .integer(p.pad_h)
+      .integer(p.pad_w)
+      .integer(p.dilation_h)
+      .integer(p.dilation_w)
+      .integer(p.groups);
+}
+
+}  // namespace
+
+Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2d& p) {
+  ops::require_argument(x.rank() == 4 && w.rank() == 4, "nn::conv2d_output_shape", "x and w must have rank 4");
+  return conv_output("nn::conv2d_output_shape", x, w, p);
+}
+
+void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const Conv2d& p) {
+  constexpr std::string_view name = "nn::conv2d";
+  require_image(name, "x", x);
+  require_image(name, "w", w);
+  ops::require_same_dtype(name, "x", x, "w", w);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_dims(name, "y", y, conv_output(name, x.shape(), w.shape(), p));
+  if (y.numel() == 0) return;
+  detail::OpLaunch launch(b, OpId::nn_conv2d, name);
+  launch.read(x).read(w).write(y);
+  conv_integers(launch, p).launch();
+}
+
+void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2d& p) {
+  constexpr std::string_view name = "nn::conv2d_grad_data";
+  require_image(name, "dy", dy);
+  require_image(name, "w", w);
+  require_image(name, "dx", dx);
+  ops::require_same_dtype(name, "dy", dy, "w", w);
+  ops::require_same_dtype(name, "dy", dy, "dx", dx);
+  ops::require_dims(name, "dy", dy, conv_output(name, dx.shape(), w.shape(), p));
+  if (dx.numel() == 0) return;
+  detail::OpLaunch launch(b, OpId::nn_conv2d_grad_data, name);
+  launch.read(dy).read(w).write(dx);
+  conv_integers(launch, p).launch();
+}
+
+void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dw, const Conv2d& p) {
+  constexpr std::string_view name = "nn::conv2d_grad_filter";
+  require_image(name, "x", x);
+  require_image(name, "dy", dy);
+  require_image(name, "dw", dw);
+  ops::require_same_dtype(name, "x", x, "dy", dy);
+  ops::require_same_dtype(name, "x", x, "dw", dw);
+  ops::require_dims(name, "dy", dy, conv_output(name, x.shape(), dw.shape(), p));
+  if (dw.numel() == 0) return;
+  detail::OpLaunch launch(b, OpId::nn_conv2d_grad_filter, name);
+  launch.read(x).read(dy).write(dw);
+  conv_integers(launch, p).launch();
+}
+
+namespace {
+
+Pool2d resolved(const Pool2d& p) {
+  Pool2d r = p;
+  if (r.stride_h == 0) r.stride_h = r.kernel_h;
+  if (r.stride_w == 0) r.stride_w = r.kernel_w;
+  return r;
+}
+
+Shape pool_output(std::string_view name, const Shape& x, const Pool2d& p) {
+  ops::require_argument(p.kernel_h >= 1 && p.kernel_w >= 1, name, "the window must be at least 1x1");
+  ops::require_argument(p.stride_h >= 1 && p.stride_w >= 1, name, "strides must be at least 1");
+  // Every window must hold a real element (as PyTorch requires).
+  ops::require_argument(p.pad_h >= 0 && p.pad_w >= 0 && 2 * p.pad_h <= p.kernel_h && 2 * p.pad_w <= p.kernel_w, name,
+                        "padding must be between 0 and half the window");
+  const std::int64_t ph = out_extent(name, "height", x.dims()[2], p.kernel_h, p.stride_h, p.pad_h, 1);
+  const std::int64_t pw = out_extent(name, "width", x.dims()[3], p.kernel_w, p.stride_w, p.pad_w, 1);
+  return Shape{x.dims()[0], x.dims()[1], ph, pw};
+}
+
+detail::OpLaunch& pool_integers(detail::OpLaunch& launch, const Pool2d& p) {
+  return launch.integer(p.kernel_h)
+      .integer(p.kernel_w)
+      .integer(p.stride_h)
+      .integer(p.stride_w)
+      .integer(p.pad_h)
+      .integer(p.pad_w)
+      .integer(p.count_include_pad ? 1 : 0);
+}
+
+void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor& x, Tensor& y, const Pool2d& params) {
+  const Pool2d p = resolved(params);
+  require_image(name, "x", x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_dims(name, "y", y, pool_output(name, x.shape(), p));
+  if (y.numel() == 0) return;
+  detail::OpLaunch launch(b, op, name);
+  launch.read(x).write(y);
+  pool_integers(launch, p).launch();
+}
+
+}  // namespace
+
+Shape pool2d_output_shape(const Shape& x, const Pool2d& p) {
+  ops::require_argument(x.rank() == 4, "nn::pool2d_output_shape", "x must have rank 4");
+  return pool_output("nn::pool2d_output_shape", x, resolved(p));
+}
+
+void max_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p) {
+  pool_forward(b, "nn::max_pool2d", OpId::nn_max_pool2d, x, y, p);
+}
+void avg_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p) {
+  pool_forward(b, "nn::avg_pool2d", OpId::nn_avg_pool2d, x, y, p);
+}
+
+void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, const Pool2d& params) {
+  constexpr std::string_view name = "nn::max_pool2d_grad";
+  const Pool2d p = resolved(params);
+  require_image(name, "x", x);
+  ops::require_same_dtype(name, "x", x, "dy", dy);
+  ops::require_dims(name, "dy", dy, pool_output(name, x.shape(), p));
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, "x", x, "dx", dx);
+  ops::require_same_dims(name, "x", x, "dx", dx);
+  if (dx.numel() == 0) return;
+  detail::OpLaunch launch(b, OpId::nn_max_pool2d_grad, name);
+  launch.read(x).read(dy).write(dx);
+  pool_integers(launch, p).launch();
+}
+
+void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2d& params) {
+  constexpr std::string_view name = "nn::avg_pool2d_grad";
+  const Pool2d p = resolved(params);
+  require_image(name, "dx", dx);
+  ops::require_same_dtype(name, "dx", dx, "dy", dy);
+  ops::require_dims(name, "dy", dy, pool_output(name, dx.shape(), p));
+  if (dx.numel() == 0) return;
+  detail::OpLaunch launch(b, OpId::nn_avg_pool2d_grad, name);
+  launch.read(dy).write(dx);
+  pool_integers(launch, p).launch();
+}
+
+namespace {
+
+// An [N, C, S] view as [N, C, S, 1]: the kernels' rank 4.
+Tensor as4(const Tensor& t3) {
+  const Shape& s = t3.shape();
+  const std::int64_t dims[] = {s.dims()[0], s.dims()[1], s.dims()[2], 1};
+  const std::int64_t strides[] = {s.strides()[0], s.strides()[1], s.strides()[2], 1};
+  return t3.as_strided(Shape::strided(dims, strides, s.offset()));
+}
+
+// [N, C, ...] as [N, C, rest, 1].
+Tensor channels4(const Backend& b, const Tensor& t) { return as4(ops::grouped3(b, t, t.shape(), 1, 2)); }
+
+void require_lrn(std::string_view name, const Tensor& x, const Lrn& p) {
+  ops::require_float(name, "x", x);
+  ops::require_argument(x.rank() >= 2, name, "x has shape " + x.shape().dims_string() + "; expected [N, C, ...]");
+  ops::require_argument(p.size >= 1, name, "size must be at least 1");
+}
+
+}  // namespace
+
+void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
+  constexpr std::string_view name = "nn::lrn";
+  require_lrn(name, x, p);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  if (x.numel() == 0) return;
+  ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
+  detail::OpLaunch(b, OpId::nn_lrn, name)
+      .read(channels4(b, x))
+      .write(as4(y3.tensor()))
+      .integer(p.size)
+      .scalar(p.alpha)
+      .scalar(p.beta)
+      .scalar(p.k)
+      .launch();
+  y3.finish();
+}
+
+void lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx, const Lrn& p) {
+  constexpr std::string_view name = "nn::lrn_grad";
+  require_lrn(name, x, p);
+  for (const auto& [arg, t] : {std::pair<const char*, const Tensor*>{"y", &y}, {"dy", &dy}, {"dx", &dx}}) {
+    ops::require_defined(name, arg, *t);
+    ops::require_same_dtype(name, "x", x, arg, *t);
+    ops::require_same_dims(name, "x", x, arg, *t);
+  }
+  if (x.numel() == 0) return;
+  ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
+  detail::OpLaunch(b, OpId::nn_lrn_grad, name)
+      .read(channels4(b, x))
+      .read(channels4(b, y))
+      .read(channels4(b, dy))
+      .write(as4(dx3.tensor()))
+      .integer(p.size)
+      .scalar(p.alpha)
+      .scalar(p.beta)
+      .scalar(p.k)
+      .launch();
+  dx3.finish();
+}
+
+}  // namespace xylem::nn

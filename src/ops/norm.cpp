@@ -1,0 +1,264 @@
+// xylem::nn layer and batch normalisation, forward and backward. Layer norm
+// runs on [rows, n] views; batch norm on [N, C, S] views with per-channel
+// statistics, its running statistics updated with blas::scal/axpy.
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "ops/layout.hpp"
+#include "xylem/blas.hpp"
+#include "xylem/creation.hpp"
+#include "xylem/nn.hpp"
+
+namespace xylem::nn {
+namespace {
+
+using plugin::OpId;
+
+// Statistics accumulate in f32 for the narrower types, f64 for f64.
+DType stat_dtype(DType x) { return x == DType::f64 ? DType::f64 : DType::f32; }
+
+Shape leading(const Shape& x, int cut) { return Shape(x.dims().subspan(0, std::size_t(cut))); }
+Shape trailing(const Shape& x, int cut) { return Shape(x.dims().subspan(std::size_t(cut))); }
+
+// An optional per-feature parameter (gamma, beta, dgamma, dbeta): empty, or
+// of `dims` and x's dtype, viewed as rank 1.
+Tensor optional_vector(const Backend& b, std::string_view name, const char* arg, const Tensor& t, const Shape& dims,
+                       DType dtype) {
+  if (!t.defined()) return {};
+  ops::require_dims(name, arg, t, dims);
+  ops::require_dtype(name, arg, t, dtype);
+  return ops::grouped2(b, t, t.shape(), 0).reshape({dims.numel()});
+}
+
+int layer_norm_cut(std::string_view name, const Tensor& x, int normalized_rank) {
+  ops::require_argument(normalized_rank >= 1 && normalized_rank <= x.rank(), name,
+                        "normalized_rank " + std::to_string(normalized_rank) + " does not fit shape " +
+                            x.shape().dims_string());
+  return x.rank() - normalized_rank;
+}
+
+}  // namespace
+
+NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma, const Tensor& beta,
+                     double eps, Tensor& y) {
+  constexpr std::string_view name = "nn::layer_norm";
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_argument(eps >= 0, name, "eps must not be negative");
+  const int cut = layer_norm_cut(name, x, normalized_rank);
+  const Shape features = trailing(x.shape(), cut);
+  const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
+  const Tensor be = optional_vector(b, name, "beta", beta, features, x.dtype());
+  NormStats stats{Tensor(leading(x.shape(), cut), stat_dtype(x.dtype())),
+                  Tensor(leading(x.shape(), cut), stat_dtype(x.dtype()))};
+  const std::int64_t rows = stats.mean.numel();
+  if (x.numel() == 0) return stats;
+  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
+  ops::GroupedOutput y2(b, y, y.shape(), cut);
+  detail::OpLaunch(b, OpId::nn_layer_norm, name)
+      .read(x2)
+      .read_optional(g)
+      .read_optional(be)
+      .write(y2.tensor())
+      .write(stats.mean.reshape({rows}))
+      .write(stats.rstd.reshape({rows}))
+      .scalar(eps)
+      .launch();
+  y2.finish();
+  return stats;
+}
+
+void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,
+                     const NormStats& stats, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  constexpr std::string_view name = "nn::layer_norm_grad";
+  ops::require_float(name, "x", x);
+  ops::require_same_dtype(name, "x", x, "dy", dy);
+  ops::require_same_dims(name, "x", x, "dy", dy);
+  const int cut = layer_norm_cut(name, x, normalized_rank);
+  const Shape features = trailing(x.shape(), cut);
+  const Shape rows_shape = leading(x.shape(), cut);
+  ops::require_dims(name, "mean", stats.mean, rows_shape);
+  ops::require_dims(name, "rstd", stats.rstd, rows_shape);
+  ops::require_dtype(name, "mean", stats.mean, stat_dtype(x.dtype()));
+  ops::require_dtype(name, "rstd", stats.rstd, stat_dtype(x.dtype()));
+  const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
+  if (dx.defined()) {
+    ops::require_same_dtype(name, "x", x, "dx", dx);
+    ops::require_same_dims(name, "x", x, "dx", dx);
+  }
+  if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, features, x.dtype());
+  if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, features, x.dtype());
+  if (x.numel() == 0) return;
+  const std::int64_t rows = rows_shape.numel(), n = features.numel();
+  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
+  const Tensor dy2 = ops::grouped2(b, dy, dy.shape(), cut);
+  const Tensor mean = ops::grouped2(b, stats.mean, stats.mean.shape(), 0).reshape({rows});
+  const Tensor rstd = ops::grouped2(b, stats.rstd, stats.rstd.shape(), 0).reshape({rows});
+  if (dx.defined()) {
+    ops::GroupedOutput dx2(b, dx, dx.shape(), cut);
+    detail::OpLaunch(b, OpId::nn_layer_norm_grad_input, name)
+        .read(x2)
+        .read_optional(g)
+        .read(mean)
+        .read(rstd)
+        .read(dy2)
+        .write(dx2.tensor())
+        .launch();
+    dx2.finish();
+  }
+  if (dgamma.defined() || dbeta.defined()) {
+    const Shape flat{n};
+    std::optional<ops::GroupedOutput> dg, db;
+    if (dgamma.defined()) dg.emplace(b, dgamma, dgamma.shape(), 0);
+    if (dbeta.defined()) db.emplace(b, dbeta, dbeta.shape(), 0);
+    detail::OpLaunch(b, OpId::nn_layer_norm_grad_params, name)
+        .read(x2)
+        .read(mean)
+        .read(rstd)
+        .read(dy2)
+        .write_optional(dg ? dg->tensor().reshape({n}) : Tensor{})
+        .write_optional(db ? db->tensor().reshape({n}) : Tensor{})
+        .launch();
+    if (dg) dg->finish();
+    if (db) db->finish();
+  }
+}
+
+namespace {
+
+void require_batch_input(std::string_view name, const Tensor& x) {
+  ops::require_float(name, "x", x);
+  ops::require_argument(x.rank() >= 2, name, "x has shape " + x.shape().dims_string() + "; expected [N, C, ...]");
+}
+
+// x as [N, C, S].
+Tensor batch3(const Backend& b, const Tensor& x) { return ops::grouped3(b, x, x.shape(), 1, 2); }
+
+Tensor stat_vector(std::string_view name, const char* arg, const Tensor& t, std::int64_t channels, DType x) {
+  ops::require_dims(name, arg, t, Shape{channels});
+  ops::require_dtype(name, arg, t, stat_dtype(x));
+  return t;
+}
+
+}  // namespace
+
+BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                          Tensor& running_mean, Tensor& running_var, bool training, double momentum, double eps,
+                          Tensor& y) {
+  constexpr std::string_view name = "nn::batch_norm";
+  require_batch_input(name, x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_argument(eps >= 0, name, "eps must not be negative");
+  ops::require_argument(momentum >= 0 && momentum <= 1, name, "momentum must be in [0, 1]");
+  const std::int64_t channels = x.shape().dims()[1];
+  const Shape per_channel{channels};
+  const Tensor g = optional_vector(b, name, "gamma", gamma, per_channel, x.dtype());
+  const Tensor be = optional_vector(b, name, "beta", beta, per_channel, x.dtype());
+  stat_vector(name, "running_mean", running_mean, channels, x.dtype());
+  stat_vector(name, "running_var", running_var, channels, x.dtype());
+  const std::int64_t per_channel_count = channels == 0 ? 0 : x.numel() / channels;
+  if (training)
+    ops::require_argument(per_channel_count > 1 || x.numel() == 0, name,
+                          "training needs more than one value per channel (x has shape " + x.shape().dims_string() +
+                              ")");
+
+  BatchNormStats stats;
+  if (training) {
+    stats = {Tensor(per_channel, stat_dtype(x.dtype())), Tensor(per_channel, stat_dtype(x.dtype()))};
+  } else {
+    stats = {running_mean, running_var};
+  }
+  if (x.numel() == 0) return stats;
+  const Tensor x3 = batch3(b, x);
+  if (training) {
+    detail::OpLaunch(b, OpId::nn_batch_norm_stats, name).read(x3).write(stats.mean).write(stats.var).launch();
+  }
+  ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
+  detail::OpLaunch(b, OpId::nn_batch_norm_apply, name)
+      .read(x3)
+      .read(stats.mean)
+      .read(stats.var)
+      .read_optional(g)
+      .read_optional(be)
+      .write(y3.tensor())
+      .scalar(eps)
+      .launch();
+  y3.finish();
+  if (training) {
+    // running = (1 - m) running + m batch; the variance unbiased.
+    const double unbiased = double(per_channel_count) / double(per_channel_count - 1);
+    blas::scal(b, 1 - momentum, running_mean);
+    blas::axpy(b, momentum, stats.mean, running_mean);
+    blas::scal(b, 1 - momentum, running_var);
+    blas::axpy(b, momentum * unbiased, stats.var, running_var);
+  }
+  return stats;
+}
+
+void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, const BatchNormStats& stats,
+                     bool training, double eps, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  constexpr std::string_view name = "nn::batch_norm_grad";
+  require_batch_input(name, x);
+  ops::require_same_dtype(name, "x", x, "dy", dy);
+  ops::require_same_dims(name, "x", x, "dy", dy);
+  const std::int64_t channels = x.shape().dims()[1];
+  const Shape per_channel{channels};
+  const Tensor g = optional_vector(b, name, "gamma", gamma, per_channel, x.dtype());
+  stat_vector(name, "mean", stats.mean, channels, x.dtype());
+  stat_vector(name, "var", stats.var, channels, x.dtype());
+  if (dx.defined()) {
+    ops::require_same_dtype(name, "x", x, "dx", dx);
+    ops::require_same_dims(name, "x", x, "dx", dx);
+  }
+  if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, per_channel, x.dtype());
+  if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, per_channel, x.dtype());
+  if (x.numel() == 0) return;
+  const Tensor x3 = batch3(b, x);
+  const Tensor dy3 = batch3(b, dy);
+  // grad_input needs the sums even when the caller does not want them.
+  const bool need_sums = dx.defined() && training;
+  Tensor dg = dgamma.defined() ? dgamma : (need_sums ? Tensor(per_channel, x.dtype()) : Tensor{});
+  Tensor db = dbeta.defined() ? dbeta : (need_sums ? Tensor(per_channel, x.dtype()) : Tensor{});
+  std::optional<ops::GroupedOutput> dg1, db1;
+  if (dg.defined()) dg1.emplace(b, dg, dg.shape(), 0);
+  if (db.defined()) db1.emplace(b, db, db.shape(), 0);
+  if (dg.defined() || db.defined()) {
+    detail::OpLaunch(b, OpId::nn_batch_norm_grad_params, name)
+        .read(x3)
+        .read(stats.mean)
+        .read(stats.var)
+        .read(dy3)
+        .write_optional(dg1 ? dg1->tensor().reshape({channels}) : Tensor{})
+        .write_optional(db1 ? db1->tensor().reshape({channels}) : Tensor{})
+        .scalar(eps)
+        .launch();
+  }
+  if (dx.defined()) {
+    // Inference needs no sums; the kernel still takes two [C] tensors.
+    const Tensor sum_g = dg1 ? dg1->tensor().reshape({channels}) : zeros(b, per_channel, x.dtype());
+    const Tensor sum_b = db1 ? db1->tensor().reshape({channels}) : sum_g;
+    ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
+    detail::OpLaunch(b, OpId::nn_batch_norm_grad_input, name)
+        .read(x3)
+        .read(stats.mean)
+        .read(stats.var)
+        .read_optional(g)
+        .read(sum_g)
+        .read(sum_b)
+        .read(dy3)
+        .write(dx3.tensor())
+        .scalar(eps)
+        .integer(training ? 1 : 0)
+        .launch();
+    dx3.finish();
+  }
+  if (dg1) dg1->finish();
+  if (db1) db1->finish();
+}
+
+}  // namespace xylem::nn

@@ -1,0 +1,165 @@
+// xylem reductions: sum, mean, max, min, argmax, argmin, var along any
+// axes. The kernels reduce the middle axis of an [outer, r, inner] view
+// (plugin.hpp); this file maps any set of axes onto that: a run of adjacent
+// axes keeps its place (so a column reduction stays a column reduction),
+// scattered axes are moved last; views whose strides cannot merge are
+// copied first.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "ops/layout.hpp"
+#include "xylem/creation.hpp"
+#include "xylem/math.hpp"
+#include "xylem/plugin/math.h"
+
+namespace xylem {
+namespace {
+
+using plugin::OpId;
+
+// Sorted, unique, non-negative axes; all of them when r.axes is empty.
+std::vector<int> normalise_axes(std::string_view name, const Shape& x, const Reduction& r) {
+  std::vector<int> axes;
+  if (r.axes.empty()) {
+    for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
+    return axes;
+  }
+  for (int a : r.axes) {
+    const int n = a < 0 ? a + x.rank() : a;
+    ops::require_argument(n >= 0 && n < x.rank(), name,
+                          "axis " + std::to_string(a) + " is out of range for shape " + x.dims_string());
+    ops::require_argument(std::find(axes.begin(), axes.end(), n) == axes.end(), name,
+                          "axis " + std::to_string(a) + " is given twice");
+    axes.push_back(n);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool is_reduced(const std::vector<int>& axes, int a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); }
+
+Shape reduced_dims(const Shape& x, const std::vector<int>& axes, bool keepdim) {
+  std::array<std::int64_t, kMaxRank> dims{};
+  std::size_t n = 0;
+  for (int a = 0; a < x.rank(); ++a) {
+    if (!is_reduced(axes, a))
+      dims[n++] = x.dims()[std::size_t(a)];
+    else if (keepdim)
+      dims[n++] = 1;
+  }
+  return Shape(std::span<const std::int64_t>(dims.data(), n));
+}
+
+DType result_dtype(int code, DType x) { return code == XY_RED_ARGMAX || code == XY_RED_ARGMIN ? DType::i64 : x; }
+
+void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, const Reduction& r, Tensor& out,
+            int correction = 0) {
+  ops::require_float(name, "x", x);
+  const std::vector<int> axes = normalise_axes(name, x.shape(), r);
+  ops::require_dims(name, "out", out, reduced_dims(x.shape(), axes, r.keepdim));
+  ops::require_dtype(name, "out", out, result_dtype(code, x.dtype()));
+
+  std::int64_t count = 1;
+  for (int a : axes) count *= x.shape().dims()[std::size_t(a)];
+  if (count == 0) {
+    const bool has_identity = code == XY_RED_SUM || code == XY_RED_MEAN || code == XY_RED_VAR;
+    ops::require_argument(has_identity, name,
+                          "reducing zero elements (shape " + x.shape().dims_string() + ") has no result");
+    if (out.numel() > 0) fill(b, out, code == XY_RED_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  if (out.numel() == 0) return;
+
+  // Where the reduced axes go: a run [lo, hi) stays; otherwise kept axes
+  // first, reduced axes last.
+  const int rank = x.rank();
+  const bool run = axes.empty() || axes.back() - axes.front() + 1 == int(axes.size());
+  std::array<int, kMaxRank> order{};
+  int cut0 = 0, cut1 = 0;
+  if (run) {
+    for (int a = 0; a < rank; ++a) order[std::size_t(a)] = a;
+    cut0 = axes.empty() ? rank : axes.front();
+    cut1 = axes.empty() ? rank : axes.back() + 1;
+  } else {
+    int n = 0;
+    for (int a = 0; a < rank; ++a)
+      if (!is_reduced(axes, a)) order[std::size_t(n++)] = a;
+    cut0 = n;
+    for (int a : axes) order[std::size_t(n++)] = a;
+    cut1 = rank;
+  }
+  const Shape x_view = x.shape().permute(std::span<const int>(order.data(), std::size_t(rank)));
+  const Tensor x3 = ops::grouped3(b, x, x_view, cut0, cut1);
+
+  // out's kept axes, in x's order: [before the run | after it].
+  std::array<std::int64_t, kMaxRank> kept_dims{}, kept_strides{};
+  int kept = 0;
+  {
+    int oa = 0;
+    for (int a = 0; a < rank; ++a) {
+      if (is_reduced(axes, a)) {
+        if (r.keepdim) ++oa;
+        continue;
+      }
+      kept_dims[std::size_t(kept)] = out.shape().dims()[std::size_t(oa)];
+      kept_strides[std::size_t(kept)] = out.shape().strides()[std::size_t(oa)];
+      ++kept;
+      ++oa;
+    }
+  }
+  const Shape out_view = Shape::strided(std::span<const std::int64_t>(kept_dims.data(), std::size_t(kept)),
+                                        std::span<const std::int64_t>(kept_strides.data(), std::size_t(kept)),
+                                        out.shape().offset());
+  ops::GroupedOutput y2(b, out, out_view, cut0);
+  detail::OpLaunch(b, OpId::math_reduce, name)
+      .read(x3)
+      .write(y2.tensor())
+      .integer(code)
+      .integer(correction)
+      .launch();
+  y2.finish();
+}
+
+Tensor reduce_result(std::string_view name, int code, const Tensor& x, const Reduction& r) {
+  ops::require_float(name, "x", x);
+  return Tensor(reduced_dims(x.shape(), normalise_axes(name, x.shape(), r), r.keepdim),
+                result_dtype(code, x.dtype()));
+}
+
+}  // namespace
+
+#define XYLEM_REDUCE_DEF(fn, code)                                                         \
+  void fn(const Backend& b, const Tensor& x, const Reduction& r, Tensor& out) {           \
+    reduce(b, #fn, code, x, r, out);                                                       \
+  }                                                                                        \
+  Tensor fn(const Backend& b, const Tensor& x, const Reduction& r) {                       \
+    Tensor out = reduce_result(#fn, code, x, r);                                           \
+    fn(b, x, r, out);                                                                      \
+    return out;                                                                            \
+  }
+XYLEM_REDUCE_DEF(sum, XY_RED_SUM)
+XYLEM_REDUCE_DEF(mean, XY_RED_MEAN)
+XYLEM_REDUCE_DEF(max, XY_RED_MAX)
+XYLEM_REDUCE_DEF(min, XY_RED_MIN)
+XYLEM_REDUCE_DEF(argmax, XY_RED_ARGMAX)
+XYLEM_REDUCE_DEF(argmin, XY_RED_ARGMIN)
+#undef XYLEM_REDUCE_DEF
+
+void var(const Backend& b, const Tensor& x, const Reduction& r, Tensor& out, int correction) {
+  reduce(b, "var", XY_RED_VAR, x, r, out, correction);
+}
+Tensor var(const Backend& b, const Tensor& x, const Reduction& r, int correction) {
+  Tensor out = reduce_result("var", XY_RED_VAR, x, r);
+  var(b, x, r, out, correction);
+  return out;
+}
+
+Shape reduced_shape(const Shape& x, const Reduction& r) {
+  return reduced_dims(x, normalise_axes("reduced_shape", x, r), r.keepdim);
+}
+
+}  // namespace xylem

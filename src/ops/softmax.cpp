@@ -1,0 +1,68 @@
+// xylem::nn softmax and log_softmax along one axis, and their gradients:
+// the kernels take [outer, r, inner] views (plugin.hpp), r the axis.
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "ops/layout.hpp"
+#include "xylem/nn.hpp"
+
+namespace xylem::nn {
+namespace {
+
+using plugin::OpId;
+
+int normalise_axis(std::string_view name, const Tensor& x, int axis) {
+  const int rank = x.rank();
+  const int a = axis < 0 ? axis + rank : axis;
+  ops::require_argument(a >= 0 && a < rank, name,
+                        "axis " + std::to_string(axis) + " is out of range for shape " + x.shape().dims_string());
+  return a;
+}
+
+// i0 = 0: softmax, 1: log_softmax.
+void forward(const Backend& b, std::string_view name, int log, const Tensor& x, int axis, Tensor& y) {
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  const int a = normalise_axis(name, x, axis);
+  if (x.numel() == 0) return;
+  const Tensor x3 = ops::grouped3(b, x, x.shape(), a, a + 1);
+  ops::GroupedOutput y3(b, y, y.shape(), a, a + 1);
+  detail::OpLaunch(b, OpId::nn_softmax, name).read(x3).write(y3.tensor()).integer(log).launch();
+  y3.finish();
+}
+
+void backward(const Backend& b, std::string_view name, int log, const Tensor& y, const Tensor& dy, int axis,
+              Tensor& dx) {
+  ops::require_float(name, "y", y);
+  ops::require_defined(name, "dy", dy);
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, "y", y, "dy", dy);
+  ops::require_same_dtype(name, "y", y, "dx", dx);
+  ops::require_same_dims(name, "y", y, "dy", dy);
+  ops::require_same_dims(name, "y", y, "dx", dx);
+  const int a = normalise_axis(name, y, axis);
+  if (y.numel() == 0) return;
+  const Tensor y3 = ops::grouped3(b, y, y.shape(), a, a + 1);
+  const Tensor dy3 = ops::grouped3(b, dy, dy.shape(), a, a + 1);
+  ops::GroupedOutput dx3(b, dx, dx.shape(), a, a + 1);
+  detail::OpLaunch(b, OpId::nn_softmax_grad, name).read(y3).read(dy3).write(dx3.tensor()).integer(log).launch();
+  dx3.finish();
+}
+
+}  // namespace
+
+void softmax(const Backend& b, const Tensor& x, int axis, Tensor& y) { forward(b, "nn::softmax", 0, x, axis, y); }
+void log_softmax(const Backend& b, const Tensor& x, int axis, Tensor& y) {
+  forward(b, "nn::log_softmax", 1, x, axis, y);
+}
+void softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis, Tensor& dx) {
+  backward(b, "nn::softmax_grad", 0, y, dy, axis, dx);
+}
+void log_softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis, Tensor& dx) {
+  backward(b, "nn::log_softmax_grad", 1, y, dy, axis, dx);
+}
+
+}  // namespace xylem::nn

@@ -1,0 +1,196 @@
+// xylem::nn training pieces: dropout, the linear layer and the losses.
+// Linear and MSE are compositions of other ops; dropout and cross-entropy
+// have kernels of their own (plugin.hpp).
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+#include "ops/layout.hpp"
+#include "xylem/blas.hpp"
+#include "xylem/creation.hpp"
+#include "xylem/math.hpp"
+#include "xylem/nn.hpp"
+
+namespace xylem::nn {
+namespace {
+
+using plugin::OpId;
+
+}  // namespace
+
+DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Generator& gen) {
+  constexpr std::string_view name = "nn::dropout";
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_argument(p >= 0 && p < 1, name, "p must be in [0, 1), not " + std::to_string(p));
+  const DropoutMask mask{p, gen.seed(), gen.advance(std::uint64_t(x.numel()))};
+  if (x.numel() == 0) return mask;
+  detail::OpLaunch(b, OpId::nn_dropout, name)
+      .read(x)
+      .write(y)
+      .scalar(p)
+      .integer(std::int64_t(mask.seed))
+      .integer(std::int64_t(mask.offset))
+      .launch();
+  return mask;
+}
+
+void dropout_grad(const Backend& b, const Tensor& dy, Tensor& dx, const DropoutMask& mask) {
+  constexpr std::string_view name = "nn::dropout_grad";
+  ops::require_float(name, "dy", dy);
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, "dy", dy, "dx", dx);
+  ops::require_same_dims(name, "dy", dy, "dx", dx);
+  ops::require_argument(mask.p >= 0 && mask.p < 1, name, "the mask's p must be in [0, 1)");
+  if (dy.numel() == 0) return;
+  detail::OpLaunch(b, OpId::nn_dropout_grad, name)
+      .read(dy)
+      .write(dx)
+      .scalar(mask.p)
+      .integer(std::int64_t(mask.seed))
+      .integer(std::int64_t(mask.offset))
+      .launch();
+}
+
+namespace {
+
+// x [..., in] as [M, in]; checks w [out, in].
+void require_linear(std::string_view name, const Tensor& x, const Tensor& w) {
+  ops::require_float(name, "x", x);
+  ops::require_float(name, "w", w);
+  ops::require_same_dtype(name, "x", x, "w", w);
+  ops::require_argument(x.rank() >= 1, name, "x must have at least one axis");
+  ops::require_rank(name, "w", w, 2);
+  if (x.shape().dims()[std::size_t(x.rank() - 1)] != w.shape().dims()[1])
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
+                                               " but w " + w.shape().dims_string() +
+                                               "; x's last axis must match w's second");
+}
+
+Shape linear_output(const Tensor& x, const Tensor& w) {
+  std::vector<std::int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+  dims.back() = w.shape().dims()[0];
+  return Shape(dims);
+}
+
+}  // namespace
+
+void linear(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& bias, Tensor& y) {
+  constexpr std::string_view name = "nn::linear";
+  require_linear(name, x, w);
+  ops::require_defined(name, "y", y);
+  ops::require_same_dtype(name, "x", x, "y", y);
+  ops::require_dims(name, "y", y, linear_output(x, w));
+  if (bias.defined()) {
+    ops::require_dims(name, "bias", bias, Shape{w.shape().dims()[0]});
+    ops::require_dtype(name, "bias", bias, x.dtype());
+  }
+  const int cut = x.rank() - 1;
+  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
+  ops::GroupedOutput y2(b, y, y.shape(), cut);
+  Tensor out = y2.tensor();
+  blas::gemm(b, blas::Transpose::no, blas::Transpose::yes, 1.0, x2, w, 0.0, out);
+  if (bias.defined() && out.numel() > 0) add(b, out, bias, out);
+  y2.finish();
+}
+
+void linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
+                 Tensor& dbias) {
+  constexpr std::string_view name = "nn::linear_grad";
+  require_linear(name, x, w);
+  ops::require_float(name, "dy", dy);
+  ops::require_same_dtype(name, "x", x, "dy", dy);
+  ops::require_dims(name, "dy", dy, linear_output(x, w));
+  if (dx.defined()) {
+    ops::require_same_dtype(name, "x", x, "dx", dx);
+    ops::require_same_dims(name, "x", x, "dx", dx);
+  }
+  if (dw.defined()) {
+    ops::require_same_dtype(name, "w", w, "dw", dw);
+    ops::require_same_dims(name, "w", w, "dw", dw);
+  }
+  if (dbias.defined()) {
+    ops::require_dims(name, "dbias", dbias, Shape{w.shape().dims()[0]});
+    ops::require_dtype(name, "dbias", dbias, x.dtype());
+  }
+  const int cut = x.rank() - 1;
+  const Tensor dy2 = ops::grouped2(b, dy, dy.shape(), cut);
+  if (dx.defined()) {
+    ops::GroupedOutput dx2(b, dx, dx.shape(), cut);
+    Tensor out = dx2.tensor();
+    blas::gemm(b, blas::Transpose::no, blas::Transpose::no, 1.0, dy2, w, 0.0, out);
+    dx2.finish();
+  }
+  if (dw.defined()) {
+    const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
+    blas::gemm(b, blas::Transpose::yes, blas::Transpose::no, 1.0, dy2, x2, 0.0, dw);
+  }
+  if (dbias.defined()) sum(b, dy2, Reduction{{0}, false}, dbias);
+}
+
+namespace {
+
+void require_classes(std::string_view name, const Tensor& x, const Tensor& target) {
+  ops::require_float(name, "x", x);
+  ops::require_rank(name, "x", x, 2);
+  ops::require_dtype(name, "target", target, DType::i64);
+  ops::require_dims(name, "target", target, Shape{x.shape().dims()[0]});
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
+  constexpr std::string_view name = "nn::cross_entropy";
+  require_classes(name, x, target);
+  const std::int64_t n = x.shape().dims()[0];
+  Tensor rows(Shape{n}, x.dtype());
+  if (n > 0) {
+    ops::require_argument(x.shape().dims()[1] > 0, name, "x has no classes (shape " + x.shape().dims_string() + ")");
+    detail::OpLaunch(b, OpId::nn_cross_entropy, name).read(x).read(target).write(rows).launch();
+  }
+  return mean(b, rows);
+}
+
+void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss) {
+  constexpr std::string_view name = "nn::cross_entropy_grad";
+  require_classes(name, x, target);
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, "x", x, "dx", dx);
+  ops::require_same_dims(name, "x", x, "dx", dx);
+  const std::int64_t n = x.shape().dims()[0];
+  if (x.numel() == 0) return;
+  const Tensor per_row = full(b, Shape{n}, x.dtype(), dloss / double(n));
+  detail::OpLaunch(b, OpId::nn_cross_entropy_grad, name).read(x).read(target).read(per_row).write(dx).launch();
+}
+
+namespace {
+
+void require_pair(std::string_view name, const Tensor& x, const Tensor& target) {
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "target", target);
+  ops::require_same_dtype(name, "x", x, "target", target);
+  ops::require_same_dims(name, "x", x, "target", target);
+}
+
+}  // namespace
+
+Tensor mse_loss(const Backend& b, const Tensor& x, const Tensor& target) {
+  require_pair("nn::mse_loss", x, target);
+  const Tensor diff = sub(b, x, target);
+  return mean(b, mul(b, diff, diff));
+}
+
+void mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss) {
+  constexpr std::string_view name = "nn::mse_loss_grad";
+  require_pair(name, x, target);
+  ops::require_defined(name, "dx", dx);
+  ops::require_same_dtype(name, "x", x, "dx", dx);
+  ops::require_same_dims(name, "x", x, "dx", dx);
+  if (x.numel() == 0) return;
+  const Tensor scale = full(b, Shape{}, x.dtype(), 2.0 * dloss / double(x.numel()));
+  mul(b, sub(b, x, target), scale, dx);
+}
+
+}  // namespace xylem::nn
