@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "xylem/plugin/math.h"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/xylem.hpp"
 
@@ -311,7 +312,8 @@ int main(int argc, char** argv) try {
     void* px = dev.allocate(4096);
     void* py = dev.allocate(4096);
     xylem::plugin::OpCall call;
-    call.op = xylem::plugin::OpId::nn_sigmoid;
+    call.op = xylem::plugin::OpId::math_unary;
+    call.i[0] = XY_UN_SIGMOID;
     call.num_tensors = 2;
     call.t[0] = {px, xylem::Shape{1024}, xylem::f32};
     call.t[1] = {py, xylem::Shape{1024}, xylem::f32};
@@ -350,7 +352,8 @@ int main(int argc, char** argv) try {
       void* py = dev.allocate(bytes);
       (void)dev.upload(px, host, up_bytes, {});  // some data in x; the rest is whatever memory held
       xylem::plugin::OpCall call;
-      call.op = xylem::plugin::OpId::nn_sigmoid;
+      call.op = xylem::plugin::OpId::math_unary;
+      call.i[0] = XY_UN_SIGMOID;
       call.num_tensors = 2;
       call.t[0] = {px, xylem::Shape{gib_floats}, xylem::f32};
       call.t[1] = {py, xylem::Shape{gib_floats}, xylem::f32};

@@ -40,6 +40,8 @@ namespace {
 using xylem_bench::Clock;
 using xylem_bench::median;
 using xylem_bench::seconds_since;
+using xylem_bench::time_median;
+using xylem_bench::time_pair;
 
 
 struct Options {
@@ -67,37 +69,6 @@ Options parse(int argc, char** argv) {
 }
 
 
-
-// Seconds per call of f: one warm-up call, then the median of reps.
-template <class F>
-double time_median(int reps, F&& f) {
-  f();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = Clock::now();
-    f();
-    t.push_back(seconds_since(t0));
-  }
-  return median(t);
-}
-
-// Two measurements alternated run by run, so drift (frequency, other load)
-// hits both alike. Returns the two medians.
-template <class F, class G>
-std::pair<double, double> time_pair(int reps, F&& f, G&& g) {
-  f();
-  g();
-  std::vector<double> tf, tg;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = Clock::now();
-    f();
-    tf.push_back(seconds_since(t0));
-    t0 = Clock::now();
-    g();
-    tg.push_back(seconds_since(t0));
-  }
-  return {median(tf), median(tg)};
-}
 
 // Host memory for the peers, 64-byte aligned like xylem's, touched once so
 // page faults are not timed.

@@ -7,6 +7,7 @@ packages=(
   libtbb-dev libhwy-dev libopenblas-dev          # native: threads, SIMD math, BLAS
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev  # opencl plugin, PoCL for CI
   googletest libgtest-dev                        # tests
+  libeigen3-dev                                  # benchmarks: the host peer
 )
 missing=()
 for p in "${packages[@]}"; do
