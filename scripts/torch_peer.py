@@ -93,6 +93,30 @@ def main():
         r[key] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
         del A, B, C
 
+    # Issue 5: softmax and layer_norm over the rows of an 8192 x 8192 f32
+    # matrix (read once, written once), and conv2d 64x64x56x56 3x3 pad 1
+    # with PyTorch's defaults (cuDNN, TF32 allowed for convolutions).
+    rows = 1024 if a.quick else 8192
+    X = torch.rand(rows, rows, device=dev) * 8 - 4
+    mbytes = 2 * X.numel() * 4
+    r["softmax_gbs"] = mbytes / cuda_time(lambda: torch.softmax(X, 1), a.reps, 10) / 1e9
+    ln = torch.nn.functional.layer_norm
+    w = torch.ones(rows, device=dev)
+    b = torch.zeros(rows, device=dev)
+    r["layer_norm_gbs"] = mbytes / cuda_time(lambda: ln(X, (rows,), w, b, 1e-5), a.reps, 10) / 1e9
+    del X
+    batch = 8 if a.quick else 64
+    xc = torch.rand(batch, 64, 56, 56, device=dev) * 2 - 1
+    wc = torch.rand(64, 64, 3, 3, device=dev) * 2 - 1
+    conv_flop = 2.0 * batch * 64 * 56 * 56 * 64 * 9
+    conv = torch.nn.functional.conv2d
+    torch.backends.cudnn.benchmark = True
+    r["conv2d_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
+    torch.backends.cudnn.allow_tf32 = False
+    r["conv2d_fp32_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
+    torch.backends.cudnn.allow_tf32 = True
+    del xc, wc
+
     xs = torch.rand(1024, device=dev)
     ys = torch.empty_like(xs)
     r["small_op_us"] = wall_time(lambda: torch.sigmoid(xs, out=ys), a.reps, 2000 if a.quick else 20000) * 1e6

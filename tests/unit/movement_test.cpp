@@ -102,4 +102,44 @@ INSTANTIATE_TEST_SUITE_P(Devices, Movement, ::testing::ValuesIn(device_ids()),
                            return name;
                          });
 
+// Two devices of one framework (cuda:0 and cuda:1, say): data written on
+// the first and used on the second moves directly (a peer copy, or staged
+// inside the framework), never through a host copy of the tensor.
+class PeerMovement : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    try {
+      first = Backend::open(GetParam() + ":0");
+      second = Backend::open(GetParam() + ":1");
+    } catch (const xylem::Error& e) {
+      GTEST_SKIP() << GetParam() << " has no second device here: " << e.what();
+    }
+  }
+  std::optional<Backend> first, second;
+};
+
+TEST_P(PeerMovement, WrittenOnOneDeviceUsedOnAnother) {
+  const std::int64_t n = (1 << 20) + 3;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 1000) - 500.0f;
+  Tensor x(Shape{n}, xylem::f32);
+  xylem::blas::copy(*first, Tensor::from(values), x);
+  Tensor y(Shape{n}, xylem::f32);
+  xylem::nn::relu(*second, x, y);
+  EXPECT_EQ(x.transfers(), 1u) << "one device-to-device transfer";
+  EXPECT_FALSE(x.is_current_on(Backend::native())) << "the data must not go through a host copy of the tensor";
+  EXPECT_TRUE(x.is_current_on(*first));
+  EXPECT_TRUE(x.is_current_on(*second));
+  const auto result = y.to_vector<float>();
+  for (std::size_t i = 0; i < result.size(); ++i) ASSERT_EQ(result[i], std::max(values[i], 0.0f)) << "at " << i;
+  // And back: written on the second, read on the first.
+  xylem::blas::scal(*second, -1.0, x);
+  xylem::nn::relu(*first, x, y);
+  EXPECT_EQ(x.transfers(), 2u);
+  const auto back = y.to_vector<float>();
+  for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], std::max(-values[i], 0.0f)) << "at " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Frameworks, PeerMovement, ::testing::Values("cuda", "opencl"));
+
 }  // namespace
