@@ -4,6 +4,8 @@
 //   copy      device-to-device copy of 1 GiB (Device::copy_from, i.e.
 //             cudaMemcpyAsync): the memory-bandwidth bound, read + write
 //   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
+//   softmax   nn::softmax and log_softmax along the rows of 8192 x 8192 f32,
+//             read + write bytes per second (a one-pass kernel's bound)
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
 //             inputs and output with f32 accumulation (tensor cores)
@@ -268,6 +270,17 @@ int main(int argc, char** argv) try {
     rows.push_back({"copy_kernel_gbs", "blas::copy 1 GiB f32", "GB/s", 2.0 * double(bytes) / tc / 1e9, true});
   }
 
+  {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
+    const std::int64_t n = o.quick ? 1024 : 8192;
+    xylem::Tensor x = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -8, 8);
+    xylem::Tensor y(xylem::Shape{n, n}, xylem::f32);
+    const double moved = 2.0 * double(n) * double(n) * sizeof(float);
+    const double t = time_per_call(o.reps, 10, [&] { xylem::nn::softmax(be, x, -1, y); }, sync);
+    rows.push_back({"softmax_gbs", "softmax 8192x8192 f32", "GB/s", moved / t / 1e9, true});
+    const double tl = time_per_call(o.reps, 10, [&] { xylem::nn::log_softmax(be, x, -1, y); }, sync);
+    rows.push_back({"log_softmax_gbs", "log_softmax 8192x8192 f32", "GB/s", moved / tl / 1e9, true});
+  }
+
   {  // gemm
     const std::int64_t n = o.quick ? 1024 : 8192;
     xylem::Tensor a = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -1, 1);
@@ -431,9 +444,12 @@ int main(int argc, char** argv) try {
     }
   }
   for (const Row& r : rows)
-    if (r.key == "sigmoid_gbs")
-      for (const Row& c : rows)
-        if (c.key == "copy_gbs") std::printf("%-26s %9.1f %%\n", "sigmoid / copy bound", 100.0 * r.value / c.value);
+    for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs"})
+      if (r.key == key)
+        for (const Row& c : rows)
+          if (c.key == "copy_gbs")
+            std::printf("%-26s %9.1f %%\n", (r.key.substr(0, r.key.size() - 4) + " / copy bound").c_str(),
+                        100.0 * r.value / c.value);
   std::printf("memory: peak %.2f GiB, reserved %.2f GiB, %llu device allocations\n",
               double(stats.peak) / double(1 << 30), double(stats.reserved) / double(1 << 30),
               static_cast<unsigned long long>(stats.device_allocations));

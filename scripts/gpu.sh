@@ -19,6 +19,14 @@
 #                          xylem_bench_cuda, and prints a short table last.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #
+# cuDNN: the CUDA plugin dlopens libcudnn.so.9 at first use (it is not
+# linked, so ldd does not list it and nothing is packed: cuDNN 9 is ~500 MB).
+# The GPU machine's own cuDNN (9.14 in its CUDA install, found through the
+# LD_LIBRARY_PATH below or the plugin's fallback paths) serves it; the
+# plugin uses only the legacy convolution API, stable across cuDNN 9. The
+# build here has 9.19 headers. 'run' also repeats the CUDA conformance tests
+# with XYLEM_CUDA_CUDNN=0, so the im2col convolution engine is checked too.
+#
 # Environment: XYLEM_GPU_BUILD (build path, default /tmp/xylem-gpu),
 # XYLEM_GPU_PYTHON (default /opt/torch/.venv/bin/python).
 set -uo pipefail
@@ -84,12 +92,20 @@ run() {
 
   local t_ctest=$((SECONDS - t0))
   echo "== compute-sanitizer memcheck, CUDA conformance tests"
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 99 \
+  # Time-boxed (device time is short): on a timeout the tests run so far
+  # count, and the summary says how many passed under memcheck.
+  XYLEM_CUDA_CONV_TF32=0 timeout -s INT 240 compute-sanitizer --tool memcheck --error-exitcode 99 \
     "$build/bin/xylem_conformance_test" '--gtest_filter=*/cuda_*:*/cuda' >"$out/memcheck.log" 2>&1
   local memcheck_rc=$?
   tail -5 "$out/memcheck.log"
 
   local t_memcheck=$((SECONDS - t0 - t_ctest))
+  echo "== CUDA conformance without cuDNN (im2col convolutions)"
+  ls /usr/local/cuda/lib*/libcudnn.so.* 2>/dev/null | head -3 | tee "$out/cudnn.txt"
+  XYLEM_CUDA_CUDNN=0 XYLEM_CUDA_CONV_TF32=0 timeout 120 "$build/bin/xylem_conformance_test" '--gtest_filter=*Conv*/cuda_*' \
+    >"$out/im2col.log" 2>&1
+  local im2col_rc=$?
+  tail -3 "$out/im2col.log"
   echo "== PyTorch"
   PYTHONUNBUFFERED=1 "$python" "$root/scripts/torch_peer.py" --json "$out/torch.json" >"$out/torch.log" 2>&1 ||
     tail -5 "$out/torch.log"
@@ -104,19 +120,20 @@ run() {
   echo "================ summary ================"
   head -1 "$out/gpu.txt"
   echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
-  echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') (rc $memcheck_rc)"
+  echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') $(grep -c '^\[       OK \]' "$out/memcheck.log") tests ok (rc $memcheck_rc)"
+  echo "im2col:  $(grep -E '^\[  (PASSED|FAILED) ' "$out/im2col.log" | tr '\n' ' ') (rc $im2col_rc)"
   echo "seconds: ctest $t_ctest, memcheck $t_memcheck, torch + bench $t_bench"
   echo "bench (rc $bench_rc):"
   sed -n '/^xylem cuda/,$p' "$out/bench.txt"
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
-  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $bench_rc -eq 0 ]
 }
 
 case "${1:-}" in
   pack) pack ;;
   run) run ;;
   *)
-    sed -n '2,25p' "${BASH_SOURCE[0]}"
+    sed -n '2,31p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

@@ -29,6 +29,8 @@ CudaDevice::CudaDevice(Hardware hardware, int ordinal)
   context_.multiprocessors = hardware_.compute_units > 0 ? hardware_.compute_units : 1;
   context_.blas = &blas_;
   context_.scratch = scratch_.get();
+  context_.memory = &memory_;
+  context_.packages = &packages_;
 }
 
 CudaDevice::~CudaDevice() {
@@ -165,6 +167,7 @@ EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
   // Held across the kernel's launches: multi-kernel ops share the scratch
   // buffer and the cuBLAS handle, and their sequence number must follow them.
   std::lock_guard lock(compute_->mutex());
+  context_.op_seq = compute_->enqueued() + 1;  // the number advance_locked gives this op
   kernel(call, context_);
   return compute_->advance_locked();
 }

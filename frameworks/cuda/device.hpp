@@ -60,6 +60,7 @@ class CudaDevice final : public plugin::Device {
   DeviceBuffer scratch_;
   BlasState blas_;
   Context context_;
+  Packages packages_;  // cuDNN state; before the worker, after the streams
   std::mutex peer_mutex_;
   std::uint64_t peers_enabled_ = 0;  // bit per source ordinal
   HostWorker worker_;              // last: its thread stops first

@@ -64,6 +64,16 @@ DeviceBuffer::DeviceBuffer(int device, std::size_t bytes, const char* what) {
 
 DeviceBuffer::~DeviceBuffer() { (void)cudaFree(ptr_); }  // errors ignored: see queue.cpp
 
+TempBuffer::TempBuffer(CachingAllocator& memory, std::size_t bytes, std::uint64_t fence)
+    : memory_(&memory), ptr_(memory.allocate(bytes)), fence_(fence) {}
+
+TempBuffer::TempBuffer(TempBuffer&& other) noexcept
+    : memory_(other.memory_), ptr_(std::exchange(other.ptr_, nullptr)), fence_(other.fence_) {}
+
+TempBuffer::~TempBuffer() {
+  if (ptr_ != nullptr) memory_->release(ptr_, {}, fence_);
+}
+
 CachingAllocator::CachingAllocator(int device, std::uint64_t limit) : device_(device), limit_(limit) {}
 
 CachingAllocator::~CachingAllocator() {

@@ -49,6 +49,32 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
+class CachingAllocator;
+
+// A kernel's temporary device memory (im2col columns, cuDNN workspaces,
+// partial sums larger than the scratch buffer), from the caching allocator.
+// Kernels run in compute-stream order, so the block goes back as soon as the
+// launching kernel function returns: later kernels are queued after the
+// ones that use it. `fence` is the compute sequence number of the op being
+// launched, which a transfer reusing the block waits for (see above).
+class TempBuffer {
+ public:
+  TempBuffer(CachingAllocator& memory, std::size_t bytes, std::uint64_t fence);
+  ~TempBuffer();
+  TempBuffer(TempBuffer&& other) noexcept;
+  TempBuffer& operator=(TempBuffer&&) = delete;
+  TempBuffer(const TempBuffer&) = delete;
+  TempBuffer& operator=(const TempBuffer&) = delete;
+  [[nodiscard]] void* get() const noexcept { return ptr_; }
+  template <class T>
+  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(ptr_); }
+
+ private:
+  CachingAllocator* memory_;
+  void* ptr_;
+  std::uint64_t fence_;
+};
+
 class CachingAllocator {
  public:
   CachingAllocator(int device, std::uint64_t limit);

@@ -29,15 +29,45 @@ OpRoute route(OpId op) noexcept {
       return {Family::creation, true};
     case OpId::core_copy_view:
       return {Family::copy, false};
-    case OpId::nn_sigmoid:
-    case OpId::nn_sigmoid_grad:
-    case OpId::nn_relu:
-    case OpId::nn_relu_grad:
-    case OpId::nn_tanh:
-    case OpId::nn_tanh_grad:
-      return {Family::activation, true};
+    case OpId::math_unary:
+    case OpId::math_binary:
+    case OpId::math_compare:
+    case OpId::math_where:
+    case OpId::nn_dropout:
+    case OpId::nn_dropout_grad:
+      return {Family::elementwise, true};
+    case OpId::math_cast:
+      return {Family::cast, true};
+    case OpId::math_reduce:
+      return {Family::reduce, true};
+    case OpId::nn_softmax:
+    case OpId::nn_softmax_grad:
+    case OpId::nn_cross_entropy:
+    case OpId::nn_cross_entropy_grad:
+      return {Family::softmax, true};
     case OpId::blas_gemm:
+    case OpId::blas_gemm_batched:
       return {Family::gemm, true};
+    case OpId::nn_layer_norm:
+    case OpId::nn_layer_norm_grad_input:
+    case OpId::nn_layer_norm_grad_params:
+    case OpId::nn_batch_norm_stats:
+    case OpId::nn_batch_norm_apply:
+    case OpId::nn_batch_norm_grad_params:
+    case OpId::nn_batch_norm_grad_input:
+      return {Family::norm, true};
+    case OpId::nn_conv2d:
+    case OpId::nn_conv2d_grad_data:
+    case OpId::nn_conv2d_grad_filter:
+      return {Family::conv, true};
+    case OpId::nn_max_pool2d:
+    case OpId::nn_max_pool2d_grad:
+    case OpId::nn_avg_pool2d:
+    case OpId::nn_avg_pool2d_grad:
+      return {Family::pool, true};
+    case OpId::nn_lrn:
+    case OpId::nn_lrn_grad:
+      return {Family::lrn, true};
     default:
       return {Family::blas, true};
   }
@@ -69,7 +99,39 @@ bool Device::supports(OpId op, DType dtype) const noexcept {
     case OpId::creation_arange:
       if (dtype == DType::boolean) return false;
       return dtype != DType::f64 || info_.fp64;
+    case OpId::math_cast:
+      return dtype != DType::f64 || info_.fp64;  // every target the device has (kernels/cast.cl)
+    case OpId::nn_layer_norm:
+    case OpId::nn_layer_norm_grad_input:
+    case OpId::nn_layer_norm_grad_params:
+    case OpId::nn_batch_norm_stats:
+    case OpId::nn_batch_norm_apply:
+    case OpId::nn_batch_norm_grad_params:
+    case OpId::nn_batch_norm_grad_input:
+    case OpId::nn_conv2d:
+    case OpId::nn_conv2d_grad_data:
+    case OpId::nn_conv2d_grad_filter:
+    case OpId::nn_max_pool2d:
+    case OpId::nn_max_pool2d_grad:
+    case OpId::nn_avg_pool2d:
+    case OpId::nn_avg_pool2d_grad:
+    case OpId::nn_lrn:
+    case OpId::nn_lrn_grad:
+    case OpId::math_unary:
+    case OpId::math_binary:
+    case OpId::math_compare:
+    case OpId::math_where:
+    case OpId::math_reduce:
+    case OpId::nn_softmax:
+    case OpId::nn_softmax_grad:
+    case OpId::nn_cross_entropy:
+    case OpId::nn_cross_entropy_grad:
+    case OpId::nn_dropout:
+    case OpId::nn_dropout_grad:
+      // f16 and bf16 computed in f32 (kernels/storage.cl): no device fp16 needed.
+      return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
     case OpId::blas_gemm:
+    case OpId::blas_gemm_batched:
       // f16 and bf16 through f32 (ops/gemm_half.cpp): no device fp16 needed.
       if (dtype == DType::f16 || dtype == DType::bf16) return true;
       return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
@@ -92,7 +154,7 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
   // Build (or load) the program before taking the launch lock: a first
   // compile must not stall other families' launches.
   (void)program(route(call.op).family);
-  if (call.op == OpId::blas_gemm && (call.t[0].dtype == DType::f16 || call.t[0].dtype == DType::bf16))
+  if ((call.op == OpId::blas_gemm || call.op == OpId::blas_gemm_batched) && (call.t[0].dtype == DType::f16 || call.t[0].dtype == DType::bf16))
     (void)program(Family::convert);
   std::lock_guard lock(launch_mutex_);
   Launcher launcher(*this, call, deps);
@@ -101,12 +163,26 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
       return launch_creation(launcher);
     case Family::copy:
       return launch_copy(launcher);
-    case Family::activation:
-      return launch_activation(launcher);
+    case Family::elementwise:
+      return launch_elementwise(launcher);
+    case Family::cast:
+      return launch_cast(launcher);
+    case Family::reduce:
+      return launch_reduce(launcher);
+    case Family::softmax:
+      return launch_softmax(launcher);
     case Family::blas:
       return launch_blas(launcher);
     case Family::gemm:
       return launch_gemm(launcher);
+    case Family::norm:
+      return launch_norm(launcher);
+    case Family::conv:
+      return launch_conv(launcher);
+    case Family::pool:
+      return launch_pool(launcher);
+    case Family::lrn:
+      return launch_lrn(launcher);
     case Family::convert:
       break;  // no op routes here: blas::gemm of f16 and bf16 uses it
   }

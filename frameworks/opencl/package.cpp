@@ -36,24 +36,70 @@ std::string_view family_text(Family family) noexcept {
       return sources::copy;
     case Family::blas:
       return sources::blas;
-    case Family::activation:
-      return sources::activation;
+    case Family::elementwise:
+      return sources::elementwise;
+    case Family::cast:
+      return sources::cast;
+    case Family::reduce:
+      return sources::reduce;
+    case Family::softmax:
+      return sources::softmax;
     case Family::gemm:
       return sources::gemm;
     case Family::convert:
       return sources::convert;
+    case Family::norm:
+      return sources::norm;
+    case Family::conv:
+      return sources::conv;
+    case Family::pool:
+      return sources::pool;
+    case Family::lrn:
+      return sources::lrn;
   }
   return {};
 }
 
-// The family's kernels for one element type: T is the type, SUF the kernel
-// name suffix, FS the suffix of math.h's functions (xy_sigmoid_f / _d), VT
-// the vector of one 512-bit register (VW elements) the CPU paths compute in.
-void append_typed(std::string& out, std::string_view text, const char* type, const char* suffix,
-                  const char* fn_suffix) {
+// Families whose kernels also come in f16 and bf16: compiled once more per
+// 16-bit type, computing in float and moving elements as ST through
+// kernels/storage.cl's XY_LD / XY_ST.
+bool has_half_passes(Family family) noexcept {
+  switch (family) {
+    case Family::reduce:
+    case Family::softmax:
+    case Family::elementwise:
+    case Family::norm:
+    case Family::conv:
+    case Family::pool:
+    case Family::lrn:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The families that reduce along one axis of a [outer, r, inner] view share
+// kernels/rows.cl (and nn_common.cl's views and work-group sums).
+bool uses_rows(Family family) noexcept { return family == Family::reduce || family == Family::softmax; }
+
+// The nn families share kernels/nn_common.cl's views, windows and
+// work-group sums.
+bool uses_nn_common(Family family) noexcept {
+  return family == Family::norm || family == Family::conv || family == Family::pool || family == Family::lrn ||
+         uses_rows(family);
+}
+
+// The family's kernels for one element type: T is the type computed in, ST
+// the type stored (T, or half / ushort for f16 / bf16), SUF the kernel name
+// suffix, FS the suffix of math.h's functions (xy_sigmoid_f / _d), VT the
+// vector of one 512-bit register (VW elements) the CPU paths compute in.
+void append_typed(std::string& out, std::string_view text, const char* type, const char* storage,
+                  const char* suffix, const char* fn_suffix) {
   const bool f32 = std::string_view(type) == "float";
   out += "\n#define T ";
   out += type;
+  out += "\n#define ST ";
+  out += storage;
   out += "\n#define SUF ";
   out += suffix;
   out += "\n#define FS ";
@@ -68,7 +114,7 @@ void append_typed(std::string& out, std::string_view text, const char* type, con
              : "\n#define VT double8\n#define VW 8\n#define VLOAD vload8\n#define VSTORE vstore8\n"
                "#define VI long8\n#define VI_SCALAR long\n#define VIOTA ((long8)(0, 1, 2, 3, 4, 5, 6, 7))\n";
   out += text;
-  out += "\n#undef T\n#undef SUF\n#undef FS\n#undef XY_IS_F32\n#undef VT\n#undef VW\n#undef VLOAD\n#undef VSTORE\n"
+  out += "\n#undef T\n#undef ST\n#undef SUF\n#undef FS\n#undef XY_IS_F32\n#undef VT\n#undef VW\n#undef VLOAD\n#undef VSTORE\n"
          "#undef VI\n#undef VI_SCALAR\n#undef VIOTA\n";
 }
 
@@ -160,9 +206,16 @@ std::string family_source(Family family, const DeviceInfo& device) {
   source += sources::math_h;
   source += "\n";
   source += sources::common;
+  source += sources::storage;
+  if (uses_nn_common(family)) source += sources::nn_common;
+  if (uses_rows(family)) source += sources::rows;
   const std::string_view text = family_text(family);
-  append_typed(source, text, "float", "f32", "f");
-  if (device.fp64) append_typed(source, text, "double", "f64", "d");
+  append_typed(source, text, "float", "float", "f32", "f");
+  if (has_half_passes(family)) {
+    append_typed(source, text, "float", "half", "f16", "f");
+    append_typed(source, text, "float", "ushort", "bf16", "f");
+  }
+  if (device.fp64) append_typed(source, text, "double", "double", "f64", "d");
   return source;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The kernels of one op family (creation, copy, blas, activation, gemm,
+// The kernels of one op family (creation, copy, blas, elementwise, gemm,
 // convert: the f16/bf16 <-> f32 conversions of blas::gemm) compiled for one
 // device: a cl_program and its kernels with their work-group sizes.
 #include <cstddef>
@@ -19,8 +19,15 @@ struct DeviceInfo;
   X(creation)                    \
   X(copy)                        \
   X(blas)                        \
-  X(activation)                  \
+  X(elementwise)                 \
+  X(cast)                        \
+  X(reduce)                      \
+  X(softmax)                     \
   X(gemm)                        \
+  X(norm)                        \
+  X(conv)                        \
+  X(pool)                        \
+  X(lrn)                         \
   X(convert)
 
 enum class Family {
@@ -28,7 +35,9 @@ enum class Family {
   XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_ENUM)
 #undef XYLEM_OPENCL_FAMILY_ENUM
 };
-inline constexpr std::size_t kFamilyCount = 6;
+#define XYLEM_OPENCL_FAMILY_COUNT(f) +1
+inline constexpr std::size_t kFamilyCount = 0 XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_COUNT);
+#undef XYLEM_OPENCL_FAMILY_COUNT
 [[nodiscard]] std::string_view name(Family family) noexcept;
 
 struct KernelInfo {

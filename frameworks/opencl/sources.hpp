@@ -10,8 +10,18 @@ extern const std::string_view common;      // kernels/common.cl
 extern const std::string_view creation;    // kernels/creation.cl
 extern const std::string_view copy;        // kernels/copy.cl
 extern const std::string_view blas;        // kernels/blas.cl
-extern const std::string_view activation;  // kernels/activation.cl
+extern const std::string_view elementwise;  // kernels/elementwise.cl
+extern const std::string_view storage;   // kernels/storage.cl
+extern const std::string_view cast;      // kernels/cast.cl
+extern const std::string_view rows;      // kernels/rows.cl
+extern const std::string_view reduce;    // kernels/reduce.cl
+extern const std::string_view softmax;   // kernels/softmax.cl
 extern const std::string_view gemm;        // kernels/gemm.cl
 extern const std::string_view convert;     // kernels/convert.cl
+extern const std::string_view nn_common;   // kernels/nn_common.cl
+extern const std::string_view norm;        // kernels/norm.cl
+extern const std::string_view conv;        // kernels/conv.cl
+extern const std::string_view pool;        // kernels/pool.cl
+extern const std::string_view lrn;         // kernels/lrn.cl
 
 }  // namespace xylem::opencl::sources

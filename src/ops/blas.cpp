@@ -8,6 +8,7 @@
 #include "ops/checks.hpp"
 #include "ops/layout.hpp"
 #include "xylem/creation.hpp"
+#include "xylem/math.hpp"
 
 namespace xylem::blas {
 namespace {
@@ -54,6 +55,15 @@ Future<double> read_real(const Tensor& result) {
   return result.dtype() == DType::f32 ? read_scalar<float>(result) : read_scalar<double>(result);
 }
 
+// c = beta c, for gemm with nothing to multiply (k = 0), any float dtype.
+void scale_in_place(const Backend& b, double beta, Tensor& c) {
+  if (beta == 0) {
+    fill(b, c, 0.0);
+  } else if (beta != 1) {
+    mul(b, c, full(b, Shape{}, c.dtype(), beta), c);
+  }
+}
+
 // A matrix view BLAS can take as is: unit column stride, row stride at
 // least the row length. Strides of size-1 dimensions do not matter, so they
 // are set to what BLAS expects.
@@ -66,16 +76,15 @@ std::optional<Shape> blas_layout(const Shape& s) {
   return Shape::strided(s.dims(), strides, s.offset());
 }
 
-// The view and transpose flag the kernel gets for one input matrix.
-Tensor normalise(const Tensor& m, bool& transposed, const char* arg) {
+// The view and transpose flag the kernel gets for one input matrix; a view
+// with no unit stride (every other column, say) is copied dense first.
+Tensor normalise(const Backend& b, const Tensor& m, bool& transposed) {
   if (auto layout = blas_layout(m.shape())) return m.as_strided(*layout);
   if (auto layout = blas_layout(m.shape().transpose(0, 1))) {
     transposed = !transposed;
     return m.as_strided(*layout);
   }
-  throw Error(ErrorCode::invalid_argument, std::string("blas::gemm: '") + arg + "' (shape " + m.shape().dims_string() +
-                                               ", strides " + m.shape().strides_string() +
-                                               ") has no unit stride; make it contiguous first (xylem::contiguous)");
+  return contiguous(b, m);
 }
 
 }  // namespace
@@ -169,7 +178,7 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
     }
     return;
   }
-  const Tensor a_view = normalise(a, trans, "a");
+  const Tensor a_view = normalise(b, a, trans);
   detail::OpLaunch launch(b, op);
   launch.read(a_view).read(x);
   if (beta == 0) {
@@ -211,19 +220,7 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
                     "; need op(a) [m, k], op(b) [k, n], c [m, n]");
   if (m == 0 || n == 0) return;
   if (k == 0) {  // c = beta c; BLAS would reject the empty operands' leading dimensions
-    if (beta == 0) {
-      fill(b, c, 0.0);
-    } else if (beta != 1) {
-      if (c.dtype() != DType::f32 && c.dtype() != DType::f64)
-        throw Error(ErrorCode::unsupported, std::string(name) + ": k = 0 with beta " + std::to_string(beta) +
-                                                " on " + std::string(xylem::name(c.dtype())) +
-                                                " (scaling c needs blas::scal, f32/f64 only)");
-      for (std::int64_t row = 0; row < m; ++row) {
-        const std::int64_t dims[] = {n}, strides[] = {c.shape().strides()[1]};
-        Tensor line = c.as_strided(Shape::strided(dims, strides, c.shape().offset() + row * c.shape().strides()[0]));
-        scal(b, beta, line);
-      }
-    }
+    scale_in_place(b, beta, c);
     return;
   }
 
@@ -240,12 +237,15 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
     trans_a = !trans_a;
     trans_b = !trans_b;
   } else {
-    throw Error(ErrorCode::invalid_argument, std::string(name) + ": 'c' (shape " + c.shape().dims_string() +
-                                                 ", strides " + c.shape().strides_string() + ") has no unit stride");
+    // No unit stride in c (a strided view): compute into a dense copy.
+    Tensor dense = beta == 0 ? Tensor(Shape(c.shape().dims()), c.dtype()) : contiguous(b, c);
+    gemm(b, ta, tb, alpha, a, bm, beta, dense);
+    ops::copy_into(b, dense, c);
+    return;
   }
   // op(x)^T of a transposed view: flipping the flag and the view are the same.
-  const Tensor a_view = normalise(*first, trans_a, "a");
-  const Tensor b_view = normalise(*second, trans_b, "b");
+  const Tensor a_view = normalise(b, *first, trans_a);
+  const Tensor b_view = normalise(b, *second, trans_b);
 
   detail::OpLaunch launch(b, op);
   launch.read(a_view).read(b_view);
@@ -261,7 +261,14 @@ namespace {
 
 // A rank-3 view [batch, rows, cols] as gemm takes it: each matrix with unit
 // column stride (transposed if need be); `batch` stretches a batch-1 operand.
-Tensor batched_operand(const Tensor& m, std::int64_t batch, bool& transposed, const char* arg) {
+Tensor batched_operand(const Backend& b, const Tensor& input, std::int64_t batch, bool& transposed) {
+  // Matrices with no unit stride are copied dense first.
+  const Tensor m = [&] {
+    const Shape& s = input.shape();
+    const std::int64_t dims[] = {s.dims()[1], s.dims()[2]}, strides[] = {s.strides()[1], s.strides()[2]};
+    const Shape matrix = Shape::strided(dims, strides, 0);
+    return blas_layout(matrix) || blas_layout(matrix.transpose(0, 1)) ? input : contiguous(b, input);
+  }();
   const Shape& s = m.shape();
   const std::int64_t matrix_dims[] = {s.dims()[1], s.dims()[2]};
   const std::int64_t matrix_strides[] = {s.strides()[1], s.strides()[2]};
@@ -272,10 +279,6 @@ Tensor batched_operand(const Tensor& m, std::int64_t batch, bool& transposed, co
     layout = blas_layout(matrix.transpose(0, 1));
     flip = true;
   }
-  if (!layout)
-    throw Error(ErrorCode::invalid_argument, std::string("blas::gemm: '") + arg + "' (shape " + s.dims_string() +
-                                                 ", strides " + s.strides_string() +
-                                                 ") has no unit stride in its matrices; make it contiguous first");
   transposed = transposed != flip;
   const std::int64_t batch_stride = s.dims()[0] == 1 ? 0 : s.strides()[0];
   const std::int64_t dims[] = {batch, layout->dims()[0], layout->dims()[1]};
@@ -305,7 +308,10 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
                                                " do not make a batched product: need op(a) [batch or 1, m, k], "
                                                "op(b) [batch or 1, k, n], c [batch, m, n]");
   if (batch == 0 || m == 0 || n == 0) return;
-  ops::require_argument(k > 0, name, "batched products with k = 0 are not supported; scale c instead");
+  if (k == 0) {  // c = beta c
+    scale_in_place(b, beta, c);
+    return;
+  }
   // c's matrices must be row-major with unit column stride (no swap trick
   // per batch): copy through a temporary otherwise.
   const Shape& cs = c.shape();
@@ -319,8 +325,8 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
   const std::int64_t c_dims[] = {batch, m, n};
   const std::int64_t c_strides[] = {cs.strides()[0], m == 1 ? n : cs.strides()[1], 1};
   const Tensor c_view = c.as_strided(Shape::strided(c_dims, c_strides, cs.offset()));
-  const Tensor a_view = batched_operand(a, batch, trans_a, "a");
-  const Tensor b_view = batched_operand(bm, batch, trans_b, "b");
+  const Tensor a_view = batched_operand(b, a, batch, trans_a);
+  const Tensor b_view = batched_operand(b, bm, batch, trans_b);
   detail::OpLaunch launch(b, op, name);
   launch.read(a_view).read(b_view);
   if (beta == 0) {

@@ -211,7 +211,9 @@ Tensor channels4(const Backend& b, const Tensor& t) { return as4(ops::grouped3(b
 
 void require_lrn(std::string_view name, const Tensor& x, const Lrn& p) {
   ops::require_float(name, "x", x);
-  ops::require_argument(x.rank() >= 2, name, "x has shape " + x.shape().dims_string() + "; expected [N, C, ...]");
+  if (x.rank() < 2)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
+                                               "; expected [N, C, ...]");
   ops::require_argument(p.size >= 1, name, "size must be at least 1");
 }
 

@@ -131,7 +131,9 @@ namespace {
 
 void require_batch_input(std::string_view name, const Tensor& x) {
   ops::require_float(name, "x", x);
-  ops::require_argument(x.rank() >= 2, name, "x has shape " + x.shape().dims_string() + "; expected [N, C, ...]");
+  if (x.rank() < 2)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
+                                               "; expected [N, C, ...]");
 }
 
 // x as [N, C, S].

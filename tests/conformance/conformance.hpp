@@ -53,6 +53,21 @@ struct Tol<double> {
   static constexpr double eps = std::numeric_limits<double>::epsilon();
 };
 
+// The same tolerances for any float dtype, chosen at run time. f16 and bf16
+// compute in f32 and round to storage: elem is about an ulp of the storage
+// format; eps is the compute type's epsilon (f32's for the half types).
+struct DTol {
+  double elem;
+  double reduce;
+  double eps;
+};
+DTol tol(DType dtype);
+
+// Float dtypes on the host: the nearest value of `dtype` (nearest even;
+// overflow -> Inf), and storage bytes holding values that are exact in it.
+double round_to(DType dtype, double value);
+std::vector<unsigned char> encode(DType dtype, const std::vector<double>& exact_values);
+
 // How an argument's elements lie in its storage.
 enum class Layout {
   contiguous,
@@ -90,11 +105,20 @@ class Conformance : public ::testing::TestWithParam<Target> {
   // An output poisoned with NaN on the backend under test (fill runs there).
   template <class T>
   Arg output(Layout layout, const Dims& dims);
+  // The same for any float dtype (f16 and bf16 included): values are rounded
+  // to dtype on the host, and base_values hold exactly what is stored. The
+  // poison comes from the host.
+  Arg input(DType dtype, Layout layout, const Dims& dims, double low = -1, double high = 1,
+            const std::vector<double>* logical = nullptr);
+  Arg output(DType dtype, Layout layout, const Dims& dims);
 
   // Checks every element of arg's storage after an op: logical element k
   // within allowed(k) of expect[k]; elements outside the view as they were
   // (NaN poison included), bit for bit.
   template <class T>
+  void expect_result(const Arg& arg, const std::vector<double>& expect,
+                     const std::function<double(std::size_t)>& allowed, const std::string& what);
+  // The same for any dtype (reads back through Tensor::to_doubles).
   void expect_result(const Arg& arg, const std::vector<double>& expect,
                      const std::function<double(std::size_t)>& allowed, const std::string& what);
 
@@ -119,6 +143,15 @@ void for_each_dtype(F&& f) {
   {
     SCOPED_TRACE("f64");
     f(double{});
+  }
+}
+
+// Calls f(dtype) for f16, bf16, f32 and f64, each under its own trace.
+template <class F>
+void for_each_float_dtype(F&& f) {
+  for (DType dtype : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    SCOPED_TRACE(std::string(xylem::name(dtype)));
+    f(dtype);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "gemm_rows.hpp"
 #include "map.cuh"
 #include "nrm2.cuh"
 #include "xylem/error.hpp"
@@ -234,14 +235,28 @@ void swap(const OpCall& c, const Context& ctx) {
   XY_CUDA_LAUNCHED(ctx.device, "blas::swap");
 }
 
-// ---- gemm ------------------------------------------------------------------
-// Full fp32 unless the user opts in to TF32 tensor cores (10-bit mantissa
-// products) with XYLEM_CUDA_TF32=1; read at each call so a program (the
-// benchmark) can compare both.
-bool tf32_allowed() noexcept {
-  const char* v = std::getenv("XYLEM_CUDA_TF32");
-  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+// (x, y) <- (c*x + s*y, c*y - s*x), in place, any strides.
+template <class T>
+__global__ void rot_kernel(Strided<T> x, Strided<T> y, T c, T s) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const T xi = x.first[i * x.stride], yi = y.first[i * y.stride];
+    x.first[i * x.stride] = c * xi + s * yi;
+    y.first[i * y.stride] = c * yi - s * xi;
+  }
 }
+
+template <class T>
+void rot(const OpCall& c, const Context& ctx) {
+  const auto x = vec<T>(c.t[0]), y = vec<T>(c.t[1]);
+  if (x.n == 0) return;
+  static const int per_sm = blocks_per_multiprocessor(rot_kernel<T>);
+  rot_kernel<T><<<grid_for(x.n, per_sm, ctx), kMapThreads, 0, ctx.stream>>>(x, y, T(c.f[0]), T(c.f[1]));
+  XY_CUDA_LAUNCHED(ctx.device, "blas::rot");
+}
+
+// ---- gemm ------------------------------------------------------------------
+// Full fp32 unless the user opts in to TF32 (tf32_allowed, gemm_rows.hpp).
 
 int blas_int(std::int64_t v) {
   if (v > INT32_MAX)
@@ -346,6 +361,7 @@ void register_typed(KernelTable& table) {
   table.set(OpId::blas_nrm2, d, &nrm2<T>);
   table.set(OpId::blas_scal, d, &scal<T>);
   table.set(OpId::blas_swap, d, &swap<T>);
+  table.set(OpId::blas_rot, d, &rot<T>);
   table.set(OpId::blas_iamax, d, &iamax<T>);
   table.set(OpId::blas_gemm, d, &gemm<T>);
 }

@@ -37,6 +37,11 @@ class BlasState {
   cublasHandle_t handle_ = nullptr;
 };
 
+// Per-device library state built on first use (Context::packages): the
+// cuDNN handle with its algorithm choices.
+enum PackageSlot : std::size_t { kCudnnPackage, kPackageSlots };
+using Packages = plugin::PackageCache<kPackageSlots>;
+
 // What a kernel may use. Launches are serialised per device (under the
 // compute stream's lock), so a kernel may use the scratch buffer freely.
 struct Context {
@@ -46,6 +51,13 @@ struct Context {
   BlasState* blas = nullptr;
   void* scratch = nullptr;    // kScratchBytes of device memory, ordered on stream
   static constexpr std::size_t kScratchBytes = 64 << 10;
+  // Temporary device memory for this launch, freed in stream order when the
+  // kernel function returns (see TempBuffer); op_seq is the launching op's
+  // compute sequence number, set by the device before each launch.
+  CachingAllocator* memory = nullptr;
+  std::uint64_t op_seq = 0;
+  [[nodiscard]] TempBuffer temp(std::size_t bytes) const { return TempBuffer(*memory, bytes, op_seq); }
+  Packages* packages = nullptr;
 };
 
 using Kernel = void (*)(const plugin::OpCall& call, const Context& ctx);
@@ -56,7 +68,20 @@ using plugin::dispatch_dtype;
 void register_creation(KernelTable& table);
 void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
-void register_activation(KernelTable& table);
+void register_layer_norm(KernelTable& table);
+void register_batch_norm(KernelTable& table);
+void register_pool(KernelTable& table);
+void register_lrn(KernelTable& table);
+void register_conv2d(KernelTable& table);
+void register_matrix(KernelTable& table);
+void register_unary(KernelTable& table);
+void register_binary(KernelTable& table);
+void register_compare(KernelTable& table);
+void register_cast(KernelTable& table);
+void register_reduce(KernelTable& table);
+void register_softmax(KernelTable& table);
+void register_dropout(KernelTable& table);
+void register_cross_entropy(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -1,19 +1,18 @@
-// Native BLAS: levels 1 and 3 through OpenBLAS's cblas, for f32 and f64
-// (gemm for f16 and bf16 is in gemm_half.cpp).
+// Native BLAS: levels 1, 2 and 3 through OpenBLAS's cblas, for f32 and f64
+// (gemm and gemm_batched for f16 and bf16 are in gemm_half.cpp).
 //
 // Vectors are rank-1 views with any stride. BLAS addresses a vector with a
 // negative increment from its lowest address, so that is the pointer we
 // pass; element i of the view is then the one BLAS calls element i. OpenBLAS
 // indexes with `blasint` (32-bit in Debian's build): longer vectors are
 // processed in pieces, and a stride beyond its range is refused.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
+#include <vector>
 
+#include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
 
@@ -23,46 +22,6 @@ namespace {
 using plugin::OpCall;
 using plugin::OpId;
 using plugin::TensorArg;
-
-constexpr std::int64_t kBlasMax = std::numeric_limits<blasint>::max();
-
-// The typed cblas entry points, so each kernel is written once.
-template <class T>
-struct Cblas;
-template <>
-struct Cblas<float> {
-  static constexpr auto asum = &cblas_sasum;
-  static constexpr auto axpy = &cblas_saxpy;
-  static constexpr auto copy = &cblas_scopy;
-  static constexpr auto dot = &cblas_sdot;
-  static constexpr auto nrm2 = &cblas_snrm2;
-  static constexpr auto scal = &cblas_sscal;
-  static constexpr auto swap = &cblas_sswap;
-  static constexpr auto iamax = &cblas_isamax;
-  static constexpr auto gemm = &cblas_sgemm;
-};
-template <>
-struct Cblas<double> {
-  static constexpr auto asum = &cblas_dasum;
-  static constexpr auto axpy = &cblas_daxpy;
-  static constexpr auto copy = &cblas_dcopy;
-  static constexpr auto dot = &cblas_ddot;
-  static constexpr auto nrm2 = &cblas_dnrm2;
-  static constexpr auto scal = &cblas_dscal;
-  static constexpr auto swap = &cblas_dswap;
-  static constexpr auto iamax = &cblas_idamax;
-  static constexpr auto gemm = &cblas_dgemm;
-};
-
-[[noreturn]] void too_large(const char* op, std::int64_t value) {
-  throw Error(ErrorCode::unsupported, std::string("blas::") + op + " on native: " + std::to_string(value) +
-                                          " exceeds OpenBLAS's 32-bit index range");
-}
-
-blasint to_blasint(const char* op, std::int64_t value) {
-  if (value > kBlasMax || value < -kBlasMax) too_large(op, value);
-  return static_cast<blasint>(value);
-}
 
 // A vector as the view describes it: element i is first[i * stride].
 template <class T>
@@ -186,11 +145,40 @@ void dot_kernel(const OpCall& call) {
   *element_ptr<T>(call.t[2]) = static_cast<T>(sum);
 }
 
-// Leading dimension of a row-major matrix view. With one row the stride is
-// meaningless (and may be anything), but BLAS still checks lda >= columns.
-blasint leading_dim(const TensorArg& m) {
-  const std::int64_t rows = m.view.dims()[0], cols = m.view.dims()[1];
-  return to_blasint("gemm", rows > 1 ? m.view.strides()[0] : std::max<std::int64_t>(1, cols));
+// rot: (x, y) <- (c*x + s*y, c*y - s*x), exactly cblas_?rot.
+template <class T>
+void rot_kernel(const OpCall& call) {
+  const auto c = static_cast<T>(call.f[0]), s = static_cast<T>(call.f[1]);
+  two_vectors<T>("rot", call,
+                 [&](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::rot(n, x, incx, y, incy, c, s); });
+}
+
+// gemv: y = alpha*op(a)*x + beta*y. beta is applied here and BLAS called
+// with beta = 1: OpenBLAS returns early, without applying beta, when op(a)
+// has no columns, and with beta == 0 y must be cleared, not scaled (it may
+// hold NaN). A broadcast x (stride 0, which BLAS refuses) is made dense.
+template <class T>
+void gemv_kernel(const OpCall& call) {
+  const TensorArg& a = call.t[0];
+  const bool ta = call.i[0] != 0;
+  const auto alpha = static_cast<T>(call.f[0]), beta = static_cast<T>(call.f[1]);
+  const auto x = vec<T>(call.t[1]);
+  const auto y = vec<T>(call.t[2]);
+  if (y.n == 0) return;
+  if (beta != T(1))
+    for (std::int64_t i = 0; i < y.n; ++i) y.first[i * y.stride] = beta == T(0) ? T(0) : beta * y.first[i * y.stride];
+  if (x.n == 0) return;
+  std::vector<T> packed;  // a broadcast x (stride 0) as a dense vector
+  const T* xp = x.lowest(0, x.n);
+  blasint incx = to_blasint("gemv", x.stride);
+  if (x.stride == 0) {
+    packed.assign(std::size_t(x.n), *x.first);
+    xp = packed.data();
+    incx = 1;
+  }
+  Cblas<T>::gemv(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, to_blasint("gemv", a.view.dims()[0]),
+                 to_blasint("gemv", a.view.dims()[1]), alpha, element_ptr<T>(a), to_blasint("gemv", leading_dim(a)),
+                 xp, incx, T(1), y.lowest(0, y.n), to_blasint("gemv", y.stride));
 }
 
 template <class T>
@@ -202,10 +190,28 @@ void gemm_kernel(const OpCall& call) {
   if (m == 0 || n == 0) return;
   // k == 0 still runs: BLAS then sets c = beta*c (zero when beta is 0,
   // without reading c).
-  Cblas<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, to_blasint("gemm", m),
-                 to_blasint("gemm", n), to_blasint("gemm", k), static_cast<T>(call.f[0]), element_ptr<T>(a),
-                 leading_dim(a), element_ptr<T>(b), leading_dim(b), static_cast<T>(call.f[1]), element_ptr<T>(c),
-                 leading_dim(c));
+  gemm_rows<T>(ta, tb, m, n, k, static_cast<T>(call.f[0]), element_ptr<T>(a), leading_dim(a), element_ptr<T>(b),
+               leading_dim(b), static_cast<T>(call.f[1]), element_ptr<T>(c), leading_dim(c));
+}
+
+// gemm_batched: views [batch, rows, cols]; a or b may repeat one matrix
+// (batch stride 0).
+template <class T>
+void gemm_batched_kernel(const OpCall& call) {
+  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const bool ta = call.i[0] != 0, tb = call.i[1] != 0;
+  const std::int64_t batch = c.view.dims()[0], m = c.view.dims()[1], n = c.view.dims()[2];
+  const std::int64_t k = ta ? a.view.dims()[1] : a.view.dims()[2];
+  if (batch == 0 || m == 0 || n == 0) return;
+  const T alpha = static_cast<T>(call.f[0]), beta = static_cast<T>(call.f[1]);
+  const T* pa = element_ptr<const T>(a);
+  const T* pb = element_ptr<const T>(b);
+  T* pc = element_ptr<T>(c);
+  const std::int64_t sa = a.view.strides()[0], sb = b.view.strides()[0], sc = c.view.strides()[0];
+  const std::int64_t lda = leading_dim(a, 1), ldb = leading_dim(b, 1), ldc = leading_dim(c, 1);
+  run_gemms(batch, double(m) * double(n) * double(k), [&](std::int64_t i) {
+    gemm_rows<T>(ta, tb, m, n, k, alpha, pa + i * sa, lda, pb + i * sb, ldb, beta, pc + i * sc, ldc);
+  });
 }
 
 template <class T>
@@ -219,7 +225,10 @@ void register_typed(KernelTable& table) {
   table.set(OpId::blas_scal, d, &scal_kernel<T>);
   table.set(OpId::blas_swap, d, &swap_kernel<T>);
   table.set(OpId::blas_iamax, d, &iamax_kernel<T>);
+  table.set(OpId::blas_rot, d, &rot_kernel<T>);
+  table.set(OpId::blas_gemv, d, &gemv_kernel<T>);
   table.set(OpId::blas_gemm, d, &gemm_kernel<T>);
+  table.set(OpId::blas_gemm_batched, d, &gemm_batched_kernel<T>);
 }
 
 }  // namespace

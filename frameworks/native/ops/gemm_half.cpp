@@ -1,21 +1,17 @@
-// Native gemm for f16 and bf16: c = alpha*op(a)*op(b) + beta*c with every
+// Native gemm and gemm_batched for f16 and bf16: c = alpha*op(a)*op(b) + beta*c with every
 // product and sum in f32. OpenBLAS has no half-precision gemm in its cblas,
 // so a and b (and c when beta != 0) are widened into dense f32 scratch, in
 // parallel, cblas_sgemm runs on that, and the f32 result is rounded back into
 // c's view (nearest even, core/half.hpp). With beta == 0, c is never read.
-#include <cblas.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <memory>
-#include <string>
 #include <utility>
 
 #include "core/half.hpp"
+#include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
-#include "xylem/error.hpp"
 
 namespace xylem::native {
 namespace {
@@ -30,26 +26,26 @@ using FromFloat = std::uint16_t (*)(float) noexcept;
 // Elements converted per parallel chunk (conversion is cheap per element).
 constexpr std::int64_t kGrain = 64 * 1024;
 
-blasint to_blasint(std::int64_t value) {
-  if (value > std::numeric_limits<blasint>::max())
-    throw Error(ErrorCode::unsupported, "blas::gemm on native: " + std::to_string(value) +
-                                            " exceeds OpenBLAS's 32-bit index range");
-  return static_cast<blasint>(value);
-}
-
-// A stored (not transposed) matrix of a view: rows x cols, row i at
-// first + i*ld. With one row the stride is meaningless and never used.
+// The stored (not transposed) matrices of a rank-2 [rows, cols] or rank-3
+// [batch, rows, cols] view: matrix b, row i at first + b*batch_stride + i*ld.
+// A batch stride of 0 repeats one matrix (a and b of gemm_batched).
 struct Stored {
   std::uint16_t* first;
-  std::int64_t rows, cols, ld;
+  std::int64_t batch, rows, cols, ld, batch_stride;
+  // Matrices actually stored: one when every batch repeats the same.
+  [[nodiscard]] std::int64_t distinct() const noexcept { return batch_stride == 0 ? 1 : batch; }
 };
 
 Stored stored(const TensorArg& t) noexcept {
-  const std::int64_t rows = t.view.dims()[0], cols = t.view.dims()[1];
-  return {element_ptr<std::uint16_t>(t), rows, cols, rows > 1 ? t.view.strides()[0] : 0};
+  const int row_axis = t.view.rank() - 2;
+  const auto dims = t.view.dims();
+  const std::int64_t batch = row_axis == 1 ? dims[0] : 1;
+  const std::int64_t batch_stride = row_axis == 1 && batch > 1 ? t.view.strides()[0] : 0;
+  return {element_ptr<std::uint16_t>(t), batch, dims[std::size_t(row_axis)], dims[std::size_t(row_axis) + 1],
+          leading_dim(t, row_axis), batch_stride};
 }
 
-// Runs body(row_begin, row_end) over the rows of a rows x cols matrix, in
+// Runs body(row_begin, row_end) over `rows` rows of `cols` elements, in
 // parallel chunks of about kGrain elements.
 template <class Body>
 void by_rows(std::int64_t rows, std::int64_t cols, Body&& body) {
@@ -57,30 +53,33 @@ void by_rows(std::int64_t rows, std::int64_t cols, Body&& body) {
                   std::forward<Body>(body));
 }
 
-// Stored matrix -> dense f32 (ld = cols).
+// Stored matrices -> dense f32 [distinct, rows, cols]. Row r of the result
+// is row r % rows of matrix r / rows.
 std::unique_ptr<float[]> widen(const Stored& s, ToFloat to_float) {
-  auto dense = std::make_unique_for_overwrite<float[]>(std::size_t(std::max<std::int64_t>(1, s.rows * s.cols)));
+  const std::int64_t total_rows = s.distinct() * s.rows;
+  auto dense = std::make_unique_for_overwrite<float[]>(std::size_t(std::max<std::int64_t>(1, total_rows * s.cols)));
   float* out = dense.get();
-  by_rows(s.rows, s.cols, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i) {
-      const std::uint16_t* src = s.first + i * s.ld;
-      float* dst = out + i * s.cols;
+  by_rows(total_rows, s.cols, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::uint16_t* src = s.first + (r / s.rows) * s.batch_stride + (r % s.rows) * s.ld;
+      float* dst = out + r * s.cols;
       for (std::int64_t j = 0; j < s.cols; ++j) dst[j] = to_float(src[j]);
     }
   });
   return dense;
 }
 
+// gemm (rank-2 views) and gemm_batched (rank-3), one code path.
 template <ToFloat to_float, FromFloat from_float>
 void gemm_half_kernel(const OpCall& call) {
   const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
   const bool ta = call.i[0] != 0, tb = call.i[1] != 0;
-  const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
-  const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
-  if (m == 0 || n == 0) return;
+  const Stored sa = stored(a), sb = stored(b), sc = stored(c);
+  const std::int64_t batch = sc.batch, m = sc.rows, n = sc.cols;
+  const std::int64_t k = ta ? sa.rows : sa.cols;
+  if (batch == 0 || m == 0 || n == 0) return;
   const float alpha = static_cast<float>(call.f[0]), beta = static_cast<float>(call.f[1]);
 
-  const Stored sa = stored(a), sb = stored(b), sc = stored(c);
   const auto fa = widen(sa, to_float);
   const auto fb = widen(sb, to_float);
   std::unique_ptr<float[]> fc;
@@ -89,22 +88,25 @@ void gemm_half_kernel(const OpCall& call) {
   } else {
     // c is write-only: start from zeros rather than reading it (it may hold
     // NaN, and BLAS then never sees anything but finite scratch).
-    fc = std::make_unique_for_overwrite<float[]>(std::size_t(m * n));
+    fc = std::make_unique_for_overwrite<float[]>(std::size_t(batch * m * n));
     float* out = fc.get();
-    by_rows(m, n, [&](std::int64_t r0, std::int64_t r1) { std::fill(out + r0 * n, out + r1 * n, 0.0f); });
+    by_rows(batch * m, n, [&](std::int64_t r0, std::int64_t r1) { std::fill(out + r0 * n, out + r1 * n, 0.0f); });
   }
 
   // Dense scratch: each leading dimension is its column count (at least 1,
   // as BLAS requires even for empty matrices). k == 0 gives c = beta*c.
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, to_blasint(m),
-              to_blasint(n), to_blasint(k), alpha, fa.get(), to_blasint(std::max<std::int64_t>(1, sa.cols)), fb.get(),
-              to_blasint(std::max<std::int64_t>(1, sb.cols)), beta, fc.get(), to_blasint(n));
+  const std::int64_t a_step = sa.distinct() > 1 ? sa.rows * sa.cols : 0;
+  const std::int64_t b_step = sb.distinct() > 1 ? sb.rows * sb.cols : 0;
+  run_gemms(batch, double(m) * double(n) * double(k), [&](std::int64_t i) {
+    gemm_rows<float>(ta, tb, m, n, k, alpha, fa.get() + i * a_step, std::max<std::int64_t>(1, sa.cols),
+                     fb.get() + i * b_step, std::max<std::int64_t>(1, sb.cols), beta, fc.get() + i * m * n, n);
+  });
 
   const float* res = fc.get();
-  by_rows(m, n, [&](std::int64_t r0, std::int64_t r1) {
-    for (std::int64_t i = r0; i < r1; ++i) {
-      const float* src = res + i * n;
-      std::uint16_t* dst = sc.first + i * sc.ld;
+  by_rows(batch * m, n, [&](std::int64_t r0, std::int64_t r1) {
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const float* src = res + r * n;
+      std::uint16_t* dst = sc.first + (r / m) * sc.batch_stride + (r % m) * sc.ld;
       for (std::int64_t j = 0; j < n; ++j) dst[j] = from_float(src[j]);
     }
   });
@@ -113,8 +115,10 @@ void gemm_half_kernel(const OpCall& call) {
 }  // namespace
 
 void register_gemm_half(KernelTable& table) {
-  table.set(OpId::blas_gemm, DType::f16, &gemm_half_kernel<&detail::half_to_float, &detail::float_to_half>);
-  table.set(OpId::blas_gemm, DType::bf16, &gemm_half_kernel<&detail::bf16_to_float, &detail::float_to_bf16>);
+  for (OpId op : {OpId::blas_gemm, OpId::blas_gemm_batched}) {
+    table.set(op, DType::f16, &gemm_half_kernel<&detail::half_to_float, &detail::float_to_half>);
+    table.set(op, DType::bf16, &gemm_half_kernel<&detail::bf16_to_float, &detail::float_to_bf16>);
+  }
 }
 
 }  // namespace xylem::native

@@ -20,7 +20,19 @@ void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
 // f16/bf16 gemm (gemm_half.cpp), called from register_blas.
 void register_gemm_half(KernelTable& table);
-void register_activation(KernelTable& table);
+void register_elementwise(KernelTable& table);
+// native-A's families: cast, reductions, softmax, dropout, cross-entropy.
+void register_cast(KernelTable& table);
+void register_reduce(KernelTable& table);
+void register_softmax(KernelTable& table);
+void register_dropout(KernelTable& table);
+void register_cross_entropy(KernelTable& table);
+// nn families of native-B: normalisation, convolution, pooling, LRN.
+void register_layer_norm(KernelTable& table);
+void register_batch_norm(KernelTable& table);
+void register_conv2d(KernelTable& table);
+void register_pool(KernelTable& table);
+void register_lrn(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

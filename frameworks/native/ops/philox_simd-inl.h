@@ -33,7 +33,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // words[w][k] = word w of xy_philox(seed, counter + k), k < kPhiloxBlock.
 // Each 32-bit word lives in the low half of a 64-bit lane, so MulEven gives
 // the full 32x32->64 products Philox needs on every target.
-HWY_NOINLINE void PhiloxBlock(std::uint64_t seed, std::uint64_t counter, std::uint64_t* HWY_RESTRICT w0,
+// inline: dropout.cpp includes this file as well as creation.cpp.
+inline HWY_NOINLINE void PhiloxBlock(std::uint64_t seed, std::uint64_t counter, std::uint64_t* HWY_RESTRICT w0,
                               std::uint64_t* HWY_RESTRICT w1, std::uint64_t* HWY_RESTRICT w2,
                               std::uint64_t* HWY_RESTRICT w3) {
 #if HWY_TARGET == HWY_SCALAR

@@ -330,3 +330,43 @@ kernel void KNAME(scale_matrix)(global T* c, long co, long ldc, long m, long n, 
   const long at = co + (k / n) * ldc + k % n;
   c[at] = beta == 0 ? 0 : beta * c[at];
 }
+
+/* Plane rotation: (x, y) <- (c*x + s*y, c*y - s*x). */
+kernel void KNAME(rot_s)(global T* x, long xo, long xs, global T* y, long yo, long ys, long n, T c, T s) {
+  const long i = get_global_id(0);
+  if (i >= n) return;
+  const T a = x[xo + i * xs], b = y[yo + i * ys];
+  x[xo + i * xs] = c * a + s * b;
+  y[yo + i * ys] = c * b - s * a;
+}
+
+/* gemv: y = alpha*op(a)*x + beta*y for a [m, n], row-major with row stride
+ * lda; with beta == 0, y is written without being read (it may hold NaN).
+ * gemv_n (y = a*x): one work-group per row, its items' strided shares of
+ * the row's dot product combined in a tree (one item per group on CPUs,
+ * walking its row alone). gemv_t (y = a^T*x): one item per column of a,
+ * walking down it, so that neighbouring items read neighbouring elements. */
+kernel void KNAME(gemv_n)(global const T* a, long ao, long lda, long n, global const T* x, long xo, long xs,
+                          global T* y, long yo, long ys, T alpha, T beta, local T* tmp) {
+  const long row = get_group_id(0);
+  const size_t lid = get_local_id(0);
+  global const T* ar = a + ao + row * lda;
+  T sum = 0;
+  for (long j = lid; j < n; j += (long)get_local_size(0)) sum += ar[j] * x[xo + j * xs];
+  tmp[lid] = sum;
+  XY_TREE(tmp, XY_ADD);
+  if (lid == 0) {
+    global T* yi = y + yo + row * ys;
+    *yi = beta == 0 ? alpha * tmp[0] : alpha * tmp[0] + beta * *yi;
+  }
+}
+
+kernel void KNAME(gemv_t)(global const T* a, long ao, long lda, long m, long n, global const T* x, long xo, long xs,
+                          global T* y, long yo, long ys, T alpha, T beta) {
+  const long j = get_global_id(0);
+  if (j >= n) return;
+  T sum = 0;
+  for (long i = 0; i < m; ++i) sum += a[ao + i * lda + j] * x[xo + i * xs];
+  global T* yj = y + yo + j * ys;
+  *yj = beta == 0 ? alpha * sum : alpha * sum + beta * *yj;
+}

@@ -1,4 +1,4 @@
-// blas level 1: kernels/blas.cl. Reductions in two passes through a
+// blas level 1 and gemv: kernels/blas.cl. Reductions in two passes through a
 // scratch buffer of per-group partials; elementwise ops with a unit-stride
 // fast path.
 #include <algorithm>
@@ -165,6 +165,40 @@ void swap(Launcher& launch) {
              x.stride, y.mem, y.offset, y.stride, x.n);
 }
 
+void rot(Launcher& launch) {
+  const auto& call = launch.call();
+  const DType dtype = call.t[0].dtype;
+  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  if (x.n == 0) return;
+  const ProgramPackage& program = launch.program(Family::blas);
+  launch.run(program.kernel(join({"rot_s", suffix(dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride,
+             y.mem, y.offset, y.stride, x.n, Scalar{dtype, call.f[0]}, Scalar{dtype, call.f[1]});
+}
+
+// y = alpha*op(a)*x + beta*y (kernels/blas.cl: gemv_n, gemv_t).
+void gemv(Launcher& launch) {
+  const auto& call = launch.call();
+  const TensorArg& a = call.t[0];
+  const DType dtype = a.dtype;
+  const std::int64_t m = a.view.dims()[0], n = a.view.dims()[1];
+  const cl_long lda = m > 1 ? a.view.strides()[0] : std::max<std::int64_t>(n, 1);
+  const Vec x = vec(call.t[1]), y = vec(call.t[2]);
+  if (y.n == 0) return;
+  const ProgramPackage& program = launch.program(Family::blas);
+  const Scalar alpha{dtype, call.f[0]}, beta{dtype, call.f[1]};
+  if (call.i[0] == 0) {
+    const KernelInfo& kernel = program.kernel(join({"gemv_n", suffix(dtype)}));
+    const std::size_t local = final_local(launch, kernel, size_of(dtype));
+    launch.run_groups(kernel, static_cast<std::size_t>(m), local, mem_of(a), offset_of(a), lda,
+                      static_cast<cl_long>(n), x.mem, x.offset, x.stride, y.mem, y.offset, y.stride, alpha, beta,
+                      LocalBytes{local * size_of(dtype)});
+  } else {
+    launch.run(program.kernel(join({"gemv_t", suffix(dtype)})), static_cast<std::size_t>(n), mem_of(a), offset_of(a),
+               lda, static_cast<cl_long>(m), static_cast<cl_long>(n), x.mem, x.offset, x.stride, y.mem, y.offset,
+               y.stride, alpha, beta);
+  }
+}
+
 }  // namespace
 
 EventPtr launch_blas(Launcher& launch) {
@@ -189,6 +223,12 @@ EventPtr launch_blas(Launcher& launch) {
       break;
     case OpId::blas_swap:
       swap(launch);
+      break;
+    case OpId::blas_rot:
+      rot(launch);
+      break;
+    case OpId::blas_gemv:
+      gemv(launch);
       break;
     case OpId::blas_copy:
       enqueue_copy(launch, launch.call().t[0], launch.call().t[1]);

@@ -38,6 +38,8 @@ Engine choose_engine(const DeviceInfo& info) {
 #endif
 }
 
+}  // namespace
+
 // c = beta*c (zero without reading c when beta is 0).
 void scale_c(Launcher& launch, const TensorArg& c, std::int64_t m, std::int64_t n, double beta) {
   const ProgramPackage& program = launch.program(Family::blas);
@@ -45,6 +47,10 @@ void scale_c(Launcher& launch, const TensorArg& c, std::int64_t m, std::int64_t 
              offset_of(c), static_cast<cl_long>(leading_dim(c)), static_cast<cl_long>(m), static_cast<cl_long>(n),
              Scalar{c.dtype, beta});
 }
+
+bool gemm_uses_clblast(const DeviceInfo& info) { return choose_engine(info) == Engine::clblast; }
+
+namespace {
 
 void our_gemm(Launcher& launch, const GemmDims& g) {
   const auto& call = launch.call();
@@ -96,6 +102,7 @@ std::int64_t leading_dim(const TensorArg& m) noexcept {
 
 EventPtr launch_gemm(Launcher& launch) {
   const auto& call = launch.call();
+  if (call.op == plugin::OpId::blas_gemm_batched) return launch_gemm_batched(launch);
   const TensorArg &a = call.t[0], &c = call.t[2];
   if (c.dtype == DType::f16 || c.dtype == DType::bf16) return launch_gemm_half(launch);
   GemmDims g{};
@@ -123,6 +130,29 @@ EventPtr launch_gemm(Launcher& launch) {
   clblast_gemm(launch, g);
 #endif
   return launch.finish();
+}
+
+void enqueue_gemm(Launcher& launch, const TensorArg& a, const TensorArg& b, const TensorArg& c, bool trans_a,
+                  bool trans_b, double alpha, double beta) {
+  plugin::OpCall step;
+  step.op = plugin::OpId::blas_gemm;
+  step.num_tensors = 3;
+  step.t[0] = a;
+  step.t[1] = b;
+  step.t[2] = c;
+  step.i[0] = trans_a ? 1 : 0;
+  step.i[1] = trans_b ? 1 : 0;
+  step.f[0] = alpha;
+  step.f[1] = beta;
+  // The step's commands go on the same in-order queue, so waiting for the
+  // call's dependencies once, before the first, orders all of them.
+  launch.wait_for_deps();
+  Launcher step_launch(launch.device(), step, Deps{});
+  const EventPtr done = launch_gemm(step_launch);
+  // Its last command becomes the launcher's last, which finish() returns.
+  const cl_event event = static_cast<const ClEvent&>(*done).raw();
+  check(clRetainEvent(event), [&] { return launch.describe() + ": a gemm step's event"; });
+  launch.enqueued(event);
 }
 
 }  // namespace xylem::opencl

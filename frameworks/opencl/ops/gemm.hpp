@@ -23,9 +23,29 @@ struct GemmDims {
 // of the operands and launch_gemm's f32 path.
 [[nodiscard]] EventPtr launch_gemm_half(Launcher& launch);
 
+// c = beta*c over an m x n matrix view (zeros without reading c when beta
+// is 0).
+void scale_c(Launcher& launch, const plugin::TensorArg& c, std::int64_t m, std::int64_t n, double beta);
+
+// Whether blas::gemm runs CLBlast on this device (otherwise our kernel).
+[[nodiscard]] bool gemm_uses_clblast(const DeviceInfo& info);
+
+// Enqueues c = alpha*op(a)*op(b) + beta*c (matrix views as blas::gemm
+// takes them, any float dtype) as one step of another call: after the
+// call's dependencies, and the launcher's later commands (and finish())
+// after it. For the ops built on gemm: blas::gemm_batched, convolution.
+void enqueue_gemm(Launcher& launch, const plugin::TensorArg& a, const plugin::TensorArg& b,
+                  const plugin::TensorArg& c, bool trans_a, bool trans_b, double alpha, double beta);
+
+// blas::gemm_batched (ops/gemm_batched.cpp).
+[[nodiscard]] EventPtr launch_gemm_batched(Launcher& launch);
+
 #ifdef XYLEM_OPENCL_HAVE_CLBLAST
 // Enqueues CLBlast's Gemm on the launcher's queue, after the call's inputs.
 void clblast_gemm(Launcher& launch, const GemmDims& g);
+// The same for the launcher's blas::gemm_batched call (f32, f64): CLBlast's
+// GemmStridedBatched over its rank-3 views, `batch` matrices.
+void clblast_gemm_batched(Launcher& launch, const GemmDims& g, std::int64_t batch);
 #endif
 
 }  // namespace xylem::opencl

@@ -2,6 +2,7 @@
 // call's dependencies become a barrier on our in-order queue first.
 #include <clblast.h>
 
+#include <algorithm>
 #include <string>
 
 #include "frameworks/opencl/ops/gemm.hpp"
@@ -21,6 +22,21 @@ std::string clblast_status(clblast::StatusCode status) {
   return text;
 }
 
+// Takes the event of a CLBlast call, or throws with its status.
+void finish_call(Launcher& launch, clblast::StatusCode status, cl_event event, const char* routine) {
+  if (status != clblast::StatusCode::kSuccess) {
+    if (event) clReleaseEvent(event);
+    throw Error(status == clblast::StatusCode::kOpenCLOutOfResources || status == clblast::StatusCode::kOpenCLOutOfHostMemory
+                    ? ErrorCode::out_of_memory
+                    : ErrorCode::internal,
+                launch.describe() + ": CLBlast " + routine + " failed: " + clblast_status(status));
+  }
+  launch.enqueued(event);
+}
+
+clblast::Transpose transpose(bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; }
+std::size_t size(std::int64_t v) { return static_cast<std::size_t>(v); }
+
 template <class T>
 void gemm_as(Launcher& launch, const GemmDims& g) {
   const auto& call = launch.call();
@@ -28,21 +44,41 @@ void gemm_as(Launcher& launch, const GemmDims& g) {
   launch.wait_for_deps();
   cl_command_queue queue = launch.device().queue();
   cl_event event = nullptr;
-  const auto size = [](std::int64_t v) { return static_cast<std::size_t>(v); };
   const auto status = clblast::Gemm<T>(
-      clblast::Layout::kRowMajor, g.trans_a ? clblast::Transpose::kYes : clblast::Transpose::kNo,
-      g.trans_b ? clblast::Transpose::kYes : clblast::Transpose::kNo, size(g.m), size(g.n), size(g.k),
+      clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
       static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), size(leading_dim(a)), mem_of(b),
       size(b.view.offset()), size(leading_dim(b)), static_cast<T>(g.beta), mem_of(c), size(c.view.offset()),
       size(leading_dim(c)), &queue, &event);
-  if (status != clblast::StatusCode::kSuccess) {
-    if (event) clReleaseEvent(event);
-    throw Error(status == clblast::StatusCode::kOpenCLOutOfResources || status == clblast::StatusCode::kOpenCLOutOfHostMemory
-                    ? ErrorCode::out_of_memory
-                    : ErrorCode::internal,
-                launch.describe() + ": CLBlast Gemm failed: " + clblast_status(status));
-  }
-  launch.enqueued(event);
+  finish_call(launch, status, event, "Gemm");
+}
+
+// The leading dimension and batch stride of a rank-3 view [batch, rows,
+// cols]. CLBlast rejects a stride of 0 (launch_gemm_batched does not call
+// it then); one matrix alone gets a stride that reaches no other.
+struct BatchedMatrix {
+  std::size_t ld, stride;
+};
+BatchedMatrix batched(const TensorArg& t) {
+  const auto dims = t.view.dims();
+  const auto strides = t.view.strides();
+  const std::int64_t ld = dims[1] > 1 ? strides[1] : std::max<std::int64_t>(dims[2], 1);
+  return {size(ld), size(dims[0] > 1 ? strides[0] : std::max<std::int64_t>(dims[1] * ld, 1))};
+}
+
+template <class T>
+void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
+  const auto& call = launch.call();
+  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const BatchedMatrix am = batched(a), bm = batched(b), cm = batched(c);
+  launch.wait_for_deps();
+  cl_command_queue queue = launch.device().queue();
+  cl_event event = nullptr;
+  const auto status = clblast::GemmStridedBatched<T>(
+      clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
+      static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), am.ld, am.stride, mem_of(b), size(b.view.offset()),
+      bm.ld, bm.stride, static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), cm.ld, cm.stride, size(batch),
+      &queue, &event);
+  finish_call(launch, status, event, "GemmStridedBatched");
 }
 
 }  // namespace
@@ -52,6 +88,14 @@ void clblast_gemm(Launcher& launch, const GemmDims& g) {
     gemm_as<double>(launch, g);
   } else {
     gemm_as<float>(launch, g);
+  }
+}
+
+void clblast_gemm_batched(Launcher& launch, const GemmDims& g, std::int64_t batch) {
+  if (launch.call().t[2].dtype == DType::f64) {
+    gemm_batched_as<double>(launch, g, batch);
+  } else {
+    gemm_batched_as<float>(launch, g, batch);
   }
 }
 

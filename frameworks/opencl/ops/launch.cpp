@@ -43,6 +43,16 @@ Collapsed collapse(std::initializer_list<const Shape*> views) {
   return out;
 }
 
+Collapsed collapse_for_runs(std::initializer_list<const Shape*> views) {
+  Collapsed c = collapse(views);
+  if (c.layout.rank == 0) {
+    c.layout.rank = 1;
+    c.layout.dims[0] = 1;
+    for (auto& strides : c.layout.strides) strides[0] = 1;
+  }
+  return c;
+}
+
 std::string suffix(DType dtype) { return join({"_", name(dtype)}); }
 
 std::string join(std::initializer_list<std::string_view> parts) {

@@ -31,6 +31,10 @@ struct Collapsed {
   bool contiguous = false;
 };
 [[nodiscard]] Collapsed collapse(std::initializer_list<const Shape*> views);
+// collapse() with at least one axis (a single element collapses to none):
+// the layout of the kernels that walk views in runs (XY_RUNS in
+// kernels/storage.cl).
+[[nodiscard]] Collapsed collapse_for_runs(std::initializer_list<const Shape*> views);
 
 // A kernel argument of __local memory.
 struct LocalBytes {
@@ -164,7 +168,14 @@ class Launcher {
 [[nodiscard]] EventPtr launch_copy(Launcher& launch);
 [[nodiscard]] EventPtr launch_blas(Launcher& launch);
 [[nodiscard]] EventPtr launch_gemm(Launcher& launch);
-[[nodiscard]] EventPtr launch_activation(Launcher& launch);
+[[nodiscard]] EventPtr launch_norm(Launcher& launch);  // layer_norm*, batch_norm*
+[[nodiscard]] EventPtr launch_conv(Launcher& launch);  // conv2d*
+[[nodiscard]] EventPtr launch_pool(Launcher& launch);  // max_pool2d*, avg_pool2d*
+[[nodiscard]] EventPtr launch_lrn(Launcher& launch);
+[[nodiscard]] EventPtr launch_elementwise(Launcher& launch);
+[[nodiscard]] EventPtr launch_cast(Launcher& launch);
+[[nodiscard]] EventPtr launch_reduce(Launcher& launch);
+[[nodiscard]] EventPtr launch_softmax(Launcher& launch);
 // A strided or contiguous copy of t0 into t1 (copy_view and blas::copy).
 void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::TensorArg& y);
 

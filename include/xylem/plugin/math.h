@@ -36,6 +36,7 @@ using std::sin;
 using std::fabs;
 using std::pow;
 using std::erf;
+using std::erfc;
 using std::expm1;
 using std::log1p;
 #endif
@@ -103,7 +104,7 @@ XY_FN float xy_unary_f(int op, float x, float p0, float p1) {
     case XY_UN_TANH: return tanh(x);
     case XY_UN_LEAKY_RELU: return x < 0.0f ? x * p0 : x;
     case XY_UN_ELU: return x > 0.0f ? x : p0 * expm1(x);
-    case XY_UN_GELU: return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
+    case XY_UN_GELU: return 0.5f * x * erfc(x * -0.70710678118654752f); /* erfc: no cancellation for x << 0 */
     case XY_UN_SOFTPLUS: return x * p0 > p1 ? x : log1p(exp(x * p0)) / p0;
     default: return x;
   }
@@ -124,7 +125,7 @@ XY_FN float xy_binary_f(int op, float a, float b, float p0, float p1) {
     case XY_BIN_LEAKY_RELU_GRAD: return a > 0.0f ? b : b * p0;
     case XY_BIN_ELU_GRAD: return a > 0.0f ? b : b * p0 * exp(a);
     case XY_BIN_GELU_GRAD: {
-      const float cdf = 0.5f * (1.0f + erf(a * 0.70710678118654752f));
+      const float cdf = 0.5f * erfc(a * -0.70710678118654752f);
       const float pdf = 0.39894228040143268f * exp(-0.5f * a * a);
       return b * (cdf + a * pdf);
     }
@@ -164,7 +165,7 @@ XY_FN double xy_unary_d(int op, double x, double p0, double p1) {
     case XY_UN_TANH: return tanh(x);
     case XY_UN_LEAKY_RELU: return x < 0.0 ? x * p0 : x;
     case XY_UN_ELU: return x > 0.0 ? x : p0 * expm1(x);
-    case XY_UN_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440));
+    case XY_UN_GELU: return 0.5 * x * erfc(x * -0.70710678118654752440);
     case XY_UN_SOFTPLUS: return x * p0 > p1 ? x : log1p(exp(x * p0)) / p0;
     default: return x;
   }
@@ -185,7 +186,7 @@ XY_FN double xy_binary_d(int op, double a, double b, double p0, double p1) {
     case XY_BIN_LEAKY_RELU_GRAD: return a > 0.0 ? b : b * p0;
     case XY_BIN_ELU_GRAD: return a > 0.0 ? b : b * p0 * exp(a);
     case XY_BIN_GELU_GRAD: {
-      const double cdf = 0.5 * (1.0 + erf(a * 0.70710678118654752440));
+      const double cdf = 0.5 * erfc(a * -0.70710678118654752440);
       const double pdf = 0.39894228040143267794 * exp(-0.5 * a * a);
       return b * (cdf + a * pdf);
     }

@@ -84,7 +84,8 @@ inline constexpr std::size_t kMaxOpTensors = 8;
 //                      dtype: a's. Float dtypes.
 //   math::cast         t0=x, t1=y, same dims, any two dtypes (all 8), dispatch on x's.
 //                      Float to integer truncates toward zero, saturating at the integer
-//                      type's range, NaN -> 0; to boolean: x != 0; boolean/u8/ints to float:
+//                      type's range, NaN -> 0;
+//                      integer to integer saturates too; to boolean: x != 0; boolean/u8/ints to float:
 //                      the value (rounded to nearest even); f64 -> f32/f16/bf16: nearest
 //                      even (overflow -> Inf). `supports(cast, d)` promises every target
 //                      dtype the device has (a device without fp64 supports neither
@@ -127,7 +128,7 @@ inline constexpr std::size_t kMaxOpTensors = 8;
 //                      inference: dx = gamma*rstd*dy
 //   nn::dropout        t0=x, t1=y (same dims; may alias exactly); f0 = p in [0, 1);
 //                      i0 = seed, i1 = counter offset. Element k (row-major logical index)
-//                      is kept when xy_uniform01_f(xy_philox(seed, offset + k)) >= p (f32
+//                      is kept when xy_uniform01_f(xy_philox(seed, offset + k)) >= (float)p (f32
 //                      uniform for every dtype): y = keep ? x/(1-p) : 0 (x/(1-p) computed in
 //                      the compute type).
 //   nn::dropout_grad   t0=dy, t1=dx; same parameters, same mask: dx = keep ? dy/(1-p) : 0.

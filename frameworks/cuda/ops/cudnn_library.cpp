@@ -1,0 +1,92 @@
+#include "cudnn_library.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "xylem/error.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+#define XYLEM_STRINGIFY2(x) #x
+#define XYLEM_STRINGIFY(x) XYLEM_STRINGIFY2(x)
+constexpr const char* kSoname = "libcudnn.so." XYLEM_STRINGIFY(CUDNN_MAJOR);
+
+struct Loaded {
+  CudnnLibrary lib;
+  bool ok = false;
+  std::string why_not;
+};
+
+Loaded load() {
+  Loaded r;
+  if (const char* v = std::getenv("XYLEM_CUDA_CUDNN"); v != nullptr && std::string_view(v) == "0") {
+    r.why_not = "disabled by XYLEM_CUDA_CUDNN=0";
+    return r;
+  }
+  // The loader's search (LD_LIBRARY_PATH, this plugin's run path), then
+  // where CUDA installs usually keep cuDNN.
+  const std::string candidates[] = {
+      kSoname,
+#ifdef XYLEM_CUDNN_LIBRARY_DIR
+      std::string(XYLEM_CUDNN_LIBRARY_DIR) + "/" + kSoname,
+#endif
+      std::string("/usr/local/cuda/lib64/") + kSoname,
+      std::string("/usr/local/cuda/lib/") + kSoname,
+  };
+  void* handle = nullptr;
+  for (const std::string& path : candidates)
+    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    r.why_not = std::string(kSoname) + " not found (" + (err ? err : "dlopen failed") + ")";
+    return r;
+  }
+  // Never closed: plugins stay loaded until exit, and so does cuDNN.
+#define XYLEM_CUDNN_LOOKUP(name)                                                       \
+  r.lib.name = reinterpret_cast<decltype(r.lib.name)>(dlsym(handle, #name));           \
+  if (r.lib.name == nullptr) {                                                         \
+    r.why_not = std::string(kSoname) + " has no " #name;                              \
+    return r;                                                                          \
+  }
+  XYLEM_CUDNN_FUNCTIONS(XYLEM_CUDNN_LOOKUP)
+#undef XYLEM_CUDNN_LOOKUP
+  // cuDNN 9 numbers versions major*10000 + minor*100 + patch; within a
+  // major version the legacy convolution API we call is stable.
+  const std::size_t version = r.lib.cudnnGetVersion();
+  if (version / 10000 != CUDNN_MAJOR) {
+    r.why_not = "cuDNN " + std::to_string(version) + " found, built for major version " +
+                std::to_string(CUDNN_MAJOR);
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+const CudnnLibrary* cudnn_library(std::string* why_not) {
+  static const Loaded loaded = load();
+  if (!loaded.ok && why_not) *why_not = loaded.why_not;
+  return loaded.ok ? &loaded.lib : nullptr;
+}
+
+void throw_cudnn(const CudnnLibrary& lib, cudnnStatus_t status, const char* call, int device,
+                 std::string_view what) {
+  // cuDNN 9 groups its codes by thousands: 2xxx bad parameter, 3xxx not
+  // supported, 4xxx internal (4003/4004: allocation), 5xxx execution.
+  const int group = int(status) / 1000;
+  const ErrorCode code = status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+                                 status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED
+                             ? ErrorCode::out_of_memory
+                         : group == 2 ? ErrorCode::invalid_argument
+                         : group == 3 ? ErrorCode::unsupported
+                         : group == 5 ? ErrorCode::device_lost
+                                      : ErrorCode::internal;
+  throw Error(code, "cuda:" + std::to_string(device) + " " + std::string(what) + ": " + call + " failed: " +
+                        lib.cudnnGetErrorString(status));
+}
+
+}  // namespace xylem::cuda

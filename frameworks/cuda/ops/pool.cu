@@ -1,0 +1,221 @@
+// nn::max_pool2d, nn::avg_pool2d and their gradients (conventions in
+// plugin.hpp). Our own kernels rather than cuDNN's: the conventions fix the
+// tie, NaN and padding rules, which cuDNN does not promise.
+//
+// Forward: one thread per output. Gradients gather rather than scatter: one
+// thread per input element sums the outputs whose windows hold it, in a
+// fixed order, so no atomics and no rounding of partial sums to f16/bf16.
+// max_pool2d_grad first records each window's winner (its first maximum,
+// a NaN beating any number) in temporary memory.
+#include <algorithm>
+#include <cmath>
+
+#include "nchw.cuh"
+
+namespace xylem::cuda {
+namespace {
+
+using plugin::OpCall;
+using plugin::OpId;
+using plugin::TensorArg;
+
+constexpr int kThreads = 256;
+
+struct Window {
+  std::int64_t kh, kw, sh, sw, ph, pw;
+  std::int64_t H, W, P, Q;  // input and output spatial sizes
+};
+
+Window window_of(const OpCall& c, const TensorArg& input, const TensorArg& output) {
+  return {c.i[0], c.i[1], c.i[2], c.i[3], c.i[4], c.i[5],
+          input.view.dims()[2], input.view.dims()[3], output.view.dims()[2], output.view.dims()[3]};
+}
+
+// The outputs along one axis whose windows hold input position h:
+// p*stride - pad <= h < p*stride - pad + k, clipped to [0, P).
+__device__ __forceinline__ void covering(std::int64_t h, std::int64_t k, std::int64_t stride, std::int64_t pad,
+                                         std::int64_t P, std::int64_t& first, std::int64_t& last) {
+  const std::int64_t lo = h + pad - k + 1;  // p*stride >= lo
+  first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
+  last = std::min(P - 1, (h + pad) / stride);
+}
+
+// ---- max ------------------------------------------------------------------
+// Window (n, c, p, q)'s first maximum in row-major order, NaN the maximum:
+// its value and its position r*kw + s within the window.
+template <DType D>
+__device__ __forceinline__ void window_max(const View4<const StorageT<D>>& x, const Window& w, std::int64_t n,
+                                           std::int64_t c, std::int64_t p, std::int64_t q, ComputeT<D>& best,
+                                           int& where) {
+  using A = ComputeT<D>;
+  best = A(-INFINITY);
+  where = -1;
+  const std::int64_t h0 = p * w.sh - w.ph, w0 = q * w.sw - w.pw;
+  for (std::int64_t r = std::max<std::int64_t>(0, -h0); r < w.kh && h0 + r < w.H; ++r)
+    for (std::int64_t s = std::max<std::int64_t>(0, -w0); s < w.kw && w0 + s < w.W; ++s) {
+      const A v = Real<D>::load(x.at(n, c, h0 + r, w0 + s));
+      if (where < 0 || (!isnan(best) && (isnan(v) || v > best))) best = v, where = int(r * w.kw + s);
+    }
+}
+
+template <DType D>
+__global__ void __launch_bounds__(kThreads) max_pool_forward(View4<const StorageT<D>> x, View4<StorageT<D>> y,
+                                                             Window w, Split4 split, std::int64_t total) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const Coord4 o = split(k);
+    ComputeT<D> best;
+    int where;
+    window_max<D>(x, w, o.i0, o.i1, o.i2, o.i3, best, where);
+    y.at(o.i0, o.i1, o.i2, o.i3) = Real<D>::store(best);
+  }
+}
+
+// winners[k]: window position of output k's first maximum (k row-major over [N, C, P, Q]).
+template <DType D>
+__global__ void __launch_bounds__(kThreads) max_pool_winners(View4<const StorageT<D>> x, int* winners, Window w,
+                                                             Split4 split, std::int64_t total) {
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const Coord4 o = split(k);
+    ComputeT<D> best;
+    window_max<D>(x, w, o.i0, o.i1, o.i2, o.i3, best, winners[k]);
+  }
+}
+
+template <DType D>
+__global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const StorageT<D>> dy, const int* winners,
+                                                              View4<StorageT<D>> dx, Window w, std::int64_t C,
+                                                              Split4 split, std::int64_t total) {
+  using A = ComputeT<D>;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const Coord4 i = split(k);
+    std::int64_t p0, p1, q0, q1;
+    covering(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
+    covering(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
+    A sum = 0;
+    for (std::int64_t p = p0; p <= p1; ++p)
+      for (std::int64_t q = q0; q <= q1; ++q) {
+        const int here = int((i.i2 - (p * w.sh - w.ph)) * w.kw + (i.i3 - (q * w.sw - w.pw)));
+        if (winners[((i.i0 * C + i.i1) * w.P + p) * w.Q + q] == here) sum += Real<D>::load(dy.at(i.i0, i.i1, p, q));
+      }
+    dx.at(i.i0, i.i1, i.i2, i.i3) = Real<D>::store(sum);
+  }
+}
+
+// t0=x, t1=y
+template <DType D>
+void max_pool2d(const OpCall& c, const Context& ctx) {
+  using S = StorageT<D>;
+  const TensorArg &x = c.t[0], &y = c.t[1];
+  const std::int64_t total = y.view.numel();
+  if (total == 0) return;
+  max_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+      view4<const S>(x), view4<S>(y), window_of(c, x, y), Split4(y.view.dims(), total), total);
+  XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d");
+}
+
+// t0=x, t1=dy, t2=dx
+template <DType D>
+void max_pool2d_grad(const OpCall& c, const Context& ctx) {
+  using S = StorageT<D>;
+  const TensorArg &x = c.t[0], &dy = c.t[1], &dx = c.t[2];
+  const std::int64_t outputs = dy.view.numel(), inputs = dx.view.numel();
+  if (inputs == 0) return;
+  const Window w = window_of(c, x, dy);
+  TempBuffer winners = ctx.temp(std::size_t(std::max<std::int64_t>(outputs, 1)) * sizeof(int));
+  if (outputs > 0) {
+    max_pool_winners<D><<<grid_over(outputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+        view4<const S>(x), winners.as<int>(), w, Split4(dy.view.dims(), outputs), outputs);
+    XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
+  }
+  max_pool_backward<D><<<grid_over(inputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+      view4<const S>(dy), winners.as<int>(), view4<S>(dx), w, dx.view.dims()[1], Split4(dx.view.dims(), inputs),
+      inputs);
+  XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
+}
+
+// ---- average --------------------------------------------------------------
+// The divisor of window (p, q): the whole window, or its real elements.
+__device__ __forceinline__ std::int64_t window_count(const Window& w, std::int64_t p, std::int64_t q,
+                                                     bool count_padding) {
+  if (count_padding) return w.kh * w.kw;
+  const std::int64_t h0 = p * w.sh - w.ph, w0 = q * w.sw - w.pw;
+  const std::int64_t rows = std::min(h0 + w.kh, w.H) - std::max<std::int64_t>(h0, 0);
+  const std::int64_t cols = std::min(w0 + w.kw, w.W) - std::max<std::int64_t>(w0, 0);
+  return rows * cols;
+}
+
+template <DType D>
+__global__ void __launch_bounds__(kThreads) avg_pool_forward(View4<const StorageT<D>> x, View4<StorageT<D>> y,
+                                                             Window w, bool count_padding, Split4 split,
+                                                             std::int64_t total) {
+  using A = ComputeT<D>;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const Coord4 o = split(k);
+    const std::int64_t h0 = o.i2 * w.sh - w.ph, w0 = o.i3 * w.sw - w.pw;
+    A sum = 0;
+    for (std::int64_t r = std::max<std::int64_t>(0, -h0); r < w.kh && h0 + r < w.H; ++r)
+      for (std::int64_t s = std::max<std::int64_t>(0, -w0); s < w.kw && w0 + s < w.W; ++s)
+        sum += Real<D>::load(x.at(o.i0, o.i1, h0 + r, w0 + s));
+    y.at(o.i0, o.i1, o.i2, o.i3) = Real<D>::store(sum / A(window_count(w, o.i2, o.i3, count_padding)));
+  }
+}
+
+template <DType D>
+__global__ void __launch_bounds__(kThreads) avg_pool_backward(View4<const StorageT<D>> dy, View4<StorageT<D>> dx,
+                                                              Window w, bool count_padding, Split4 split,
+                                                              std::int64_t total) {
+  using A = ComputeT<D>;
+  for (std::int64_t k = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < total;
+       k += std::int64_t(gridDim.x) * blockDim.x) {
+    const Coord4 i = split(k);
+    std::int64_t p0, p1, q0, q1;
+    covering(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
+    covering(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
+    A sum = 0;
+    for (std::int64_t p = p0; p <= p1; ++p)
+      for (std::int64_t q = q0; q <= q1; ++q)
+        sum += Real<D>::load(dy.at(i.i0, i.i1, p, q)) / A(window_count(w, p, q, count_padding));
+    dx.at(i.i0, i.i1, i.i2, i.i3) = Real<D>::store(sum);
+  }
+}
+
+// t0=x, t1=y; i6 = count padding
+template <DType D>
+void avg_pool2d(const OpCall& c, const Context& ctx) {
+  using S = StorageT<D>;
+  const TensorArg &x = c.t[0], &y = c.t[1];
+  const std::int64_t total = y.view.numel();
+  if (total == 0) return;
+  avg_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+      view4<const S>(x), view4<S>(y), window_of(c, x, y), c.i[6] != 0, Split4(y.view.dims(), total), total);
+  XY_CUDA_LAUNCHED(ctx.device, "nn::avg_pool2d");
+}
+
+// t0=dy, t1=dx
+template <DType D>
+void avg_pool2d_grad(const OpCall& c, const Context& ctx) {
+  using S = StorageT<D>;
+  const TensorArg &dy = c.t[0], &dx = c.t[1];
+  const std::int64_t total = dx.view.numel();
+  if (total == 0) return;
+  avg_pool_backward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+      view4<const S>(dy), view4<S>(dx), window_of(c, dx, dy), c.i[6] != 0, Split4(dx.view.dims(), total), total);
+  XY_CUDA_LAUNCHED(ctx.device, "nn::avg_pool2d_grad");
+}
+
+}  // namespace
+
+void register_pool(KernelTable& table) {
+  for_each_real([&]<DType D>() {
+    table.set(OpId::nn_max_pool2d, D, &max_pool2d<D>);
+    table.set(OpId::nn_max_pool2d_grad, D, &max_pool2d_grad<D>);
+    table.set(OpId::nn_avg_pool2d, D, &avg_pool2d<D>);
+    table.set(OpId::nn_avg_pool2d_grad, D, &avg_pool2d_grad<D>);
+  });
+}
+
+}  // namespace xylem::cuda

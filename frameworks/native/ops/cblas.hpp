@@ -1,0 +1,109 @@
+#pragma once
+// OpenBLAS's cblas entry points by element type, so BLAS-backed kernels
+// (blas.cpp, gemm_half.cpp, conv2d.cpp) are each written once for f32 and
+// f64, and the check that an index fits OpenBLAS's `blasint` (32-bit in
+// Debian's build).
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "frameworks/native/ops/strided.hpp"
+#include "xylem/error.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::native {
+
+inline constexpr std::int64_t kBlasMax = std::numeric_limits<blasint>::max();
+
+// OpenBLAS runs a gemm on one thread when m*n*k is at most this (its
+// SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD, interface/gemm.c). Many
+// such gemms are worth spreading over oneTBB; larger ones are better left
+// to OpenBLAS's own threads, one after another.
+inline constexpr double kBlasSingleThreadMnk = 65536.0 * 4.0;
+
+[[nodiscard]] inline blasint to_blasint(const char* op, std::int64_t value) {
+  if (value > kBlasMax || value < -kBlasMax)
+    throw Error(ErrorCode::unsupported, std::string("blas::") + op + " on native: " + std::to_string(value) +
+                                            " exceeds OpenBLAS's 32-bit index range");
+  return static_cast<blasint>(value);
+}
+
+template <class T>
+struct Cblas;
+template <>
+struct Cblas<float> {
+  static constexpr auto asum = &cblas_sasum;
+  static constexpr auto axpy = &cblas_saxpy;
+  static constexpr auto copy = &cblas_scopy;
+  static constexpr auto dot = &cblas_sdot;
+  static constexpr auto nrm2 = &cblas_snrm2;
+  static constexpr auto scal = &cblas_sscal;
+  static constexpr auto swap = &cblas_sswap;
+  static constexpr auto iamax = &cblas_isamax;
+  static constexpr auto rot = &cblas_srot;
+  static constexpr auto gemv = &cblas_sgemv;
+  static constexpr auto gemm = &cblas_sgemm;
+};
+template <>
+struct Cblas<double> {
+  static constexpr auto asum = &cblas_dasum;
+  static constexpr auto axpy = &cblas_daxpy;
+  static constexpr auto copy = &cblas_dcopy;
+  static constexpr auto dot = &cblas_ddot;
+  static constexpr auto nrm2 = &cblas_dnrm2;
+  static constexpr auto scal = &cblas_dscal;
+  static constexpr auto swap = &cblas_dswap;
+  static constexpr auto iamax = &cblas_idamax;
+  static constexpr auto rot = &cblas_drot;
+  static constexpr auto gemv = &cblas_dgemv;
+  static constexpr auto gemm = &cblas_dgemm;
+};
+
+// Row-major gemm on dense-enough operands: c = alpha*op(a)*op(b) + beta*c,
+// c is m x n. A leading dimension of 0 (an empty matrix) is raised to the 1
+// that BLAS insists on.
+template <class T>
+void gemm_rows(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a, std::int64_t lda,
+               const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  constexpr const char* op = "gemm";
+  Cblas<T>::gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, to_blasint(op, m),
+                 to_blasint(op, n), to_blasint(op, k), alpha, a, to_blasint(op, std::max<std::int64_t>(1, lda)), b,
+                 to_blasint(op, std::max<std::int64_t>(1, ldb)), beta, c,
+                 to_blasint(op, std::max<std::int64_t>(1, ldc)));
+}
+
+// Leading dimension of the matrices of a view whose rows are on row_axis
+// (0 for [rows, cols], 1 for [batch, rows, cols]). With one row the stride
+// is meaningless (and may be anything), but BLAS still checks ld >= columns.
+[[nodiscard]] inline std::int64_t leading_dim(const plugin::TensorArg& m, int row_axis = 0) noexcept {
+  const auto dims = m.view.dims();
+  const std::int64_t rows = dims[std::size_t(row_axis)], cols = dims[std::size_t(row_axis) + 1];
+  return rows > 1 ? m.view.strides()[std::size_t(row_axis)] : std::max<std::int64_t>(1, cols);
+}
+
+// Runs gemm(i) for i < count, each one gemm of m*n*k = mnk: in parallel
+// chunks over oneTBB when OpenBLAS would run each on one thread anyway,
+// else in order, each using OpenBLAS's threads.
+[[nodiscard]] inline bool gemms_in_parallel(std::int64_t count, double mnk) noexcept {
+  return count > 1 && mnk <= kBlasSingleThreadMnk;
+}
+// Gemms per parallel chunk: about one multi-threaded gemm's worth of work.
+[[nodiscard]] inline std::int64_t gemm_grain(double mnk) noexcept {
+  return std::max<std::int64_t>(1, std::int64_t(kBlasSingleThreadMnk / std::max(1.0, mnk)));
+}
+
+template <class Gemm>
+void run_gemms(std::int64_t count, double mnk, Gemm&& gemm) {
+  if (gemms_in_parallel(count, mnk)) {
+    parallel_chunks(count, gemm_grain(mnk), [&](std::int64_t i0, std::int64_t i1) {
+      for (std::int64_t i = i0; i < i1; ++i) gemm(i);
+    });
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) gemm(i);
+  }
+}
+
+}  // namespace xylem::native

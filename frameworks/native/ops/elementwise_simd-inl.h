@@ -1,0 +1,409 @@
+// The vectorised elementwise kernels (math::unary, binary, compare),
+// compiled once per SIMD target by Highway's foreach_target (elementwise.cpp
+// includes it that way) and picked at run time. Each op code is its own
+// functor, so the inner loop of a kernel specialised on it holds no switch.
+//
+// Formulas are math.h's, written with vector operations in the same order.
+// Where Highway's approximation (Exp, Log, Sin, ...) is accurate only on a
+// range, lanes outside it (NaN, Inf, overflow, log of <= 0) make that one
+// vector go through math.h's scalar formula instead: exact semantics for
+// the special values, vector speed for the rest. Codes without a vector
+// formula (gelu's erf, pow) run math.h's scalar formula lane by lane,
+// still without a per-element switch.
+
+// Shared by every target: what elementwise.cpp hands a chunk of work over.
+#ifndef XYLEM_NATIVE_ELEMENTWISE_CALL_
+#define XYLEM_NATIVE_ELEMENTWISE_CALL_
+#include <array>
+#include <cstdint>
+
+#include "frameworks/native/ops/strided.hpp"
+
+namespace xylem::native {
+// Elements [begin, end) of one call with `In` inputs: views 0..In-1 are the
+// inputs, view In the output. p0, p1 the code's parameters.
+template <std::size_t In>
+struct ElementwiseChunk {
+  const StridedLayout<In + 1>* layout;
+  std::array<const void*, In> in;  // element 0 of each input view
+  void* out;
+  int code;
+  double p0, p1;
+  bool stream;  // non-temporal stores for a dense output
+  std::int64_t begin, end;
+};
+}  // namespace xylem::native
+#endif
+
+#if defined(XYLEM_NATIVE_ELEMENTWISE_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef XYLEM_NATIVE_ELEMENTWISE_SIMD_INL_H_
+#undef XYLEM_NATIVE_ELEMENTWISE_SIMD_INL_H_
+#else
+#define XYLEM_NATIVE_ELEMENTWISE_SIMD_INL_H_
+#endif
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "frameworks/native/ops/convert_simd-inl.h"
+#include "hwy/cache_control.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+#include "xylem/plugin/math.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xylem::native::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// math.h's scalar formulas by compute type (the code a constant after
+// inlining, so the switch folds away).
+HWY_INLINE float ScalarUnary(int code, float x, float p0, float p1) { return xy_unary_f(code, x, p0, p1); }
+HWY_INLINE double ScalarUnary(int code, double x, double p0, double p1) { return xy_unary_d(code, x, p0, p1); }
+HWY_INLINE float ScalarBinary(int code, float a, float b, float p0, float p1) {
+  return xy_binary_f(code, a, b, p0, p1);
+}
+HWY_INLINE double ScalarBinary(int code, double a, double b, double p0, double p1) {
+  return xy_binary_d(code, a, b, p0, p1);
+}
+HWY_INLINE float ScalarCompare(int code, float a, float b) { return float(xy_compare_f(code, a, b)); }
+HWY_INLINE double ScalarCompare(int code, double a, double b) { return double(xy_compare_d(code, a, b)); }
+
+// Largest argument whose exp is finite (a little below, so Highway's Exp,
+// valid up to 104 / 706, stays in range).
+template <class C>
+constexpr C kExpMax = sizeof(C) == 4 ? C(88.0) : C(709.0);
+// Highway's Sin and Cos are accurate (3 ulp) on [-39000, 39000].
+template <class C>
+constexpr C kTrigMax = C(39000);
+
+// `fast` computed for every lane; lanes where `ok` is false are recomputed
+// with the scalar formula f (rare: the branch is almost never taken).
+template <class D, class F>
+HWY_INLINE hn::Vec<D> Patch1(D d, hn::Mask<D> ok, hn::Vec<D> fast, hn::Vec<D> x, F f) {
+  if (HWY_LIKELY(hn::AllTrue(d, ok))) return fast;
+  using C = hn::TFromD<D>;
+  HWY_ALIGN C buf[HWY_MAX_BYTES / sizeof(C)];
+  hn::Store(x, d, buf);
+  for (std::size_t i = 0; i < hn::Lanes(d); ++i) buf[i] = f(buf[i]);
+  return hn::Load(d, buf);
+}
+
+template <class D, class F>
+HWY_INLINE hn::Vec<D> Patch2(D d, hn::Mask<D> ok, hn::Vec<D> fast, hn::Vec<D> a, hn::Vec<D> b, F f) {
+  if (HWY_LIKELY(hn::AllTrue(d, ok))) return fast;
+  using C = hn::TFromD<D>;
+  HWY_ALIGN C buf_a[HWY_MAX_BYTES / sizeof(C)];
+  HWY_ALIGN C buf_b[HWY_MAX_BYTES / sizeof(C)];
+  hn::Store(a, d, buf_a);
+  hn::Store(b, d, buf_b);
+  for (std::size_t i = 0; i < hn::Lanes(d); ++i) buf_a[i] = f(buf_a[i], buf_b[i]);
+  return hn::Load(d, buf_a);
+}
+
+// |x| finite (false for NaN): Highway's approximations are checked only
+// on finite arguments, so Inf and NaN always take math.h's formula.
+template <class D>
+HWY_INLINE hn::Mask<D> Finite(D d, hn::Vec<D> x) {
+  return hn::Le(hn::Abs(x), hn::Set(d, std::numeric_limits<hn::TFromD<D>>::max()));
+}
+
+// 1 / (1 + exp(-t)), for lanes with -t <= kExpMax (the caller patches others).
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidFast(D d, hn::Vec<D> t) {
+  const auto one = hn::Set(d, hn::TFromD<D>(1));
+  return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(t))));
+}
+
+// y = unary code K of x.
+template <int K, class C>
+struct UnaryOp {
+  C p0, p1;
+
+  C scalar(C x) const { return ScalarUnary(K, x, p0, p1); }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
+    const auto zero = hn::Zero(d);
+    const auto s = [this](C v) { return scalar(v); };
+    if constexpr (K == XY_UN_EXP) {
+      return Patch1(d, hn::And(Finite(d, x), hn::Le(x, hn::Set(d, kExpMax<C>))), hn::Exp(d, x), x, s);
+    } else if constexpr (K == XY_UN_LOG) {
+      const auto ok = hn::And(hn::Ge(x, hn::Set(d, std::numeric_limits<C>::min())),
+                              hn::Le(x, hn::Set(d, std::numeric_limits<C>::max())));
+      return Patch1(d, ok, hn::Log(d, x), x, s);
+    } else if constexpr (K == XY_UN_SQRT) {
+      return hn::Sqrt(x);
+    } else if constexpr (K == XY_UN_RSQRT) {
+      return hn::Div(hn::Set(d, C(1)), hn::Sqrt(x));
+    } else if constexpr (K == XY_UN_ABS) {
+      return hn::Abs(x);
+    } else if constexpr (K == XY_UN_NEG) {
+      return hn::Neg(x);
+    } else if constexpr (K == XY_UN_SIN || K == XY_UN_COS) {
+      const auto ok = hn::Le(hn::Abs(x), hn::Set(d, kTrigMax<C>));
+      return Patch1(d, ok, K == XY_UN_SIN ? hn::Sin(d, x) : hn::Cos(d, x), x, s);
+    } else if constexpr (K == XY_UN_CLAMP) {
+      const auto lo = hn::Set(d, p0), hi = hn::Set(d, p1);
+      return hn::IfThenElse(hn::Lt(x, lo), lo, hn::IfThenElse(hn::Gt(x, hi), hi, x));
+    } else if constexpr (K == XY_UN_SIGMOID) {
+      const auto ok = hn::And(Finite(d, x), hn::Le(hn::Neg(x), hn::Set(d, kExpMax<C>)));
+      return Patch1(d, ok, SigmoidFast(d, x), x, s);
+    } else if constexpr (K == XY_UN_RELU) {
+      return hn::IfThenZeroElse(hn::Lt(x, zero), x);  // NaN and -0 pass through
+    } else if constexpr (K == XY_UN_TANH) {
+      return Patch1(d, Finite(d, x), hn::Tanh(d, x), x, s);
+    } else if constexpr (K == XY_UN_LEAKY_RELU) {
+      return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(x, hn::Set(d, p0)), x);
+    } else if constexpr (K == XY_UN_ELU) {
+      const auto em1 = hn::Mul(hn::Set(d, p0), hn::Expm1(d, hn::Min(x, zero)));
+      return Patch1(d, Finite(d, x), hn::IfThenElse(hn::Gt(x, zero), x, em1), x, s);
+    } else if constexpr (K == XY_UN_SOFTPLUS) {
+      const auto beta = hn::Set(d, p0);
+      const auto t = hn::Mul(x, beta);
+      const auto linear = hn::Gt(t, hn::Set(d, p1));
+      const auto soft = hn::Div(hn::Log1p(d, hn::Exp(d, hn::Min(t, hn::Set(d, kExpMax<C>)))), beta);
+      const auto ok = hn::And(Finite(d, t), hn::Or(linear, hn::Le(t, hn::Set(d, kExpMax<C>))));
+      return Patch1(d, ok, hn::IfThenElse(linear, x, soft), x, s);
+    } else {  // gelu (erf) and anything without a vector formula
+      return Patch1(d, hn::Lt(x, x), x, x, s);
+    }
+  }
+};
+
+// y = binary code K of (a, b).
+template <int K, class C>
+struct BinaryOp {
+  C p0, p1;
+
+  C scalar(C a, C b) const { return ScalarBinary(K, a, b, p0, p1); }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+    const auto zero = hn::Zero(d);
+    const auto one = hn::Set(d, C(1));
+    const auto s = [this](C u, C v) { return scalar(u, v); };
+    if constexpr (K == XY_BIN_ADD) {
+      return hn::Add(a, b);
+    } else if constexpr (K == XY_BIN_SUB) {
+      return hn::Sub(a, b);
+    } else if constexpr (K == XY_BIN_MUL) {
+      return hn::Mul(a, b);
+    } else if constexpr (K == XY_BIN_DIV) {
+      return hn::Div(a, b);
+    } else if constexpr (K == XY_BIN_MAXIMUM) {
+      return hn::IfThenElse(hn::Or(hn::Gt(a, b), hn::IsNaN(a)), a, b);
+    } else if constexpr (K == XY_BIN_MINIMUM) {
+      return hn::IfThenElse(hn::Or(hn::Lt(a, b), hn::IsNaN(a)), a, b);
+    } else if constexpr (K == XY_BIN_SIGMOID_GRAD) {
+      return hn::Mul(hn::Mul(b, a), hn::Sub(one, a));
+    } else if constexpr (K == XY_BIN_RELU_GRAD) {
+      return hn::IfThenElseZero(hn::Gt(a, zero), b);
+    } else if constexpr (K == XY_BIN_TANH_GRAD) {
+      return hn::Mul(b, hn::Sub(one, hn::Mul(a, a)));
+    } else if constexpr (K == XY_BIN_LEAKY_RELU_GRAD) {
+      return hn::IfThenElse(hn::Gt(a, zero), b, hn::Mul(b, hn::Set(d, p0)));
+    } else if constexpr (K == XY_BIN_ELU_GRAD) {
+      const auto neg = hn::Mul(hn::Mul(b, hn::Set(d, p0)), hn::Exp(d, hn::Min(a, zero)));
+      return Patch2(d, Finite(d, a), hn::IfThenElse(hn::Gt(a, zero), b, neg), a, b, s);
+    } else if constexpr (K == XY_BIN_SOFTPLUS_GRAD) {
+      const auto t = hn::Mul(a, hn::Set(d, p0));
+      const auto linear = hn::Gt(t, hn::Set(d, p1));
+      const auto ok = hn::And(Finite(d, t), hn::Or(linear, hn::Le(hn::Neg(t), hn::Set(d, kExpMax<C>))));
+      return Patch2(d, ok, hn::IfThenElse(linear, b, hn::Mul(b, SigmoidFast(d, t))), a, b, s);
+    } else {  // pow, gelu_grad: the scalar formula per lane
+      return Patch2(d, hn::Lt(a, a), a, a, b, s);
+    }
+  }
+};
+
+// 1 or 0 in the compute type; the output stage turns it into a boolean.
+template <int K, class C>
+struct CompareOp {
+  C scalar(C a, C b) const { return ScalarCompare(K, a, b); }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+    const auto one = hn::Set(d, C(1));
+    if constexpr (K == XY_CMP_EQ) return hn::IfThenElseZero(hn::Eq(a, b), one);
+    if constexpr (K == XY_CMP_NE) return hn::IfThenZeroElse(hn::Eq(a, b), one);
+    if constexpr (K == XY_CMP_LT) return hn::IfThenElseZero(hn::Lt(a, b), one);
+    if constexpr (K == XY_CMP_LE) return hn::IfThenElseZero(hn::Le(a, b), one);
+    if constexpr (K == XY_CMP_GT) return hn::IfThenElseZero(hn::Gt(a, b), one);
+    if constexpr (K == XY_CMP_GE) return hn::IfThenElseZero(hn::Ge(a, b), one);
+    return hn::Zero(d);
+  }
+};
+
+// Applies op to n dense elements of compute type. Input k is src[k][i], or
+// the single value *src[k] for every i when splat[k] (a stride-0 input).
+// With `stream` the output goes out through non-temporal stores (aligned:
+// a short head goes through the partial path): for outputs larger than the
+// caches this skips reading each destination line before overwriting it.
+template <class C, std::size_t In, class Op>
+HWY_INLINE void ComputeDense(const std::array<const C*, In>& src, const std::array<bool, In>& splat, C* dst,
+                             std::size_t n, bool stream, const Op& op) {
+  const hn::ScalableTag<C> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto full = [&](std::size_t i) HWY_ATTR {
+    if constexpr (In == 1) {
+      return op(d, splat[0] ? hn::Set(d, *src[0]) : hn::LoadU(d, src[0] + i));
+    } else {
+      return op(d, splat[0] ? hn::Set(d, *src[0]) : hn::LoadU(d, src[0] + i),
+                splat[1] ? hn::Set(d, *src[1]) : hn::LoadU(d, src[1] + i));
+    }
+  };
+  // Fewer than `lanes` elements: through full-width buffers, so they get the
+  // same formula (and bits) as the rest.
+  const auto partial = [&](std::size_t i, std::size_t count) HWY_ATTR {
+    HWY_ALIGN C buf[In][HWY_MAX_BYTES / sizeof(C)] = {};
+    std::array<hn::Vec<decltype(d)>, In> v;
+    for (std::size_t k = 0; k < In; ++k) {
+      if (splat[k]) {
+        v[k] = hn::Set(d, *src[k]);
+      } else {
+        std::memcpy(buf[k], src[k] + i, count * sizeof(C));
+        v[k] = hn::Load(d, buf[k]);
+      }
+    }
+    if constexpr (In == 1)
+      hn::Store(op(d, v[0]), d, buf[0]);
+    else
+      hn::Store(op(d, v[0], v[1]), d, buf[0]);
+    std::memcpy(dst + i, buf[0], count * sizeof(C));
+  };
+  std::size_t i = 0;
+  if (stream) {
+    const std::size_t misalign = (reinterpret_cast<std::uintptr_t>(dst) / sizeof(C)) % lanes;
+    i = std::min(n, misalign ? lanes - misalign : 0);
+    if (i > 0) partial(0, i);
+    for (; i + lanes <= n; i += lanes) hn::Stream(full(i), d, dst + i);
+  } else {
+    for (; i + lanes <= n; i += lanes) hn::StoreU(full(i), d, dst + i);
+  }
+  if (i < n) partial(i, n - i);
+}
+
+// Elements per staging block: inputs or outputs that are strided or of a
+// half type pass through buffers of this many compute-type elements.
+constexpr std::size_t kStageBlock = 512;
+
+// One run: `count` elements, input k at in[k] + j*in_stride[k], output at
+// out + j*out_stride. T is the inputs' storage type, Out the output's (T,
+// or std::uint8_t for a boolean result).
+template <class T, class Out, std::size_t In, class Op>
+HWY_INLINE void RunElements(const std::array<const T*, In>& in, const std::array<std::int64_t, In>& in_stride,
+                            Out* out, std::int64_t out_stride, std::size_t count, bool stream, const Op& op) {
+  using C = ComputeOf<T>;
+  constexpr bool same_in = std::is_same_v<T, C>, same_out = std::is_same_v<Out, C>;
+  HWY_ALIGN C stage_in[In][kStageBlock];
+  HWY_ALIGN C stage_out[kStageBlock];
+  std::array<bool, In> splat{}, direct{};
+  std::array<C, In> splat_value{};
+  bool all_direct = true;
+  for (std::size_t k = 0; k < In; ++k) {
+    splat[k] = in_stride[k] == 0;
+    direct[k] = same_in && in_stride[k] == 1;
+    if (splat[k]) splat_value[k] = to_compute(in[k][0]);
+    all_direct = all_direct && (splat[k] || direct[k]);
+  }
+  const bool direct_out = same_out && out_stride == 1;
+  // The common case, dense (or broadcast) in and out: no staging at all.
+  std::array<const C*, In> src{};
+  if (all_direct && direct_out) {
+    for (std::size_t k = 0; k < In; ++k)
+      src[k] = splat[k] ? &splat_value[k] : reinterpret_cast<const C*>(in[k]);
+    ComputeDense<C, In>(src, splat, reinterpret_cast<C*>(out), count, stream, op);
+    return;
+  }
+  for (std::size_t b = 0; b < count; b += kStageBlock) {
+    const std::size_t n = std::min(kStageBlock, count - b);
+    const auto jb = std::int64_t(b);
+    for (std::size_t k = 0; k < In; ++k) {
+      if (splat[k]) {
+        src[k] = &splat_value[k];
+      } else if (direct[k]) {
+        src[k] = reinterpret_cast<const C*>(in[k]) + b;
+      } else {
+        WidenStrided(in[k] + jb * in_stride[k], in_stride[k], stage_in[k], n);
+        src[k] = stage_in[k];
+      }
+    }
+    if (direct_out) {
+      ComputeDense<C, In>(src, splat, reinterpret_cast<C*>(out) + b, n, stream, op);
+      continue;
+    }
+    ComputeDense<C, In>(src, splat, stage_out, n, false, op);
+    Out* o = out + jb * out_stride;
+    if constexpr (std::is_same_v<Out, std::uint8_t>) {
+      for (std::size_t j = 0; j < n; ++j) o[std::int64_t(j) * out_stride] = stage_out[j] != C(0);
+    } else {
+      NarrowStrided(stage_out, o, out_stride, n);
+    }
+  }
+}
+
+// Walks a chunk's runs with one op.
+template <class T, class Out, std::size_t In, class Op>
+HWY_INLINE void RunChunk(const ElementwiseChunk<In>& c, const Op& op) {
+  const auto& layout = *c.layout;
+  std::array<const T*, In> base{}, run_in{};
+  std::array<std::int64_t, In> stride{};
+  for (std::size_t k = 0; k < In; ++k) {
+    base[k] = static_cast<const T*>(c.in[k]);
+    stride[k] = layout.inner_stride(k);
+  }
+  Out* out = static_cast<Out*>(c.out);
+  const std::int64_t out_stride = layout.inner_stride(In);
+  for_each_run(layout, c.begin, c.end,
+               [&](const std::array<std::int64_t, In + 1>& offsets, std::int64_t count, std::int64_t) {
+                 for (std::size_t k = 0; k < In; ++k) run_in[k] = base[k] + offsets[k];
+                 RunElements<T, Out, In>(run_in, stride, out + offsets[In], out_stride, std::size_t(count),
+                                         c.stream, op);
+               });
+  // Streaming stores are weakly ordered: fence them before the queue
+  // signals completion to another thread.
+  if (c.stream) hwy::FlushStream();
+}
+
+// Code -> kernel specialised on it: one switch per chunk, none per element.
+template <class T, int... K>
+HWY_INLINE void UnaryByCode(const ElementwiseChunk<1>& c, std::integer_sequence<int, K...>) {
+  using C = ComputeOf<T>;
+  const C p0 = C(c.p0), p1 = C(c.p1);
+  (void)((c.code == K && (RunChunk<T, T, 1>(c, UnaryOp<K, C>{p0, p1}), true)) || ...);
+}
+template <class T, int... K>
+HWY_INLINE void BinaryByCode(const ElementwiseChunk<2>& c, std::integer_sequence<int, K...>) {
+  using C = ComputeOf<T>;
+  const C p0 = C(c.p0), p1 = C(c.p1);
+  (void)((c.code == K && (RunChunk<T, T, 2>(c, BinaryOp<K, C>{p0, p1}), true)) || ...);
+}
+template <class T, int... K>
+HWY_INLINE void CompareByCode(const ElementwiseChunk<2>& c, std::integer_sequence<int, K...>) {
+  (void)((c.code == K && (RunChunk<T, std::uint8_t, 2>(c, CompareOp<K, ComputeOf<T>>{}), true)) || ...);
+}
+
+// The exported entry points (HWY_EXPORT needs plain functions), per dtype.
+#define XYLEM_NATIVE_ELEMENTWISE_ENTRIES(Suffix, T)                                    \
+  HWY_NOINLINE void Unary##Suffix(const ElementwiseChunk<1>& c) {                      \
+    UnaryByCode<T>(c, std::make_integer_sequence<int, XY_UN_COUNT>());                 \
+  }                                                                                    \
+  HWY_NOINLINE void Binary##Suffix(const ElementwiseChunk<2>& c) {                     \
+    BinaryByCode<T>(c, std::make_integer_sequence<int, XY_BIN_COUNT>());               \
+  }                                                                                    \
+  HWY_NOINLINE void Compare##Suffix(const ElementwiseChunk<2>& c) {                    \
+    CompareByCode<T>(c, std::make_integer_sequence<int, XY_CMP_COUNT>());              \
+  }
+XYLEM_NATIVE_ELEMENTWISE_ENTRIES(F16, hwy::float16_t)
+XYLEM_NATIVE_ELEMENTWISE_ENTRIES(BF16, hwy::bfloat16_t)
+XYLEM_NATIVE_ELEMENTWISE_ENTRIES(F32, float)
+XYLEM_NATIVE_ELEMENTWISE_ENTRIES(F64, double)
+#undef XYLEM_NATIVE_ELEMENTWISE_ENTRIES
+
+}  // namespace xylem::native::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target toggle

@@ -1,0 +1,190 @@
+// The vector loops of math::reduce (reduce.cpp includes this through
+// foreach_target): reductions of one dense row, and accumulation of dense
+// rows into per-column accumulators. reduce.cpp splits the work, combines
+// partial results and handles strides.
+//
+// Accuracy: f16/bf16/f32 accumulate in f32 vectors over blocks of
+// kSumBlock elements, and the block totals in f64, so the error of a sum
+// grows with the block size, not with the row length (1e7-element sums
+// stay within a few f32 ulp). f64 accumulates in f64 the same way.
+
+#ifndef XYLEM_NATIVE_REDUCE_KINDS_
+#define XYLEM_NATIVE_REDUCE_KINDS_
+#include <cstddef>
+namespace xylem::native {
+inline constexpr std::size_t kSumBlock = 1024;
+}  // namespace xylem::native
+#endif
+
+#if defined(XYLEM_NATIVE_REDUCE_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef XYLEM_NATIVE_REDUCE_SIMD_INL_H_
+#undef XYLEM_NATIVE_REDUCE_SIMD_INL_H_
+#else
+#define XYLEM_NATIVE_REDUCE_SIMD_INL_H_
+#endif
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "frameworks/native/ops/convert_simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace xylem::native::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// sum of x[i] - shift over a dense row (shift = 0: the plain sum; the
+// mean: with squares, the sum of squared deviations).
+template <bool kSquare, class T>
+HWY_INLINE double RowSum(const T* HWY_RESTRICT x, std::size_t n, double shift) {
+  using C = ComputeOf<T>;
+  const ComputeTag<T> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto s = hn::Set(d, C(shift));
+  double total = 0;
+  for (std::size_t b = 0; b < n; b += kSumBlock) {
+    const std::size_t m = std::min(kSumBlock, n - b);
+    const T* p = x + b;
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    const auto term = [&](std::size_t i) HWY_ATTR {
+      const auto v = hn::Sub(LoadC(d, p + i), s);
+      return kSquare ? hn::Mul(v, v) : v;
+    };
+    std::size_t i = 0;
+    for (; i + 4 * lanes <= m; i += 4 * lanes) {
+      a0 = hn::Add(a0, term(i));
+      a1 = hn::Add(a1, term(i + lanes));
+      a2 = hn::Add(a2, term(i + 2 * lanes));
+      a3 = hn::Add(a3, term(i + 3 * lanes));
+    }
+    for (; i + lanes <= m; i += lanes) a0 = hn::Add(a0, term(i));
+    C block = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    for (; i < m; ++i) {
+      const C v = to_compute(p[i]) - C(shift);
+      block += kSquare ? v * v : v;
+    }
+    total += double(block);
+  }
+  return total;
+}
+
+// max (kMax) or min of a dense row, n >= 1; NaN if any element is NaN.
+template <bool kMax, class T>
+HWY_INLINE ComputeOf<T> RowExtreme(const T* HWY_RESTRICT x, std::size_t n) {
+  using C = ComputeOf<T>;
+  const ComputeTag<T> d;
+  const std::size_t lanes = hn::Lanes(d);
+  C best = to_compute(x[0]);
+  bool nan = best != best;
+  std::size_t i = 0;
+  if (n >= lanes) {
+    auto acc = LoadC(d, x);
+    auto any_nan = hn::IsNaN(acc);
+    for (i = lanes; i + lanes <= n; i += lanes) {
+      const auto v = LoadC(d, x + i);
+      acc = kMax ? hn::Max(acc, v) : hn::Min(acc, v);
+      any_nan = hn::Or(any_nan, hn::IsNaN(v));
+    }
+    nan = !hn::AllFalse(d, any_nan);
+    best = hn::GetLane(kMax ? hn::MaxOfLanes(d, acc) : hn::MinOfLanes(d, acc));
+  }
+  for (; i < n; ++i) {
+    const C v = to_compute(x[i]);
+    nan = nan || v != v;
+    best = kMax ? std::max(best, v) : std::min(best, v);
+  }
+  return nan ? std::numeric_limits<C>::quiet_NaN() : best;
+}
+
+// Index of the first element equal to `value` (the first NaN for NaN), in
+// a dense row known to hold one.
+template <class T>
+HWY_INLINE std::size_t RowFind(const T* HWY_RESTRICT x, std::size_t n, ComputeOf<T> value) {
+  const ComputeTag<T> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const bool nan = value != value;
+  const auto target = hn::Set(d, value);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto v = LoadC(d, x + i);
+    const auto hit = nan ? hn::IsNaN(v) : hn::Eq(v, target);
+    if (!hn::AllFalse(d, hit)) return i + std::size_t(hn::FindFirstTrue(d, hit));
+  }
+  for (; i < n; ++i) {
+    const auto v = to_compute(x[i]);
+    if (nan ? v != v : v == value) return i;
+  }
+  return n;  // not reached for a value taken from the row
+}
+
+// Column accumulation over `rows` dense rows of width w (row j at
+// x + j*row_stride): kind 0: acc[i] += x - shift[i] (shift may be null),
+// 1: acc += (x - shift[i])^2, 2: acc = max, 3: acc = min (NaN sticks).
+template <int kKind, class T>
+HWY_INLINE void ColumnAccumulate(const T* HWY_RESTRICT x, std::int64_t row_stride, std::size_t rows,
+                                 std::size_t w, const ComputeOf<T>* HWY_RESTRICT shift, ComputeOf<T>* HWY_RESTRICT acc) {
+  using C = ComputeOf<T>;
+  const ComputeTag<T> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto step = [&](auto a, auto v, auto sh) HWY_ATTR {
+    if constexpr (kKind == 0) return hn::Add(a, hn::Sub(v, sh));
+    if constexpr (kKind == 1) {
+      const auto dv = hn::Sub(v, sh);
+      return hn::MulAdd(dv, dv, a);
+    }
+    if constexpr (kKind == 2) return hn::IfThenElse(hn::Or(hn::Gt(v, a), hn::IsNaN(v)), v, a);
+    if constexpr (kKind == 3) return hn::IfThenElse(hn::Or(hn::Lt(v, a), hn::IsNaN(v)), v, a);
+  };
+  // Row by row, each row read once front to back (the accumulators stay in
+  // L1): walking down one column strip at a time would touch one line per
+  // row at a large stride, which the prefetchers and the TLB handle badly.
+  const std::size_t whole = w - w % lanes;
+  for (std::size_t j = 0; j < rows; ++j) {
+    const T* row = x + std::int64_t(j) * row_stride;
+    for (std::size_t i = 0; i < whole; i += lanes) {
+      const auto sh = shift ? hn::LoadU(d, shift + i) : hn::Zero(d);
+      hn::StoreU(step(hn::LoadU(d, acc + i), LoadC(d, row + i), sh), d, acc + i);
+    }
+  }
+  for (std::size_t i = whole; i < w; ++i) {
+    C a = acc[i];
+    const C sh = shift ? shift[i] : C(0);
+    for (std::size_t j = 0; j < rows; ++j) {
+      const C v = to_compute(x[std::int64_t(j) * row_stride + i]);
+      if constexpr (kKind == 0) a += v - sh;
+      if constexpr (kKind == 1) a += (v - sh) * (v - sh);
+      if constexpr (kKind == 2) a = (v > a || v != v) ? v : a;
+      if constexpr (kKind == 3) a = (v < a || v != v) ? v : a;
+    }
+    acc[i] = a;
+  }
+}
+
+// The exported entry points, per storage type.
+#define XYLEM_NATIVE_REDUCE_ENTRIES(Suffix, T)                                                                 \
+  HWY_NOINLINE double RowSum##Suffix(const T* x, std::size_t n, double shift) { return RowSum<false>(x, n, shift); } \
+  HWY_NOINLINE double RowSumSq##Suffix(const T* x, std::size_t n, double shift) { return RowSum<true>(x, n, shift); } \
+  HWY_NOINLINE ComputeOf<T> RowMax##Suffix(const T* x, std::size_t n) { return RowExtreme<true>(x, n); }     \
+  HWY_NOINLINE ComputeOf<T> RowMin##Suffix(const T* x, std::size_t n) { return RowExtreme<false>(x, n); }    \
+  HWY_NOINLINE std::size_t RowFind##Suffix(const T* x, std::size_t n, ComputeOf<T> v) { return RowFind(x, n, v); } \
+  HWY_NOINLINE void ColumnAccumulate##Suffix(int kind, const T* x, std::int64_t row_stride, std::size_t rows,   \
+                                             std::size_t w, const ComputeOf<T>* shift, ComputeOf<T>* acc) {    \
+    switch (kind) {                                                                                            \
+      case 0: return ColumnAccumulate<0>(x, row_stride, rows, w, shift, acc);                                  \
+      case 1: return ColumnAccumulate<1>(x, row_stride, rows, w, shift, acc);                                  \
+      case 2: return ColumnAccumulate<2>(x, row_stride, rows, w, shift, acc);                                  \
+      default: return ColumnAccumulate<3>(x, row_stride, rows, w, shift, acc);                                 \
+    }                                                                                                          \
+  }
+XYLEM_NATIVE_REDUCE_ENTRIES(F16, hwy::float16_t)
+XYLEM_NATIVE_REDUCE_ENTRIES(BF16, hwy::bfloat16_t)
+XYLEM_NATIVE_REDUCE_ENTRIES(F32, float)
+XYLEM_NATIVE_REDUCE_ENTRIES(F64, double)
+#undef XYLEM_NATIVE_REDUCE_ENTRIES
+
+}  // namespace xylem::native::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target toggle

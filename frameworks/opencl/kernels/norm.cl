@@ -1,0 +1,248 @@
+/* Layer and batch normalisation, forward and backward (conventions in
+ * include/xylem/plugin/plugin.hpp). Statistics and sums in T; mean, rstd
+ * and var tensors are in T (the "stat" dtype). Optional tensors (gamma,
+ * beta, dgamma, dbeta) arrive as null pointers when absent.
+ *
+ * Row and channel statistics: one work-group per row (layer norm) or
+ * channel (batch norm); two passes (mean, then the mean of squared
+ * deviations), which stays accurate where E[x^2] - E[x]^2 cancels. */
+
+/* ---- layer norm: x, y [rows, n] (views .s[0], .s[1]); gamma, beta [n] ---- */
+
+kernel void KNAME(layer_norm)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
+                              global const ST* beta, xy_view bv, global ST* y, xy_view yv, global T* mean,
+                              xy_view mv, global T* rstd, xy_view rv, long n, T eps, local T* tmp) {
+  const long r = get_group_id(0);
+  const long lid = get_local_id(0), step = get_local_size(0);
+  global const ST* xr = x + xv.offset + r * xv.s[0];
+  T sum = 0;
+  for (long j = lid; j < n; j += step) sum += XY_LD(xr, j * xv.s[1]);
+  const T mu = XF(xy_group_sum)(sum, tmp) / (T)n;
+  T squares = 0;
+  for (long j = lid; j < n; j += step) {
+    const T d = XY_LD(xr, j * xv.s[1]) - mu;
+    squares += d * d;
+  }
+  const T var = XF(xy_group_sum)(squares, tmp) / (T)n;
+  const T rs = (T)1 / sqrt(var + eps);
+  if (lid == 0) {
+    mean[mv.offset + r * mv.s[0]] = mu;
+    rstd[rv.offset + r * rv.s[0]] = rs;
+  }
+  global ST* yr = y + yv.offset + r * yv.s[0];
+  for (long j = lid; j < n; j += step) {
+    T v = (XY_LD(xr, j * xv.s[1]) - mu) * rs;
+    if (gamma) v = v * XY_LD(gamma, gv.offset + j * gv.s[0]);
+    if (beta) v = v + XY_LD(beta, bv.offset + j * bv.s[0]);
+    XY_ST(yr, j * yv.s[1], v);
+  }
+}
+
+/* The same on CPU devices for rows of unit stride (gamma and beta too):
+ * one work-item per row, walking it in vectors of VW (several vector
+ * accumulators' worth of independent adds, no barriers), then the scalar
+ * rest. PoCL vectorises neither a work-group's strided shares nor a
+ * scalar sum (it may not reorder the adds). */
+kernel void KNAME(layer_norm_rows)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
+                                   global const ST* beta, xy_view bv, global ST* y, xy_view yv, global T* mean,
+                                   xy_view mv, global T* rstd, xy_view rv, long rows, long n, T eps) {
+  const long r = get_global_id(0);
+  if (r >= rows) return;
+  global const ST* xr = x + xv.offset + r * xv.s[0];
+  global ST* yr = y + yv.offset + r * yv.s[0];
+  VT vsum = 0;
+  long j = 0;
+  for (; j + VW <= n; j += VW) vsum += XY_VLD(xr, j);
+  T sum = XV(xy_hsum)(vsum);
+  for (; j < n; ++j) sum += XY_LD(xr, j);
+  const T mu = sum / (T)n;
+  VT vsq = 0;
+  for (j = 0; j + VW <= n; j += VW) {
+    const VT d = XY_VLD(xr, j) - mu;
+    vsq += d * d;
+  }
+  T squares = XV(xy_hsum)(vsq);
+  for (; j < n; ++j) {
+    const T d = XY_LD(xr, j) - mu;
+    squares += d * d;
+  }
+  const T rs = (T)1 / sqrt(squares / (T)n + eps);
+  mean[mv.offset + r * mv.s[0]] = mu;
+  rstd[rv.offset + r * rv.s[0]] = rs;
+  global const ST* g = gamma ? gamma + gv.offset : 0;
+  global const ST* b = beta ? beta + bv.offset : 0;
+  for (j = 0; j + VW <= n; j += VW) {
+    VT v = (XY_VLD(xr, j) - mu) * rs;
+    if (g) v = v * XY_VLD(g, j);
+    if (b) v = v + XY_VLD(b, j);
+    XY_VST(yr, j, v);
+  }
+  for (; j < n; ++j) {
+    T v = (XY_LD(xr, j) - mu) * rs;
+    if (g) v = v * XY_LD(g, j);
+    if (b) v = v + XY_LD(b, j);
+    XY_ST(yr, j, v);
+  }
+}
+
+/* dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma. */
+kernel void KNAME(layer_norm_grad_input)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
+                                         global const T* mean, xy_view mv, global const T* rstd, xy_view rv,
+                                         global const ST* dy, xy_view dyv, global ST* dx, xy_view dxv, long n,
+                                         local T* tmp) {
+  const long r = get_group_id(0);
+  const long lid = get_local_id(0), step = get_local_size(0);
+  const T mu = mean[mv.offset + r * mv.s[0]], rs = rstd[rv.offset + r * rv.s[0]];
+  global const ST* xr = x + xv.offset + r * xv.s[0];
+  global const ST* dyr = dy + dyv.offset + r * dyv.s[0];
+  T sum_g = 0, sum_gx = 0;
+  for (long j = lid; j < n; j += step) {
+    T g = XY_LD(dyr, j * dyv.s[1]);
+    if (gamma) g = g * XY_LD(gamma, gv.offset + j * gv.s[0]);
+    const T xh = (XY_LD(xr, j * xv.s[1]) - mu) * rs;
+    sum_g += g;
+    sum_gx += g * xh;
+  }
+  const T mean_g = XF(xy_group_sum)(sum_g, tmp) / (T)n;
+  const T mean_gx = XF(xy_group_sum)(sum_gx, tmp) / (T)n;
+  global ST* dxr = dx + dxv.offset + r * dxv.s[0];
+  for (long j = lid; j < n; j += step) {
+    T g = XY_LD(dyr, j * dyv.s[1]);
+    if (gamma) g = g * XY_LD(gamma, gv.offset + j * gv.s[0]);
+    const T xh = (XY_LD(xr, j * xv.s[1]) - mu) * rs;
+    XY_ST(dxr, j * dxv.s[1], rs * (g - mean_g - xh * mean_gx));
+  }
+}
+
+/* dgamma = sum_rows(dy*xh), dbeta = sum_rows(dy), in two passes: item
+ * (chunk, j) sums column j over its chunk of rows into part[chunk, j]
+ * (dgamma's partials) and part[chunks + chunk, j] (dbeta's); then one item
+ * per column adds the chunks in order. Neighbouring items take
+ * neighbouring columns. */
+kernel void KNAME(layer_norm_grad_params_p1)(global const ST* x, xy_view xv, global const T* mean, xy_view mv,
+                                             global const T* rstd, xy_view rv, global const ST* dy, xy_view dyv,
+                                             long rows, long n, long rows_per_chunk, long chunks,
+                                             global T* part) {
+  const long item = get_global_id(0);
+  if (item >= chunks * n) return;
+  const long chunk = item / n, j = item % n;
+  const long r_end = min(rows, (chunk + 1) * rows_per_chunk);
+  T sum_gamma = 0, sum_beta = 0;
+  for (long r = chunk * rows_per_chunk; r < r_end; ++r) {
+    const T d = XY_LD(dy, dyv.offset + r * dyv.s[0] + j * dyv.s[1]);
+    const T xh = (XY_LD(x, xv.offset + r * xv.s[0] + j * xv.s[1]) - mean[mv.offset + r * mv.s[0]]) *
+                 rstd[rv.offset + r * rv.s[0]];
+    sum_gamma += d * xh;
+    sum_beta += d;
+  }
+  part[chunk * n + j] = sum_gamma;
+  part[(chunks + chunk) * n + j] = sum_beta;
+}
+
+kernel void KNAME(layer_norm_grad_params_p2)(global const T* part, long chunks, long n, global ST* dgamma, xy_view dgv,
+                                  global ST* dbeta, xy_view dbv) {
+  const long j = get_global_id(0);
+  if (j >= n) return;
+  T sum_gamma = 0, sum_beta = 0;
+  for (long c = 0; c < chunks; ++c) {
+    sum_gamma += part[c * n + j];
+    sum_beta += part[(chunks + c) * n + j];
+  }
+  if (dgamma) XY_ST(dgamma, dgv.offset + j * dgv.s[0], sum_gamma);
+  if (dbeta) XY_ST(dbeta, dbv.offset + j * dbv.s[0], sum_beta);
+}
+
+/* ---- batch norm: x, y, dy, dx [N, C, Sz]; per-channel tensors [C] --------- */
+
+#define XY_AT3(v, n, c, s) ((v).offset + (n) * (v).s[0] + (c) * (v).s[1] + (s) * (v).s[2])
+
+/* One group per channel: mean and biased variance over (N, Sz). */
+kernel void KNAME(batch_norm_stats)(global const ST* x, xy_view xv, long N, long Sz, global T* mean, xy_view mv,
+                                    global T* var, xy_view vv, local T* tmp) {
+  const long c = get_group_id(0);
+  const T count = (T)(N * Sz);
+  T sum = 0;
+  XY_CHANNEL_LOOP(n, s, N, Sz) sum += XY_LD(x, XY_AT3(xv, n, c, s));
+  const T mu = XF(xy_group_sum)(sum, tmp) / count;
+  T squares = 0;
+  XY_CHANNEL_LOOP(n, s, N, Sz) {
+    const T d = XY_LD(x, XY_AT3(xv, n, c, s)) - mu;
+    squares += d * d;
+  }
+  const T v = XF(xy_group_sum)(squares, tmp) / count;
+  if (get_local_id(0) == 0) {
+    mean[mv.offset + c * mv.s[0]] = mu;
+    var[vv.offset + c * vv.s[0]] = v;
+  }
+}
+
+/* The element of a [N, C, Sz] walk: item i -> (n, c, s). */
+#define XY_NCS(i, n, c, s, C, Sz)   \
+  const long s = (i) % (Sz);        \
+  const long n##c = (i) / (Sz);     \
+  const long c = n##c % (C);        \
+  const long n = n##c / (C)
+
+/* y = (x - mean)/sqrt(var + eps)*gamma + beta. */
+kernel void KNAME(batch_norm_apply)(global const ST* x, xy_view xv, global const T* mean, xy_view mv,
+                                    global const T* var, xy_view vv, global const ST* gamma, xy_view gv,
+                                    global const ST* beta, xy_view bv, global ST* y, xy_view yv, long C, long Sz,
+                                    long total, T eps) {
+  const long i = get_global_id(0);
+  if (i >= total) return;
+  XY_NCS(i, n, c, s, C, Sz);
+  const T rs = (T)1 / sqrt(var[vv.offset + c * vv.s[0]] + eps);
+  T v = (XY_LD(x, XY_AT3(xv, n, c, s)) - mean[mv.offset + c * mv.s[0]]) * rs;
+  if (gamma) v = v * XY_LD(gamma, gv.offset + c * gv.s[0]);
+  if (beta) v = v + XY_LD(beta, bv.offset + c * bv.s[0]);
+  XY_ST(y, XY_AT3(yv, n, c, s), v);
+}
+
+/* One group per channel: dbeta = sum(dy), dgamma = sum(dy*xh). */
+kernel void KNAME(batch_norm_grad_params)(global const ST* x, xy_view xv, global const T* mean, xy_view mv,
+                                          global const T* var, xy_view vv, global const ST* dy, xy_view dyv,
+                                          long N, long Sz, T eps, global ST* dgamma, xy_view dgv, global ST* dbeta,
+                                          xy_view dbv, local T* tmp) {
+  const long c = get_group_id(0);
+  const T mu = mean[mv.offset + c * mv.s[0]];
+  const T rs = (T)1 / sqrt(var[vv.offset + c * vv.s[0]] + eps);
+  T sum_gamma = 0, sum_beta = 0;
+  XY_CHANNEL_LOOP(n, s, N, Sz) {
+    const T d = XY_LD(dy, XY_AT3(dyv, n, c, s));
+    sum_gamma += d * ((XY_LD(x, XY_AT3(xv, n, c, s)) - mu) * rs);
+    sum_beta += d;
+  }
+  sum_gamma = XF(xy_group_sum)(sum_gamma, tmp);
+  sum_beta = XF(xy_group_sum)(sum_beta, tmp);
+  if (get_local_id(0) == 0) {
+    if (dgamma) XY_ST(dgamma, dgv.offset + c * dgv.s[0], sum_gamma);
+    if (dbeta) XY_ST(dbeta, dbv.offset + c * dbv.s[0], sum_beta);
+  }
+}
+
+/* training:  dx = gamma*rstd*(dy - dbeta/M - xh*dgamma/M), M = N*Sz
+ * inference: dx = gamma*rstd*dy */
+kernel void KNAME(batch_norm_grad_input)(global const ST* x, xy_view xv, global const T* mean, xy_view mv,
+                                         global const T* var, xy_view vv, global const ST* gamma, xy_view gv,
+                                         global const ST* dgamma, xy_view dgv, global const ST* dbeta, xy_view dbv,
+                                         global const ST* dy, xy_view dyv, global ST* dx, xy_view dxv, long C,
+                                         long Sz, long total, T eps, int training) {
+  const long i = get_global_id(0);
+  if (i >= total) return;
+  XY_NCS(i, n, c, s, C, Sz);
+  const T rs = (T)1 / sqrt(var[vv.offset + c * vv.s[0]] + eps);
+  const T scale = gamma ? XY_LD(gamma, gv.offset + c * gv.s[0]) * rs : rs;
+  const T d = XY_LD(dy, XY_AT3(dyv, n, c, s));
+  T v;
+  if (training) {
+    const T m = (T)(total / C);
+    const T xh = (XY_LD(x, XY_AT3(xv, n, c, s)) - mean[mv.offset + c * mv.s[0]]) * rs;
+    v = scale * (d - XY_LD(dbeta, dbv.offset + c * dbv.s[0]) / m - xh * XY_LD(dgamma, dgv.offset + c * dgv.s[0]) / m);
+  } else {
+    v = scale * d;
+  }
+  XY_ST(dx, XY_AT3(dxv, n, c, s), v);
+}
+
+#undef XY_AT3
+#undef XY_NCS
