@@ -4,7 +4,8 @@
 //   copy      device-to-device copy of 1 GiB (Device::copy_from, i.e.
 //             cudaMemcpyAsync): the memory-bandwidth bound, read + write
 //   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
-//   softmax   nn::softmax and log_softmax along the rows of 8192 x 8192 f32,
+//   conv2d    64x64x56x56 3x3 pad 1 f32, library defaults and full f32
+//   softmax   nn::softmax, log_softmax and layer_norm along the rows of 8192 x 8192 f32,
 //             read + write bytes per second (a one-pass kernel's bound)
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
@@ -279,6 +280,30 @@ int main(int argc, char** argv) try {
     rows.push_back({"softmax_gbs", "softmax 8192x8192 f32", "GB/s", moved / t / 1e9, true});
     const double tl = time_per_call(o.reps, 10, [&] { xylem::nn::log_softmax(be, x, -1, y); }, sync);
     rows.push_back({"log_softmax_gbs", "log_softmax 8192x8192 f32", "GB/s", moved / tl / 1e9, true});
+    // layer_norm over the same rows (gamma 1, beta 0, as PyTorch's figure).
+    const xylem::Tensor gamma = xylem::ones(be, xylem::Shape{n}, xylem::f32);
+    const xylem::Tensor beta = xylem::zeros(be, xylem::Shape{n}, xylem::f32);
+    const double tn =
+        time_per_call(o.reps, 10, [&] { (void)xylem::nn::layer_norm(be, x, 1, gamma, beta, 1e-5, y); }, sync);
+    rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
+  }
+
+  {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
+     // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
+    const std::int64_t batch = o.quick ? 8 : 64;
+    xylem::Tensor x = xylem::uniform(be, xylem::Shape{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);
+    xylem::Tensor w = xylem::uniform(be, xylem::Shape{64, 64, 3, 3}, xylem::f32, gen, -1, 1);
+    xylem::Tensor y(xylem::Shape{batch, 64, 56, 56}, xylem::f32);
+    xylem::nn::Conv2d p;
+    p.pad_h = p.pad_w = 1;
+    const double flop = 2.0 * double(batch) * 64 * 56 * 56 * 64 * 9;
+    const auto conv = [&] { xylem::nn::conv2d(be, x, w, y, p); };
+    rows.push_back({"conv2d_tflops", "conv2d 64x64x56x56 3x3", "TFLOP/s", flop / time_per_call(o.reps, 10, conv, sync) / 1e12,
+                    true});
+    ::setenv("XYLEM_CUDA_CONV_TF32", "0", 1);
+    rows.push_back({"conv2d_fp32_tflops", "conv2d ... full fp32", "TFLOP/s",
+                    flop / time_per_call(o.reps, 10, conv, sync) / 1e12, true});
+    ::unsetenv("XYLEM_CUDA_CONV_TF32");
   }
 
   {  // gemm
@@ -444,7 +469,7 @@ int main(int argc, char** argv) try {
     }
   }
   for (const Row& r : rows)
-    for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs"})
+    for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs"})
       if (r.key == key)
         for (const Row& c : rows)
           if (c.key == "copy_gbs")
