@@ -11,7 +11,7 @@
 #                          binaries load that the GPU image lacks, into .gpu/
 #                          (ignored through .git/info/exclude)
 #   scripts/gpu.sh run     there: the device call, with .gpu carried:
-#                            run(command="scripts/gpu.sh run", carry=[".gpu"])
+#                            run(command="scripts/gpu.sh run", carry=[".gpu.tar.xz"])
 #                          puts the build back at its path, runs ctest (every
 #                          test; CUDA ones now on the GPU), compute-sanitizer
 #                          memcheck on the CUDA conformance tests,
@@ -57,13 +57,17 @@ pack() {
   for f in $elves; do ldd "$f"; done | awk '/=> \//{print $3}' | sort -u |
     grep -vE "^$build/|/libxylem[^/]*\.so|/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart|da)\.so" |
     while read -r lib; do cp -L "$lib" "$pack/deps/"; done
-  echo "packed into $pack: $(du -sh "$pack" | cut -f1) ($(ls "$pack/deps" | tr '\n' ' '))"
+  # The device tool carries at most 64 MiB: the pack goes compressed.
+  grep -qxF '/.gpu.tar.xz' "$root/.git/info/exclude" || echo '/.gpu.tar.xz' >>"$root/.git/info/exclude"
+  tar -C "$root" -cf - .gpu | xz -T0 -6 >"$root/.gpu.tar.xz"
+  echo "packed into $pack: $(du -sh "$pack" | cut -f1) ($(ls "$pack/deps" | tr '\n' ' ')); carry .gpu.tar.xz ($(du -sh "$root/.gpu.tar.xz" | cut -f1))"
 }
 
 run() {
   local out=${OUT:-/tmp/xylem-gpu-out}
   local python=${XYLEM_GPU_PYTHON:-/opt/torch/.venv/bin/python}
   mkdir -p "$out"
+  [ -d "$pack/build" ] || [ ! -f "$root/.gpu.tar.xz" ] || tar -C "$root" -xJf "$root/.gpu.tar.xz"
   [ -d "$pack/build" ] || { echo "no .gpu/build: run 'scripts/gpu.sh pack' here first and carry .gpu"; exit 2; }
   # Put the build where its CTest files and run paths point.
   build=$(cat "$pack/build_path")

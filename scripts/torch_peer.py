@@ -110,11 +110,15 @@ def main():
     wc = torch.rand(64, 64, 3, 3, device=dev) * 2 - 1
     conv_flop = 2.0 * batch * 64 * 56 * 56 * 64 * 9
     conv = torch.nn.functional.conv2d
-    torch.backends.cudnn.benchmark = True
+    # PyTorch's defaults (cudnn.benchmark off: cuDNN's heuristics pick the
+    # algorithm, as xylem's do), then with autotuning for context.
     r["conv2d_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
     torch.backends.cudnn.allow_tf32 = False
     r["conv2d_fp32_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
     torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cudnn.benchmark = True
+    r["conv2d_autotuned_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
+    torch.backends.cudnn.benchmark = False
     del xc, wc
 
     xs = torch.rand(1024, device=dev)
