@@ -2,6 +2,7 @@
 // kernels with the activation's code (math.h), named as the public op.
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/unary.hpp"
 #include "xylem/nn.hpp"
 #include "xylem/plugin/math.h"
 
@@ -12,11 +13,7 @@ using plugin::OpId;
 
 void forward(const Backend& b, std::string_view name, int code, const Tensor& x, Tensor& y, double p0 = 0,
              double p1 = 0) {
-  ops::require_float(name, "x", x);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
-  detail::OpLaunch(b, OpId::math_unary, name).read(x).write(y).integer(code).scalar(p0).scalar(p1).launch();
+  ops::launch_unary(b, name, code, x, "y", y, p0, p1);
 }
 
 void backward(const Backend& b, std::string_view name, int code, const char* in_name, const Tensor& in,

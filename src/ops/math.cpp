@@ -6,6 +6,7 @@
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
 #include "ops/layout.hpp"
+#include "ops/unary.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem {
@@ -15,11 +16,7 @@ using plugin::OpId;
 
 void unary(const Backend& b, std::string_view name, int code, const Tensor& x, Tensor& out, double p0 = 0,
            double p1 = 0) {
-  ops::require_float(name, "x", x);
-  ops::require_defined(name, "out", out);
-  ops::require_same_dtype(name, "x", x, "out", out);
-  ops::require_same_dims(name, "x", x, "out", out);
-  detail::OpLaunch(b, OpId::math_unary, name).read(x).write(out).integer(code).scalar(p0).scalar(p1).launch();
+  ops::launch_unary(b, name, code, x, "out", out, p0, p1);
 }
 
 // a (op) b into out, broadcasting; `op` is math::binary or math::compare.

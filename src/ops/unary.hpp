@@ -1,0 +1,20 @@
+#pragma once
+// One elementwise unary op: out = f(x) through math::unary with its code
+// (math.h). Shared by xylem math (exp, clamp, ...) and the nn activations.
+#include <string_view>
+
+#include "core/dispatch.hpp"
+#include "ops/checks.hpp"
+
+namespace xylem::ops {
+
+inline void launch_unary(const Backend& b, std::string_view name, int code, const Tensor& x, std::string_view out_name,
+                         Tensor& out, double p0 = 0, double p1 = 0) {
+  require_float(name, "x", x);
+  require_defined(name, out_name, out);
+  require_same_dtype(name, "x", x, out_name, out);
+  require_same_dims(name, "x", x, out_name, out);
+  detail::OpLaunch(b, plugin::OpId::math_unary, name).read(x).write(out).integer(code).scalar(p0).scalar(p1).launch();
+}
+
+}  // namespace xylem::ops
