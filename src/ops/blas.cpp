@@ -55,6 +55,15 @@ Future<double> read_real(const Tensor& result) {
   return result.dtype() == DType::f32 ? read_scalar<float>(result) : read_scalar<double>(result);
 }
 
+// gemm's operands: one dtype, f32, f64, f16 or bf16.
+void require_gemm_dtypes(std::string_view name, const Tensor& a, const Tensor& bm, const Tensor& c) {
+  ops::require_gemm_dtype(name, "a", a);
+  ops::require_gemm_dtype(name, "b", bm);
+  ops::require_gemm_dtype(name, "c", c);
+  ops::require_same_dtype(name, "a", a, "b", bm);
+  ops::require_same_dtype(name, "a", a, "c", c);
+}
+
 // c = beta c, for gemm with nothing to multiply (k = 0), any float dtype.
 void scale_in_place(const Backend& b, double beta, Tensor& c) {
   if (beta == 0) {
@@ -202,11 +211,7 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
     gemm_batched(b, ta == Transpose::yes, tb == Transpose::yes, alpha, a, bm, beta, c);
     return;
   }
-  ops::require_gemm_dtype(name, "a", a);
-  ops::require_gemm_dtype(name, "b", bm);
-  ops::require_gemm_dtype(name, "c", c);
-  ops::require_same_dtype(name, "a", a, "b", bm);
-  ops::require_same_dtype(name, "a", a, "c", c);
+  require_gemm_dtypes(name, a, bm, c);
   ops::require_rank(name, "a", a, 2);
   ops::require_rank(name, "b", bm, 2);
   ops::require_rank(name, "c", c, 2);
@@ -290,11 +295,7 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
                   double beta, Tensor& c) {
   constexpr auto op = OpId::blas_gemm_batched;
   constexpr std::string_view name = "blas::gemm";
-  ops::require_gemm_dtype(name, "a", a);
-  ops::require_gemm_dtype(name, "b", bm);
-  ops::require_gemm_dtype(name, "c", c);
-  ops::require_same_dtype(name, "a", a, "b", bm);
-  ops::require_same_dtype(name, "a", a, "c", c);
+  require_gemm_dtypes(name, a, bm, c);
   ops::require_rank(name, "a", a, 3);
   ops::require_rank(name, "b", bm, 3);
   const std::int64_t batch = c.shape().dims()[0];
