@@ -29,7 +29,8 @@
 // is timed on the host from the first enqueue to the end of a synchronize.
 // --peer FILE reads the same keys measured by another library (PyTorch, by
 // scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
-// --json FILE writes ours.
+// --json FILE writes ours. --only gemm measures the gemm rows alone (for the
+// alternating rounds of scripts/gpu.sh).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -67,6 +69,7 @@ struct Options {
   std::string json, peer;
   int reps = 10;
   bool quick = false;
+  bool gemm_only = false;  // --only gemm: see scripts/gpu.sh's alternating gemm rounds
 };
 
 Options parse(int argc, char** argv) {
@@ -81,8 +84,11 @@ Options parse(int argc, char** argv) {
       o.reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--quick") {
       o.quick = true;
+    } else if (a == "--only" && i + 1 < argc && std::string_view(argv[i + 1]) == "gemm") {
+      o.gemm_only = true;
+      ++i;
     } else {
-      std::cerr << "usage: xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick]\n";
+      std::cerr << "usage: xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only gemm]\n";
       std::exit(a == "--help" || a == "-h" ? 0 : 2);
     }
   }
@@ -251,8 +257,9 @@ int main(int argc, char** argv) try {
   const std::size_t bytes = std::size_t(gib_floats) * sizeof(float);
   std::vector<Row> rows;
   xylem::Generator gen(42);
+  const bool all = !o.gemm_only;
 
-  {  // copy bound and sigmoid
+  if (all) {  // copy bound and sigmoid
     void* src = dev.allocate(bytes);
     void* dst = dev.allocate(bytes);
     const double t_copy = time_per_call(o.reps, 10, [&] { (void)dev.copy_from(dev, src, dst, bytes, {}); },
@@ -271,7 +278,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"copy_kernel_gbs", "blas::copy 1 GiB f32", "GB/s", 2.0 * double(bytes) / tc / 1e9, true});
   }
 
-  {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
+  if (all) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
     const std::int64_t n = o.quick ? 1024 : 8192;
     xylem::Tensor x = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -8, 8);
     xylem::Tensor y(xylem::Shape{n, n}, xylem::f32);
@@ -288,7 +295,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
   }
 
-  {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
+  if (all) {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
     xylem::Tensor x = xylem::uniform(be, xylem::Shape{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);
@@ -338,7 +345,7 @@ int main(int argc, char** argv) try {
     }
   }
 
-  {  // host time per small op: the enqueue loop alone
+  if (all) {  // host time per small op: the enqueue loop alone
     xylem::Tensor x = xylem::uniform(be, xylem::Shape{1024}, xylem::f32, gen, -1, 1);
     xylem::Tensor y(xylem::Shape{1024}, xylem::f32);
     const int iters = o.quick ? 2000 : 20000;
@@ -379,7 +386,7 @@ int main(int argc, char** argv) try {
     }
   }
 
-  {  // upload overlapped with kernels (Device API: the plugin's streams alone)
+  if (all) {  // upload overlapped with kernels (Device API: the plugin's streams alone)
     CudaRuntime pinned;
     void* host = nullptr;
     const std::size_t up_bytes = bytes / 4;
@@ -414,12 +421,14 @@ int main(int argc, char** argv) try {
 
   std::vector<std::string> checks;
   bool checks_ok = true;
-  for (const double scale : {1e200, 1e-200, 1.0})
-    for (const bool mixed : {false, true}) checks_ok = check_nrm2<double>(be, scale, mixed, checks) && checks_ok;
-  for (const double scale : {1e30, 1e-30})
-    for (const bool mixed : {false, true}) checks_ok = check_nrm2<float>(be, scale, mixed, checks) && checks_ok;
+  if (all) {
+    for (const double scale : {1e200, 1e-200, 1.0})
+      for (const bool mixed : {false, true}) checks_ok = check_nrm2<double>(be, scale, mixed, checks) && checks_ok;
+    for (const double scale : {1e30, 1e-30})
+      for (const bool mixed : {false, true}) checks_ok = check_nrm2<float>(be, scale, mixed, checks) && checks_ok;
+  }
 
-  {  // cached allocation and free
+  if (all) {  // cached allocation and free
     const int iters = 100000;
     std::vector<double> t;
     dev.release(dev.allocate(1 << 20), {});
@@ -431,7 +440,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"alloc_free_us", "cached alloc + free", "us", median(t) * 1e6, false});
   }
 
-  {  // host <-> device
+  if (all) {  // host <-> device
     void* d = dev.allocate(bytes);
     const auto wait = [](const xylem::EventPtr& e) { e->wait(); };
     CudaRuntime pinned;

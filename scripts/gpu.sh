@@ -16,7 +16,9 @@
 #                          test; CUDA ones now on the GPU), compute-sanitizer
 #                          memcheck on the CUDA conformance tests,
 #                          scripts/torch_peer.py (PyTorch's figures) and
-#                          xylem_bench_cuda, and prints a short table last.
+#                          xylem_bench_cuda, then four alternating rounds of
+#                          the gemm rows alone (scripts/gemm_rounds.py says
+#                          why), and prints a short table last.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #
 # cuDNN: the CUDA plugin dlopens libcudnn.so.9 at first use (it is not
@@ -118,6 +120,20 @@ run() {
   [ -s "$out/torch.json" ] && peer=(--peer "$out/torch.json")
   "$build/bin/xylem_bench_cuda" --json "$out/xylem.json" "${peer[@]}" >"$out/bench.txt" 2>&1
   local bench_rc=$?
+  echo "== gemm, alternating rounds (PyTorch and xylem in ABBA order)"
+  local round
+  for round in 1 2 3 4; do
+    local first=torch second=xylem
+    ((round % 2 == 0)) && first=xylem second=torch
+    for who in $first $second; do
+      if [ $who = torch ]; then
+        "$python" "$root/scripts/torch_peer.py" --only gemm --json "$out/torch_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1
+      else
+        "$build/bin/xylem_bench_cuda" --only gemm --json "$out/xylem_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1 ||
+          bench_rc=1
+      fi
+    done
+  done
   local t_bench=$((SECONDS - t0 - t_ctest - t_memcheck))
 
   echo
@@ -130,6 +146,7 @@ run() {
   echo "bench (rc $bench_rc):"
   sed -n '/^xylem cuda/,$p' "$out/bench.txt"
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
+  "$python" "$root/scripts/gemm_rounds.py" "$out"
   [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $bench_rc -eq 0 ]
 }
 
@@ -137,7 +154,7 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   *)
-    sed -n '2,31p' "${BASH_SOURCE[0]}"
+    sed -n '2,33p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

@@ -2,7 +2,12 @@
 """PyTorch's figures for the keys xylem_bench_cuda measures, on the same GPU
 in the same call, so the benchmark can print ratios. Writes a flat JSON.
 
-  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick]
+  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick] [--only gemm]
+
+--only gemm measures the gemm rows alone: scripts/gpu.sh alternates such
+runs with xylem's, so that both see the same clocks and temperature (an
+8192 gemm is power-bound: its rate moves by 5-10% with the card's recent
+load, more than the difference being measured).
 
 Device times are medians of CUDA-event timings; host times (small op, alloc)
 are wall-clock loops, as the xylem benchmark measures its own.
@@ -49,18 +54,37 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", choices=["gemm"])
     a = ap.parse_args()
     dev = torch.device("cuda:0")
     n = (1 << 22) if a.quick else (1 << 28)
     nbytes = n * 4
     r = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
 
+    if a.only != "gemm":
+        bandwidth(r, a, dev, n, nbytes)
+    gemm(r, a, dev)
+    if a.only != "gemm":
+        nn(r, a, dev)
+        host(r, a, dev, n, nbytes)
+
+    text = json.dumps(r, indent=2)
+    print(text)
+    if a.json:
+        with open(a.json, "w") as f:
+            f.write(text + "\n")
+
+
+def bandwidth(r, a, dev, n, nbytes):
     x = torch.rand(n, device=dev) * 8 - 4
     y = torch.empty_like(x)
     r["copy_gbs"] = 2 * nbytes / cuda_time(lambda: y.copy_(x), a.reps, 10) / 1e9
     r["sigmoid_gbs"] = 2 * nbytes / cuda_time(lambda: torch.sigmoid(x, out=y), a.reps, 10) / 1e9
     del x, y
 
+
+
+def gemm(r, a, dev):
     m = 1024 if a.quick else 8192
     A = torch.rand(m, m, device=dev) * 2 - 1
     B = torch.rand(m, m, device=dev) * 2 - 1
@@ -93,6 +117,9 @@ def main():
         r[key] = flop / cuda_time(lambda: torch.mm(A, B, out=C), a.reps, 5) / 1e12
         del A, B, C
 
+
+
+def nn(r, a, dev):
     # Issue 5: softmax and layer_norm over the rows of an 8192 x 8192 f32
     # matrix (read once, written once), and conv2d 64x64x56x56 3x3 pad 1
     # with PyTorch's defaults (cuDNN, TF32 allowed for convolutions).
@@ -121,6 +148,9 @@ def main():
     torch.backends.cudnn.benchmark = False
     del xc, wc
 
+
+
+def host(r, a, dev, n, nbytes):
     xs = torch.rand(1024, device=dev)
     ys = torch.empty_like(xs)
     r["small_op_us"] = wall_time(lambda: torch.sigmoid(xs, out=ys), a.reps, 2000 if a.quick else 20000) * 1e6
@@ -141,12 +171,6 @@ def main():
     r["h2d_pinned_gbs"] = nbytes / wall_time(lambda: h2d(pinned), a.reps, 3) / 1e9
     r["h2d_pageable_gbs"] = nbytes / wall_time(lambda: h2d(pageable), a.reps, 3) / 1e9
     r["d2h_pageable_gbs"] = nbytes / wall_time(d2h, a.reps, 3) / 1e9
-
-    text = json.dumps(r, indent=2)
-    print(text)
-    if a.json:
-        with open(a.json, "w") as f:
-            f.write(text + "\n")
 
 
 if __name__ == "__main__":
