@@ -229,22 +229,23 @@ void CachingAllocator::free_block(Block* block) {
   stats_.allocated -= block->size;
   block->in_use = false;
   Pool& pool = block->small ? small_ : large_;
+  // `right` joins `left`, its neighbour in the segment. The free one leaves
+  // the pool first: the pool orders blocks by size.
+  const auto merge = [](Block* left, Block* right) {
+    left->size += right->size;
+    left->fence = std::max(left->fence, right->fence);
+    left->next = right->next;
+    if (right->next) right->next->prev = left;
+    delete right;
+  };
   if (Block* prev = block->prev; prev != nullptr && !prev->in_use) {
     pool.erase(prev);
-    prev->size += block->size;
-    prev->fence = std::max(prev->fence, block->fence);
-    prev->next = block->next;
-    if (block->next) block->next->prev = prev;
-    delete block;
+    merge(prev, block);
     block = prev;
   }
   if (Block* next = block->next; next != nullptr && !next->in_use) {
     pool.erase(next);
-    block->size += next->size;
-    block->fence = std::max(block->fence, next->fence);
-    block->next = next->next;
-    if (next->next) next->next->prev = block;
-    delete next;
+    merge(block, next);
   }
   pool.insert(block);
 }

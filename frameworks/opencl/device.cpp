@@ -12,42 +12,53 @@ namespace {
 
 using plugin::OpId;
 
-// The family that implements an op, and whether it needs the device to
-// compute in the dtype (fill and copy_view only move bits).
+// The dtypes an op takes: every dtype the device has (f64 only with fp64),
+// save where noted.
+enum class Dtypes {
+  bits,     // fill and copy_view only move bit patterns: every dtype, f64 too
+  every,    // math::cast (kernels/cast.cl)
+  numbers,  // every but bool (arange)
+  floats,   // f16, bf16, f32, f64; f16 and bf16 computed in f32 (kernels/storage.cl,
+            // ops/gemm_half.cpp): no device fp16 needed
+  reals,    // f32, f64
+};
+
+// The family that implements an op, and the dtypes it takes.
 struct OpRoute {
   Family family;
-  bool arithmetic;
+  Dtypes dtypes;
 };
 
 OpRoute route(OpId op) noexcept {
   switch (op) {
     case OpId::creation_fill:
-      return {Family::creation, false};
+      return {Family::creation, Dtypes::bits};
     case OpId::creation_arange:
+      return {Family::creation, Dtypes::numbers};
     case OpId::creation_uniform:
     case OpId::creation_normal:
-      return {Family::creation, true};
+      return {Family::creation, Dtypes::reals};
     case OpId::core_copy_view:
-      return {Family::copy, false};
+      return {Family::copy, Dtypes::bits};
     case OpId::math_unary:
     case OpId::math_binary:
     case OpId::math_compare:
     case OpId::math_where:
     case OpId::nn_dropout:
     case OpId::nn_dropout_grad:
-      return {Family::elementwise, true};
+      return {Family::elementwise, Dtypes::floats};
     case OpId::math_cast:
-      return {Family::cast, true};
+      return {Family::cast, Dtypes::every};
     case OpId::math_reduce:
-      return {Family::reduce, true};
+      return {Family::reduce, Dtypes::floats};
     case OpId::nn_softmax:
     case OpId::nn_softmax_grad:
     case OpId::nn_cross_entropy:
     case OpId::nn_cross_entropy_grad:
-      return {Family::softmax, true};
+      return {Family::softmax, Dtypes::floats};
     case OpId::blas_gemm:
     case OpId::blas_gemm_batched:
-      return {Family::gemm, true};
+      return {Family::gemm, Dtypes::floats};
     case OpId::nn_layer_norm:
     case OpId::nn_layer_norm_grad_input:
     case OpId::nn_layer_norm_grad_params:
@@ -55,21 +66,21 @@ OpRoute route(OpId op) noexcept {
     case OpId::nn_batch_norm_apply:
     case OpId::nn_batch_norm_grad_params:
     case OpId::nn_batch_norm_grad_input:
-      return {Family::norm, true};
+      return {Family::norm, Dtypes::floats};
     case OpId::nn_conv2d:
     case OpId::nn_conv2d_grad_data:
     case OpId::nn_conv2d_grad_filter:
-      return {Family::conv, true};
+      return {Family::conv, Dtypes::floats};
     case OpId::nn_max_pool2d:
     case OpId::nn_max_pool2d_grad:
     case OpId::nn_avg_pool2d:
     case OpId::nn_avg_pool2d_grad:
-      return {Family::pool, true};
+      return {Family::pool, Dtypes::floats};
     case OpId::nn_lrn:
     case OpId::nn_lrn_grad:
-      return {Family::lrn, true};
+      return {Family::lrn, Dtypes::floats};
     default:
-      return {Family::blas, true};
+      return {Family::blas, Dtypes::reals};
   }
 }
 
@@ -90,54 +101,22 @@ Device::~Device() {
 std::string Device::label() const { return hardware_.id() + " (" + hardware_.name + ")"; }
 
 bool Device::supports(OpId op, DType dtype) const noexcept {
-  const auto index = static_cast<std::size_t>(op);
-  if (index >= plugin::kOpCount) return false;
-  switch (op) {
-    case OpId::creation_fill:
-    case OpId::core_copy_view:
-      return true;  // bit patterns of every dtype
-    case OpId::creation_arange:
-      if (dtype == DType::boolean) return false;
-      return dtype != DType::f64 || info_.fp64;
-    case OpId::math_cast:
-      return dtype != DType::f64 || info_.fp64;  // every target the device has (kernels/cast.cl)
-    case OpId::nn_layer_norm:
-    case OpId::nn_layer_norm_grad_input:
-    case OpId::nn_layer_norm_grad_params:
-    case OpId::nn_batch_norm_stats:
-    case OpId::nn_batch_norm_apply:
-    case OpId::nn_batch_norm_grad_params:
-    case OpId::nn_batch_norm_grad_input:
-    case OpId::nn_conv2d:
-    case OpId::nn_conv2d_grad_data:
-    case OpId::nn_conv2d_grad_filter:
-    case OpId::nn_max_pool2d:
-    case OpId::nn_max_pool2d_grad:
-    case OpId::nn_avg_pool2d:
-    case OpId::nn_avg_pool2d_grad:
-    case OpId::nn_lrn:
-    case OpId::nn_lrn_grad:
-    case OpId::math_unary:
-    case OpId::math_binary:
-    case OpId::math_compare:
-    case OpId::math_where:
-    case OpId::math_reduce:
-    case OpId::nn_softmax:
-    case OpId::nn_softmax_grad:
-    case OpId::nn_cross_entropy:
-    case OpId::nn_cross_entropy_grad:
-    case OpId::nn_dropout:
-    case OpId::nn_dropout_grad:
-      // f16 and bf16 computed in f32 (kernels/storage.cl): no device fp16 needed.
-      return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
-    case OpId::blas_gemm:
-    case OpId::blas_gemm_batched:
-      // f16 and bf16 through f32 (ops/gemm_half.cpp): no device fp16 needed.
-      if (dtype == DType::f16 || dtype == DType::bf16) return true;
-      return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
-    default:
-      return dtype == DType::f32 || (dtype == DType::f64 && info_.fp64);
+  if (static_cast<std::size_t>(op) >= plugin::kOpCount) return false;
+  const Dtypes takes = route(op).dtypes;
+  if (takes == Dtypes::bits) return true;
+  if (dtype == DType::f64) return info_.fp64;
+  switch (takes) {
+    case Dtypes::bits:
+    case Dtypes::every:
+      return true;
+    case Dtypes::numbers:
+      return dtype != DType::boolean;
+    case Dtypes::floats:
+      return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::f32;
+    case Dtypes::reals:
+      return dtype == DType::f32;
   }
+  return false;
 }
 
 const ProgramPackage& Device::program(Family family) {

@@ -29,6 +29,9 @@ class OpLaunch {
   // of the data survives.
   OpLaunch& write(const Tensor& t) { return arg(t, Access::write); }
   OpLaunch& read_write(const Tensor& t) { return arg(t, Access::read_write); }
+  // The output of y = ... + beta * y (BLAS): with beta 0 its old contents
+  // are never read (NaN included), so it is write-only.
+  OpLaunch& accumulate(const Tensor& t, double beta) { return beta == 0 ? write(t) : read_write(t); }
   // An optional argument left out: the kernel sees data == nullptr.
   OpLaunch& absent() {
     const int index = call_.num_tensors++;

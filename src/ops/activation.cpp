@@ -19,12 +19,8 @@ void forward(const Backend& b, std::string_view name, int code, const Tensor& x,
 void backward(const Backend& b, std::string_view name, int code, const char* in_name, const Tensor& in,
               const Tensor& dy, Tensor& dx, double p0 = 0, double p1 = 0) {
   ops::require_float(name, in_name, in);
-  ops::require_defined(name, "dy", dy);
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, in_name, in, "dy", dy);
-  ops::require_same_dtype(name, in_name, in, "dx", dx);
-  ops::require_same_dims(name, in_name, in, "dy", dy);
-  ops::require_same_dims(name, in_name, in, "dx", dx);
+  ops::require_like(name, in_name, in, "dy", dy);
+  ops::require_like(name, in_name, in, "dx", dx);
   detail::OpLaunch(b, OpId::math_binary, name)
       .read(in)
       .read(dy)

@@ -23,8 +23,7 @@ void require_vector(OpId op, const char* arg, const Tensor& t) {
 void require_pair(OpId op, const Tensor& x, const Tensor& y) {
   require_vector(op, "x", x);
   require_vector(op, "y", y);
-  ops::require_same_dtype(plugin::op_name(op), "x", x, "y", y);
-  ops::require_same_dims(plugin::op_name(op), "x", x, "y", y);
+  ops::require_like(plugin::op_name(op), "x", x, "y", y);
 }
 
 void require_result(OpId op, const Tensor& result, DType dtype) {
@@ -62,6 +61,12 @@ void require_gemm_dtypes(std::string_view name, const Tensor& a, const Tensor& b
   ops::require_gemm_dtype(name, "c", c);
   ops::require_same_dtype(name, "a", a, "b", bm);
   ops::require_same_dtype(name, "a", a, "c", c);
+}
+
+// gemm and gemm_batched on views the kernels take as they are.
+void launch_gemm(detail::OpLaunch&& launch, const Tensor& a, const Tensor& bm, const Tensor& c, bool trans_a,
+                 bool trans_b, double alpha, double beta) {
+  launch.read(a).read(bm).accumulate(c, beta).integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
 }
 
 // c = beta c, for gemm with nothing to multiply (k = 0), any float dtype.
@@ -188,14 +193,7 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
     return;
   }
   const Tensor a_view = normalise(b, a, trans);
-  detail::OpLaunch launch(b, op);
-  launch.read(a_view).read(x);
-  if (beta == 0) {
-    launch.write(y);
-  } else {
-    launch.read_write(y);
-  }
-  launch.integer(trans).scalar(alpha).scalar(beta).launch();
+  detail::OpLaunch(b, op).read(a_view).read(x).accumulate(y, beta).integer(trans).scalar(alpha).scalar(beta).launch();
 }
 
 namespace {
@@ -252,14 +250,7 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
   const Tensor a_view = normalise(b, *first, trans_a);
   const Tensor b_view = normalise(b, *second, trans_b);
 
-  detail::OpLaunch launch(b, op);
-  launch.read(a_view).read(b_view);
-  if (beta == 0) {
-    launch.write(c_view);
-  } else {
-    launch.read_write(c_view);
-  }
-  launch.integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
+  launch_gemm(detail::OpLaunch(b, op), a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
 }
 
 namespace {
@@ -328,14 +319,7 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
   const Tensor c_view = c.as_strided(Shape::strided(c_dims, c_strides, cs.offset()));
   const Tensor a_view = batched_operand(b, a, batch, trans_a);
   const Tensor b_view = batched_operand(b, bm, batch, trans_b);
-  detail::OpLaunch launch(b, op, name);
-  launch.read(a_view).read(b_view);
-  if (beta == 0) {
-    launch.write(c_view);
-  } else {
-    launch.read_write(c_view);
-  }
-  launch.integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
+  launch_gemm(detail::OpLaunch(b, op, name), a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
 }
 
 }  // namespace

@@ -78,6 +78,15 @@ inline void require_same_dims(std::string_view op, std::string_view a_name, cons
                                                "' has shape " + a.shape().dims_string() + "; they must match");
 }
 
+// `arg` (an output or a gradient) must be a tensor of `a_name`'s dtype and
+// dims.
+inline void require_like(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view arg,
+                         const Tensor& t) {
+  require_defined(op, arg, t);
+  require_same_dtype(op, a_name, a, arg, t);
+  require_same_dims(op, a_name, a, arg, t);
+}
+
 inline void require_rank(std::string_view op, std::string_view arg, const Tensor& t, int rank) {
   if (t.rank() != rank)
     throw Error(ErrorCode::shape_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' has shape " +

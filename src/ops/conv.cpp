@@ -54,6 +54,26 @@ Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const C
   return Shape{n, k, ph, pw};
 }
 
+// One tensor of a convolution op and the name its caller knows it by.
+struct ConvArg {
+  const char* name;
+  const Tensor& t;
+};
+
+// The checks the three convolution ops share. Each passes its tensors in
+// the roles of the forward op: the image x [N, C, H, W], the filter w
+// [K, C/groups, R, S] and the result y [N, K, P, Q] (grad_data passes dx as
+// x and dy as y; grad_filter dw as w and dy as y). x and w decide y's shape,
+// so they must be NCHW images; y must then have their dtype and that shape.
+void require_conv(std::string_view op, ConvArg x, ConvArg w, ConvArg y, const Conv2d& p) {
+  require_image(op, x.name, x.t);
+  require_image(op, w.name, w.t);
+  ops::require_same_dtype(op, x.name, x.t, w.name, w.t);
+  ops::require_defined(op, y.name, y.t);
+  ops::require_same_dtype(op, x.name, x.t, y.name, y.t);
+  ops::require_dims(op, y.name, y.t, conv_output(op, x.t.shape(), w.t.shape(), p));
+}
+
 detail::OpLaunch& conv_integers(detail::OpLaunch& launch, const Conv2d& p) {
   return launch.integer(p.stride_h)
       .integer(p.stride_w)
@@ -73,12 +93,7 @@ Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2d& p) {
 
 void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d";
-  require_image(name, "x", x);
-  require_image(name, "w", w);
-  ops::require_same_dtype(name, "x", x, "w", w);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_dims(name, "y", y, conv_output(name, x.shape(), w.shape(), p));
+  require_conv(name, {"x", x}, {"w", w}, {"y", y}, p);
   if (y.numel() == 0) return;
   detail::OpLaunch launch(b, OpId::nn_conv2d, name);
   launch.read(x).read(w).write(y);
@@ -87,12 +102,7 @@ void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const
 
 void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d_grad_data";
-  require_image(name, "dy", dy);
-  require_image(name, "w", w);
-  require_image(name, "dx", dx);
-  ops::require_same_dtype(name, "dy", dy, "w", w);
-  ops::require_same_dtype(name, "dy", dy, "dx", dx);
-  ops::require_dims(name, "dy", dy, conv_output(name, dx.shape(), w.shape(), p));
+  require_conv(name, {"dx", dx}, {"w", w}, {"dy", dy}, p);
   if (dx.numel() == 0) return;
   detail::OpLaunch launch(b, OpId::nn_conv2d_grad_data, name);
   launch.read(dy).read(w).write(dx);
@@ -101,12 +111,7 @@ void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tenso
 
 void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dw, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d_grad_filter";
-  require_image(name, "x", x);
-  require_image(name, "dy", dy);
-  require_image(name, "dw", dw);
-  ops::require_same_dtype(name, "x", x, "dy", dy);
-  ops::require_same_dtype(name, "x", x, "dw", dw);
-  ops::require_dims(name, "dy", dy, conv_output(name, x.shape(), dw.shape(), p));
+  require_conv(name, {"x", x}, {"dw", dw}, {"dy", dy}, p);
   if (dw.numel() == 0) return;
   detail::OpLaunch launch(b, OpId::nn_conv2d_grad_filter, name);
   launch.read(x).read(dy).write(dw);
@@ -175,9 +180,7 @@ void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor
   require_image(name, "x", x);
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_dims(name, "dy", dy, pool_output(name, x.shape(), p));
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, "x", x, "dx", dx);
-  ops::require_same_dims(name, "x", x, "dx", dx);
+  ops::require_like(name, "x", x, "dx", dx);
   if (dx.numel() == 0) return;
   detail::OpLaunch launch(b, OpId::nn_max_pool2d_grad, name);
   launch.read(x).read(dy).write(dx);
@@ -222,9 +225,7 @@ void require_lrn(std::string_view name, const Tensor& x, const Lrn& p) {
 void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
   constexpr std::string_view name = "nn::lrn";
   require_lrn(name, x, p);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "y", y);
   if (x.numel() == 0) return;
   ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn, name)
@@ -241,11 +242,9 @@ void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
 void lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx, const Lrn& p) {
   constexpr std::string_view name = "nn::lrn_grad";
   require_lrn(name, x, p);
-  for (const auto& [arg, t] : {std::pair<const char*, const Tensor*>{"y", &y}, {"dy", &dy}, {"dx", &dx}}) {
-    ops::require_defined(name, arg, *t);
-    ops::require_same_dtype(name, "x", x, arg, *t);
-    ops::require_same_dims(name, "x", x, arg, *t);
-  }
+  ops::require_like(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "dy", dy);
+  ops::require_like(name, "x", x, "dx", dx);
   if (x.numel() == 0) return;
   ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn_grad, name)

@@ -15,6 +15,19 @@ void require_random_dtype(OpId op, const Tensor& y) {
   ops::require_real(plugin::op_name(op), "y", y);
 }
 
+// Fills y from the generator's next y.numel() Philox counters (plugin.hpp's
+// convention); p0 and p1 are the distribution's two parameters.
+void launch_random(const Backend& backend, OpId op, Tensor& y, Generator& gen, double p0, double p1) {
+  const auto offset = gen.advance(static_cast<std::uint64_t>(y.numel()));
+  detail::OpLaunch(backend, op)
+      .write(y)
+      .scalar(p0)
+      .scalar(p1)
+      .integer(static_cast<std::int64_t>(gen.seed()))
+      .integer(static_cast<std::int64_t>(offset))
+      .launch();
+}
+
 }  // namespace
 
 std::uint64_t Generator::advance(std::uint64_t n) noexcept {
@@ -31,14 +44,7 @@ void fill_uniform(const Backend& backend, Tensor& y, Generator& gen, double low,
   if (!(low <= high))
     throw Error(ErrorCode::invalid_argument, "creation::uniform: low (" + std::to_string(low) +
                                                  ") must not exceed high (" + std::to_string(high) + ")");
-  const auto offset = gen.advance(static_cast<std::uint64_t>(y.numel()));
-  detail::OpLaunch(backend, OpId::creation_uniform)
-      .write(y)
-      .scalar(low)
-      .scalar(high)
-      .integer(static_cast<std::int64_t>(gen.seed()))
-      .integer(static_cast<std::int64_t>(offset))
-      .launch();
+  launch_random(backend, OpId::creation_uniform, y, gen, low, high);
 }
 
 void fill_normal(const Backend& backend, Tensor& y, Generator& gen, double mean, double stddev) {
@@ -46,14 +52,7 @@ void fill_normal(const Backend& backend, Tensor& y, Generator& gen, double mean,
   if (!(stddev >= 0))
     throw Error(ErrorCode::invalid_argument,
                 "creation::normal: stddev must be non-negative, got " + std::to_string(stddev));
-  const auto offset = gen.advance(static_cast<std::uint64_t>(y.numel()));
-  detail::OpLaunch(backend, OpId::creation_normal)
-      .write(y)
-      .scalar(mean)
-      .scalar(stddev)
-      .integer(static_cast<std::int64_t>(gen.seed()))
-      .integer(static_cast<std::int64_t>(offset))
-      .launch();
+  launch_random(backend, OpId::creation_normal, y, gen, mean, stddev);
 }
 
 Tensor full(const Backend& backend, const Shape& shape, DType dtype, double value) {

@@ -44,9 +44,7 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
                      double eps, Tensor& y) {
   constexpr std::string_view name = "nn::layer_norm";
   ops::require_float(name, "x", x);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "y", y);
   ops::require_argument(eps >= 0, name, "eps must not be negative");
   const int cut = layer_norm_cut(name, x, normalized_rank);
   const Shape features = trailing(x.shape(), cut);
@@ -85,10 +83,7 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
   ops::require_dtype(name, "mean", stats.mean, stat_dtype(x.dtype()));
   ops::require_dtype(name, "rstd", stats.rstd, stat_dtype(x.dtype()));
   const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
-  if (dx.defined()) {
-    ops::require_same_dtype(name, "x", x, "dx", dx);
-    ops::require_same_dims(name, "x", x, "dx", dx);
-  }
+  if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
   if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, features, x.dtype());
   if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, features, x.dtype());
   if (x.numel() == 0) return;
@@ -152,9 +147,7 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
                           Tensor& y) {
   constexpr std::string_view name = "nn::batch_norm";
   require_batch_input(name, x);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "y", y);
   ops::require_argument(eps >= 0, name, "eps must not be negative");
   ops::require_argument(momentum >= 0 && momentum <= 1, name, "momentum must be in [0, 1]");
   const std::int64_t channels = x.shape().dims()[1];
@@ -213,10 +206,7 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
   const Tensor g = optional_vector(b, name, "gamma", gamma, per_channel, x.dtype());
   stat_vector(name, "mean", stats.mean, channels, x.dtype());
   stat_vector(name, "var", stats.var, channels, x.dtype());
-  if (dx.defined()) {
-    ops::require_same_dtype(name, "x", x, "dx", dx);
-    ops::require_same_dims(name, "x", x, "dx", dx);
-  }
+  if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
   if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, per_channel, x.dtype());
   if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, per_channel, x.dtype());
   if (x.numel() == 0) return;

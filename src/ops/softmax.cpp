@@ -23,9 +23,7 @@ int normalise_axis(std::string_view name, const Tensor& x, int axis) {
 // i0 = 0: softmax, 1: log_softmax.
 void forward(const Backend& b, std::string_view name, int log, const Tensor& x, int axis, Tensor& y) {
   ops::require_float(name, "x", x);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "y", y);
   const int a = normalise_axis(name, x, axis);
   if (x.numel() == 0) return;
   const Tensor x3 = ops::grouped3(b, x, x.shape(), a, a + 1);
@@ -37,12 +35,8 @@ void forward(const Backend& b, std::string_view name, int log, const Tensor& x, 
 void backward(const Backend& b, std::string_view name, int log, const Tensor& y, const Tensor& dy, int axis,
               Tensor& dx) {
   ops::require_float(name, "y", y);
-  ops::require_defined(name, "dy", dy);
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, "y", y, "dy", dy);
-  ops::require_same_dtype(name, "y", y, "dx", dx);
-  ops::require_same_dims(name, "y", y, "dy", dy);
-  ops::require_same_dims(name, "y", y, "dx", dx);
+  ops::require_like(name, "y", y, "dy", dy);
+  ops::require_like(name, "y", y, "dx", dx);
   const int a = normalise_axis(name, y, axis);
   if (y.numel() == 0) return;
   const Tensor y3 = ops::grouped3(b, y, y.shape(), a, a + 1);

@@ -21,9 +21,7 @@ using plugin::OpId;
 DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Generator& gen) {
   constexpr std::string_view name = "nn::dropout";
   ops::require_float(name, "x", x);
-  ops::require_defined(name, "y", y);
-  ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_same_dims(name, "x", x, "y", y);
+  ops::require_like(name, "x", x, "y", y);
   ops::require_argument(p >= 0 && p < 1, name, "p must be in [0, 1), not " + std::to_string(p));
   const DropoutMask mask{p, gen.seed(), gen.advance(std::uint64_t(x.numel()))};
   if (x.numel() == 0) return mask;
@@ -40,9 +38,7 @@ DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Gene
 void dropout_grad(const Backend& b, const Tensor& dy, Tensor& dx, const DropoutMask& mask) {
   constexpr std::string_view name = "nn::dropout_grad";
   ops::require_float(name, "dy", dy);
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, "dy", dy, "dx", dx);
-  ops::require_same_dims(name, "dy", dy, "dx", dx);
+  ops::require_like(name, "dy", dy, "dx", dx);
   ops::require_argument(mask.p >= 0 && mask.p < 1, name, "the mask's p must be in [0, 1)");
   if (dy.numel() == 0) return;
   detail::OpLaunch(b, OpId::nn_dropout_grad, name)
@@ -103,14 +99,8 @@ void linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tenso
   ops::require_float(name, "dy", dy);
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_dims(name, "dy", dy, linear_output(x, w));
-  if (dx.defined()) {
-    ops::require_same_dtype(name, "x", x, "dx", dx);
-    ops::require_same_dims(name, "x", x, "dx", dx);
-  }
-  if (dw.defined()) {
-    ops::require_same_dtype(name, "w", w, "dw", dw);
-    ops::require_same_dims(name, "w", w, "dw", dw);
-  }
+  if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
+  if (dw.defined()) ops::require_like(name, "w", w, "dw", dw);
   if (dbias.defined()) {
     ops::require_dims(name, "dbias", dbias, Shape{w.shape().dims()[0]});
     ops::require_dtype(name, "dbias", dbias, x.dtype());
@@ -156,9 +146,7 @@ Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
 void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss) {
   constexpr std::string_view name = "nn::cross_entropy_grad";
   require_classes(name, x, target);
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, "x", x, "dx", dx);
-  ops::require_same_dims(name, "x", x, "dx", dx);
+  ops::require_like(name, "x", x, "dx", dx);
   const std::int64_t n = x.shape().dims()[0];
   if (x.numel() == 0) return;
   const Tensor per_row = full(b, Shape{n}, x.dtype(), dloss / double(n));
@@ -169,9 +157,7 @@ namespace {
 
 void require_pair(std::string_view name, const Tensor& x, const Tensor& target) {
   ops::require_float(name, "x", x);
-  ops::require_defined(name, "target", target);
-  ops::require_same_dtype(name, "x", x, "target", target);
-  ops::require_same_dims(name, "x", x, "target", target);
+  ops::require_like(name, "x", x, "target", target);
 }
 
 }  // namespace
@@ -185,9 +171,7 @@ Tensor mse_loss(const Backend& b, const Tensor& x, const Tensor& target) {
 void mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss) {
   constexpr std::string_view name = "nn::mse_loss_grad";
   require_pair(name, x, target);
-  ops::require_defined(name, "dx", dx);
-  ops::require_same_dtype(name, "x", x, "dx", dx);
-  ops::require_same_dims(name, "x", x, "dx", dx);
+  ops::require_like(name, "x", x, "dx", dx);
   if (x.numel() == 0) return;
   const Tensor scale = full(b, Shape{}, x.dtype(), 2.0 * dloss / double(x.numel()));
   mul(b, sub(b, x, target), scale, dx);

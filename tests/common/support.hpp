@@ -45,6 +45,9 @@ std::string expect_error_at(const char* file, int line, xylem::ErrorCode code, F
 }
 #define XY_EXPECT_ERROR(code, ...) ::xylem_test::expect_error_at(__FILE__, __LINE__, code, [&] { __VA_ARGS__; })
 
+// Whether an error message (or any text) holds `part`.
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 // What a tensor holds now, to check later that nothing changed it.
 struct Snapshot {
   std::uint64_t version = 0;

@@ -9,8 +9,7 @@ using xylem::ErrorCode;
 using xylem::Shape;
 using xylem::Tensor;
 using xylem::blas::Transpose;
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using xylem_test::contains;
 
 class Errors : public ::testing::TestWithParam<std::string> {
  protected:

@@ -12,6 +12,7 @@ namespace {
 using xylem::Backend;
 using xylem::ErrorCode;
 using xylem::FrameworkStatus;
+using xylem_test::contains;
 
 std::optional<FrameworkStatus> status_of(const std::string& name) {
   for (auto& s : Backend::frameworks()) {
@@ -19,8 +20,6 @@ std::optional<FrameworkStatus> status_of(const std::string& name) {
   }
   return std::nullopt;
 }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(Plugins, KnownFrameworksAlwaysListed) {
   for (const char* name : {"native", "opencl", "cuda"}) {

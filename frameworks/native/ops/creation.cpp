@@ -43,9 +43,15 @@ constexpr std::int64_t kFillGrain = 32 * 1024;
 constexpr std::int64_t kRandomGrain = 4 * 1024;
 
 // Storage type and conversion from double, per dtype. f16 and bf16 round
-// the float value to nearest even (core/half.hpp, shared with the core).
+// the float value to nearest even (core/half.hpp, shared with the core);
+// integers saturate (plugin/convert.hpp).
 template <DType D>
 struct Element;
+template <class I>
+struct IntegerElement {
+  using type = I;
+  static type from(double v) noexcept { return saturate<type>(v); }
+};
 template <>
 struct Element<DType::f16> {
   using type = std::uint16_t;
@@ -67,20 +73,11 @@ struct Element<DType::f64> {
   static type from(double v) noexcept { return v; }
 };
 template <>
-struct Element<DType::i32> {
-  using type = std::int32_t;
-  static type from(double v) noexcept { return saturate<type>(v); }
-};
+struct Element<DType::i32> : IntegerElement<std::int32_t> {};
 template <>
-struct Element<DType::i64> {
-  using type = std::int64_t;
-  static type from(double v) noexcept { return saturate<type>(v); }
-};
+struct Element<DType::i64> : IntegerElement<std::int64_t> {};
 template <>
-struct Element<DType::u8> {
-  using type = std::uint8_t;
-  static type from(double v) noexcept { return saturate<type>(v); }
-};
+struct Element<DType::u8> : IntegerElement<std::uint8_t> {};
 template <>
 struct Element<DType::boolean> {
   using type = std::uint8_t;

@@ -10,9 +10,7 @@
 // it complete. Everything runs on the device's in-order queue, so the f32
 // gemm, launched with no dependencies of its own, follows the conversions,
 // which follow the call's dependencies.
-#include <algorithm>
 #include <cstdint>
-#include <string>
 
 #include "frameworks/opencl/ops/gemm.hpp"
 
@@ -21,21 +19,6 @@ namespace xylem::opencl {
 namespace {
 
 using plugin::TensorArg;
-
-// A dense f32 buffer of rows x cols (at least one element: a buffer cannot
-// be empty).
-Mem f32_buffer(Launcher& launch, std::int64_t rows, std::int64_t cols) {
-  const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(rows * cols, 1)) * sizeof(cl_float);
-  const DeviceInfo& info = launch.device().info();
-  if (info.max_alloc && bytes > info.max_alloc)
-    throw Error(ErrorCode::out_of_memory, launch.describe() + ": the f32 copy of an operand takes " +
-                                              std::to_string(bytes) + " bytes; the device allows at most " +
-                                              std::to_string(info.max_alloc) + " in one buffer");
-  cl_int status = CL_SUCCESS;
-  Mem mem(clCreateBuffer(launch.device().context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
-  check(status, [&] { return launch.describe() + ": an f32 buffer of " + std::to_string(bytes) + " bytes"; });
-  return mem;
-}
 
 // Items of a conversion kernel over a rows x cols matrix: one per run of
 // XY_CVT_W (16) elements of a row.
@@ -46,7 +29,7 @@ std::size_t conversion_items(std::int64_t rows, std::int64_t cols) {
 // The dense f32 copy of a 16-bit matrix view.
 Mem widen(Launcher& launch, const ProgramPackage& program, const TensorArg& x) {
   const std::int64_t rows = x.view.dims()[0], cols = x.view.dims()[1];
-  Mem y = f32_buffer(launch, rows, cols);
+  Mem y = temporary_buffer(launch, rows * cols, DType::f32);
   launch.run(program.kernel(join({"to_f32", suffix(x.dtype)})), conversion_items(rows, cols), mem_of(x),
              static_cast<cl_long>(x.view.offset()), static_cast<cl_long>(leading_dim(x)), static_cast<cl_long>(rows),
              static_cast<cl_long>(cols), y.get());
@@ -75,11 +58,11 @@ EventPtr launch_gemm_half(Launcher& launch) {
     a32 = widen(launch, program, a);
     b32 = widen(launch, program, b);
   } else {
-    a32 = f32_buffer(launch, 1, 1);
-    b32 = f32_buffer(launch, 1, 1);
+    a32 = temporary_buffer(launch, 1, DType::f32);
+    b32 = temporary_buffer(launch, 1, DType::f32);
     launch.wait_for_deps();
   }
-  Mem t32 = f32_buffer(launch, m, n);
+  Mem t32 = temporary_buffer(launch, m * n, DType::f32);
 
   plugin::OpCall inner = call;
   inner.t[0] = dense_f32(a32, a.view.dims()[0], a.view.dims()[1]);

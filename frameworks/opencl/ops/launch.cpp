@@ -2,6 +2,7 @@
 #include "frameworks/opencl/ops/launch.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace xylem::opencl {
@@ -59,6 +60,19 @@ std::string join(std::initializer_list<std::string_view> parts) {
   std::string out;
   for (std::string_view p : parts) out += p;
   return out;
+}
+
+Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype) {
+  const std::size_t bytes = static_cast<std::size_t>(std::max<std::int64_t>(elements, 1)) * size_of(dtype);
+  const DeviceInfo& info = launch.device().info();
+  if (info.max_alloc && bytes > info.max_alloc)
+    throw Error(ErrorCode::out_of_memory, launch.describe() + ": a temporary buffer of " + std::to_string(bytes) +
+                                              " bytes; the device allows at most " + std::to_string(info.max_alloc) +
+                                              " in one buffer");
+  cl_int status = CL_SUCCESS;
+  Mem mem(clCreateBuffer(launch.device().context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+  check(status, [&] { return launch.describe() + ": a temporary buffer of " + std::to_string(bytes) + " bytes"; });
+  return mem;
 }
 
 std::string describe(const plugin::OpCall& call, const Device& device) {

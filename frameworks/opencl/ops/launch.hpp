@@ -163,6 +163,13 @@ class Launcher {
 // Concatenates a kernel name from its parts.
 [[nodiscard]] std::string join(std::initializer_list<std::string_view> parts);
 
+// A device buffer of `elements` of `dtype` (at least one element: a buffer
+// cannot be empty) for one call's intermediate results. Dropping the Mem
+// after enqueuing is safe: OpenCL keeps a buffer alive until the commands
+// queued on it complete. Throws out_of_memory past the device's largest
+// allocation.
+[[nodiscard]] Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype);
+
 // The op families (ops/<family>.cpp).
 [[nodiscard]] EventPtr launch_creation(Launcher& launch);
 [[nodiscard]] EventPtr launch_copy(Launcher& launch);

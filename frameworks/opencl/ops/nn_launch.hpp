@@ -39,13 +39,6 @@ static_assert(sizeof(WindowArg) == 12 * sizeof(cl_long));
   return Scalar{compute_dtype(storage), value};
 }
 
-// A device buffer of `elements` of `dtype` (at least one byte: a buffer
-// cannot be empty) for one call's intermediate results. Dropping the Mem
-// after enqueuing is safe: OpenCL keeps a buffer alive until the commands
-// queued on it complete. Throws out_of_memory past the device's largest
-// allocation.
-[[nodiscard]] Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype);
-
 // The work-group size of a kernel in which one group reduces `n` elements
 // (a row, a channel): a power of two (XY_GROUP_SUM halves it), no larger
 // than the work needs. CPU devices run a group's items as a loop (the
