@@ -5,6 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libtbb-dev libhwy-dev libopenblas-dev          # native: threads, SIMD math, BLAS
+  libdnnl-dev                                    # native: oneDNN 2.x convolutions (optional)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev  # opencl plugin, PoCL for CI
   googletest libgtest-dev                        # tests
   libeigen3-dev                                  # benchmarks: the host peer

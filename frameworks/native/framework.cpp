@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "frameworks/native/device.hpp"
+#include "frameworks/native/ops/conv2d.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::native {
@@ -48,7 +49,7 @@ Hardware describe_host() {
   hw.caps.bf16 = true;
   hw.caps.unified_memory = true;
   hw.driver = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR);
-  hw.details = "SIMD " + best_simd_target() + ", " + openblas_get_config();
+  hw.details = "SIMD " + best_simd_target() + ", " + openblas_get_config() + ", " + conv2d_engine_description();
   return hw;
 }
 

@@ -1,177 +1,81 @@
 // Native 2-D convolution (NCHW; stride, padding, dilation, groups), forward
-// and both gradients, for every float dtype, as im2col + OpenBLAS gemm per
-// (image, group):
-//   forward      y_g  = w_g [Kg, CRS] * col(x_g) [CRS, PQ]
-//   grad_data    dx_g = col2im(w_g^T * dy_g)
-//   grad_filter  dw_g = sum over images of dy_g [Kg, PQ] * col(x_g)^T
-// A 1x1, stride-1, unpadded convolution skips im2col (col is x itself).
-//
-// Threads: when each gemm is small enough that OpenBLAS would run it on one
-// thread, the (image, group) items are spread over oneTBB (im2col then runs
-// serially inside an item); otherwise items run in order, im2col in
-// parallel and the gemm on OpenBLAS's threads. f16/bf16 (and strided views)
-// go through dense compute-type copies (dense.hpp), so the f32 path serves
-// them, rounded back once at the end.
-#include <algorithm>
-#include <cstdint>
-#include <vector>
+// and both gradients, for every float dtype: dense operands, then one of two
+// engines (conv2d.hpp), chosen per call:
+//   - oneDNN for f32, and so for f16/bf16, which reach the engine as dense
+//     f32 copies (dense.hpp) rounded back once at the end. oneDNN's JIT
+//     kernels work in blocked layouts and ran typical layers (8x64x56x56,
+//     3x3) about 2x faster than im2col + OpenBLAS, reorders to and from NCHW
+//     included (bench/host_nn_bench.cpp measures both in one run). Its
+//     OpenMP threads spin after each call by default; on a machine with
+//     more busy threads than cores that made it 2x slower than im2col
+//     instead, and OMP_WAIT_POLICY=passive restores it (conv2d_onednn.cpp).
+//   - our im2col + OpenBLAS for f64 (oneDNN has no f64), when xylem was
+//     built without oneDNN, for geometries where oneDNN's kernel is not
+//     better than ours (see conv2d_onednn.cpp), and whenever XYLEM_NATIVE_CONV=im2col (read at each
+//     call, so one process can time or test both engines).
+#include <cstdlib>
+#include <string_view>
+#include <type_traits>
 
-#include "frameworks/native/ops/cblas.hpp"
+#include "frameworks/native/ops/conv2d.hpp"
 #include "frameworks/native/ops/dense.hpp"
-#include "frameworks/native/ops/im2col.hpp"
 #include "frameworks/native/ops/kernels.hpp"
-#include "frameworks/native/ops/strided.hpp"
 
 namespace xylem::native {
 namespace {
 
 using plugin::OpCall;
 using plugin::OpId;
+using plugin::TensorArg;
 
-// Calls item(i, scratch) for each (image, group) item i = image*groups +
-// group; scratch holds `scratch_size` elements owned by the caller of item
-// for its duration. `parallel` says whether items run on oneTBB.
-template <class T, class Item>
-void for_each_item(const ConvGeometry& g, bool parallel, std::size_t scratch_size, Item&& item) {
-  const std::int64_t items = g.n * g.groups;
-  if (parallel) {
-    parallel_chunks(items, gemm_grain(g.gemm_mnk()), [&](std::int64_t i0, std::int64_t i1) {
-      std::vector<T> scratch(scratch_size);
-      for (std::int64_t i = i0; i < i1; ++i) item(i, scratch.data());
-    });
-  } else {
-    std::vector<T> scratch(scratch_size);
-    for (std::int64_t i = 0; i < items; ++i) item(i, scratch.data());
-  }
+#if XYLEM_HAVE_ONEDNN
+[[nodiscard]] bool im2col_forced() noexcept {
+  const char* v = std::getenv("XYLEM_NATIVE_CONV");
+  return v != nullptr && std::string_view(v) == "im2col";
 }
+#endif
 
 template <class T>
-void conv_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
-  const bool parallel = gemms_in_parallel(g.n * g.groups, g.gemm_mnk());
-  const bool direct = g.pointwise();
-  const std::int64_t kg = g.k_group(), crs = g.crs(), pq = g.pq();
-  for_each_item<T>(g, parallel, direct ? 0 : std::size_t(crs * pq), [&](std::int64_t i, T* scratch) {
-    const std::int64_t image = i / g.groups, group = i % g.groups;
-    const T* x_g = x + (image * g.c + group * g.c_group()) * g.hw();
-    const T* col = x_g;
-    if (!direct) {
-      im2col(g, x_g, scratch, !parallel);
-      col = scratch;
-    }
-    gemm_rows<T>(false, false, kg, pq, crs, T(1), w + group * kg * crs, crs, col, pq, T(0),
-                 y + (image * g.k + group * kg) * pq, pq);
-  });
-}
-
-template <class T>
-void conv_grad_data(const ConvGeometry& g, const T* dy, const T* w, T* dx) {
-  const bool parallel = gemms_in_parallel(g.n * g.groups, g.gemm_mnk());
-  const bool direct = g.pointwise();
-  const std::int64_t kg = g.k_group(), crs = g.crs(), pq = g.pq();
-  if (!direct) {  // col2im adds into dx
-    parallel_chunks(g.n * g.c * g.hw(), 64 * 1024,
-                    [&](std::int64_t b, std::int64_t e) { std::fill(dx + b, dx + e, T(0)); });
+void run_engine(ConvPass pass, const ConvGeometry& g, const ConvOperands<T>& ops) {
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>) {
+    if (!im2col_forced() && conv_onednn(pass, g, ops)) return;
   }
-  for_each_item<T>(g, parallel, direct ? 0 : std::size_t(crs * pq), [&](std::int64_t i, T* scratch) {
-    const std::int64_t image = i / g.groups, group = i % g.groups;
-    const T* dy_g = dy + (image * g.k + group * kg) * pq;
-    const T* w_g = w + group * kg * crs;
-    T* dx_g = dx + (image * g.c + group * g.c_group()) * g.hw();
-    if (direct) {
-      gemm_rows<T>(true, false, crs, pq, kg, T(1), w_g, crs, dy_g, pq, T(0), dx_g, pq);
-      return;
-    }
-    gemm_rows<T>(true, false, crs, pq, kg, T(1), w_g, crs, dy_g, pq, T(0), scratch, pq);
-    col2im(g, scratch, dx_g, !parallel);
-  });
+#endif
+  conv_im2col(pass, g, ops);
 }
 
-// The sum over images runs in a fixed number of blocks (not one per thread),
-// each into its own partial dw, added in order afterwards: no races, and the
-// result does not depend on the thread count.
-template <class T>
-void conv_grad_filter(const ConvGeometry& g, const T* x, const T* dy, T* dw) {
-  const std::int64_t kg = g.k_group(), crs = g.crs(), pq = g.pq();
-  const std::int64_t items = g.n * g.groups, dw_size = g.k * crs;
-  const bool direct = g.pointwise();
-  // dw_part += dy_g * col^T for item i.
-  const auto accumulate = [&](std::int64_t i, T* col_scratch, T* dw_part, bool parallel_im2col) {
-    const std::int64_t image = i / g.groups, group = i % g.groups;
-    const T* x_g = x + (image * g.c + group * g.c_group()) * g.hw();
-    const T* col = x_g;
-    if (!direct) {
-      im2col(g, x_g, col_scratch, parallel_im2col);
-      col = col_scratch;
-    }
-    gemm_rows<T>(false, true, kg, crs, pq, T(1), dy + (image * g.k + group * kg) * pq, pq, col, pq, T(1),
-                 dw_part + group * kg * crs, crs);
-  };
-  const std::size_t col_size = direct ? 0 : std::size_t(crs * pq);
-  if (!gemms_in_parallel(items, g.gemm_mnk())) {
-    std::fill(dw, dw + dw_size, T(0));
-    std::vector<T> col(col_size);
-    for (std::int64_t i = 0; i < items; ++i) accumulate(i, col.data(), dw, true);
-    return;
-  }
-  constexpr std::int64_t kMaxBlocks = 64;
-  const std::int64_t blocks = std::min(items, kMaxBlocks);
-  std::vector<T> partial(std::size_t(blocks * dw_size), T(0));
-  parallel_chunks(blocks, 1, [&](std::int64_t b0, std::int64_t b1) {
-    std::vector<T> col(col_size);
-    for (std::int64_t b = b0; b < b1; ++b)
-      for (std::int64_t i = b * items / blocks; i < (b + 1) * items / blocks; ++i)
-        accumulate(i, col.data(), partial.data() + b * dw_size, false);
-  });
-  parallel_chunks(dw_size, 4096, [&](std::int64_t j0, std::int64_t j1) {
-    for (std::int64_t j = j0; j < j1; ++j) {
-      T sum = 0;
-      for (std::int64_t b = 0; b < blocks; ++b) sum += partial[std::size_t(b * dw_size + j)];
-      dw[j] = sum;
-    }
-  });
-}
-
-// t0=x, t1=w, t2=y.
-template <DType D>
-void conv2d_kernel(const OpCall& call) {
-  const auto g = conv_geometry(call.t[0].view.dims(), call.t[1].view.dims(), call.t[2].view.dims(), call);
-  if (call.t[2].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]), w(call.t[1]);
-  const DenseOut<D> y(call.t[2]);
-  conv_forward(g, x.data(), w.data(), y.data());
-  y.commit();
-}
-
-// t0=dy, t1=w, t2=dx.
-template <DType D>
-void conv2d_grad_data_kernel(const OpCall& call) {
-  const auto g = conv_geometry(call.t[2].view.dims(), call.t[1].view.dims(), call.t[0].view.dims(), call);
-  if (call.t[2].view.numel() == 0) return;
-  const DenseIn<D> dy(call.t[0]), w(call.t[1]);
-  const DenseOut<D> dx(call.t[2]);
-  conv_grad_data(g, dy.data(), w.data(), dx.data());
-  dx.commit();
-}
-
-// t0=x, t1=dy, t2=dw.
-template <DType D>
-void conv2d_grad_filter_kernel(const OpCall& call) {
-  const auto g = conv_geometry(call.t[0].view.dims(), call.t[2].view.dims(), call.t[1].view.dims(), call);
-  if (call.t[2].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]), dy(call.t[1]);
-  const DenseOut<D> dw(call.t[2]);
-  conv_grad_filter(g, x.data(), dy.data(), dw.data());
-  dw.commit();
+// Argument order: forward (x, w, y), grad_data (dy, w, dx), grad_filter
+// (x, dy, dw).
+template <DType D, ConvPass Pass>
+void conv_kernel(const OpCall& call) {
+  const TensorArg &a = call.t[0], &b = call.t[1], &out = call.t[2];
+  const auto g = Pass == ConvPass::forward     ? conv_geometry(a.view.dims(), b.view.dims(), out.view.dims(), call)
+                 : Pass == ConvPass::grad_data ? conv_geometry(out.view.dims(), b.view.dims(), a.view.dims(), call)
+                                               : conv_geometry(a.view.dims(), out.view.dims(), b.view.dims(), call);
+  if (out.view.numel() == 0) return;
+  const DenseIn<D> in0(a), in1(b);
+  const DenseOut<D> result(out);
+  run_engine(Pass, g, ConvOperands<ComputeType<D>>{in0.data(), in1.data(), result.data()});
+  result.commit();
 }
 
 }  // namespace
 
+std::string conv2d_engine_description() {
+#if XYLEM_HAVE_ONEDNN
+  return im2col_forced() ? "conv im2col (XYLEM_NATIVE_CONV=im2col)" : "conv " + onednn_version() + " (f64: im2col)";
+#else
+  return "conv im2col";
+#endif
+}
+
 void register_conv2d(KernelTable& table) {
   for_float_dtypes([&](auto dtype) {
     constexpr DType d = decltype(dtype)::value;
-    table.set(OpId::nn_conv2d, d, &conv2d_kernel<d>);
-    table.set(OpId::nn_conv2d_grad_data, d, &conv2d_grad_data_kernel<d>);
-    table.set(OpId::nn_conv2d_grad_filter, d, &conv2d_grad_filter_kernel<d>);
+    table.set(OpId::nn_conv2d, d, &conv_kernel<d, ConvPass::forward>);
+    table.set(OpId::nn_conv2d_grad_data, d, &conv_kernel<d, ConvPass::grad_data>);
+    table.set(OpId::nn_conv2d_grad_filter, d, &conv_kernel<d, ConvPass::grad_filter>);
   });
 }
 

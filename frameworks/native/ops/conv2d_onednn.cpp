@@ -1,0 +1,332 @@
+// The oneDNN engine of the host convolution (see conv2d.hpp), f32, through
+// oneDNN 2.x's C++ API (operation descriptors; 3.0 removed them).
+//
+// oneDNN picks the layouts its fastest kernel wants (format_tag::any:
+// blocked, e.g. nChw16c and OIhw16i16o with AVX-512); operands are
+// reordered from and to the caller's NCHW around the convolution when it
+// picks another. Making the primitive descriptors, primitives and reorders
+// of a pass again costs about 10 us even when oneDNN's own primitive cache
+// holds the JIT code (0.5-8 ms the first time), against 20-80 us for a
+// 1x16x14x14 convolution, so each (pass, geometry) keeps its plan.
+// Scratchpads are ours (scratchpad_mode::user), so a cached plan may run on
+// any thread.
+//
+// oneDNN runs on its OpenMP threads (Debian's build uses libgomp), beside
+// oneTBB's. After a parallel region, libgomp's idle threads spin for a while
+// before they sleep (OMP_WAIT_POLICY, GOMP_SPINCOUNT tune that).
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "frameworks/native/ops/conv2d.hpp"
+#include "xylem/error.hpp"
+
+namespace xylem::native {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// One CPU engine and stream for the process, made at first use (a static
+// local: thread-safe) and never destroyed, so cached plans, which refer to
+// the engine, never outlive it at exit.
+const dnnl::engine& cpu_engine() {
+  static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+dnnl::stream& cpu_stream() {
+  static auto* stream = new dnnl::stream(cpu_engine());
+  return *stream;
+}
+
+[[nodiscard]] std::string_view op_name(ConvPass pass) noexcept {
+  switch (pass) {
+    case ConvPass::forward:
+      return "nn::conv2d";
+    case ConvPass::grad_data:
+      return "nn::conv2d_grad_data";
+    case ConvPass::grad_filter:
+      return "nn::conv2d_grad_filter";
+  }
+  return "nn::conv2d";
+}
+
+// ---- descriptors ------------------------------------------------------------
+
+memory::desc f32_desc(const memory::dims& dims, Tag tag) { return {dims, memory::data_type::f32, tag}; }
+memory::desc input_desc(const ConvGeometry& g, bool any) {
+  return f32_desc({g.n, g.c, g.h, g.w}, any ? Tag::any : Tag::nchw);
+}
+memory::desc output_desc(const ConvGeometry& g, bool any) {
+  return f32_desc({g.n, g.k, g.p, g.q}, any ? Tag::any : Tag::nchw);
+}
+// Ours are [K, C/G, R, S]; oneDNN's grouped filters are [G, K/G, C/G, R, S]
+// (goihw), the same bytes.
+memory::desc filter_desc(const ConvGeometry& g, bool any) {
+  if (g.groups == 1) return f32_desc({g.k, g.c, g.r, g.s}, any ? Tag::any : Tag::oihw);
+  return f32_desc({g.groups, g.k_group(), g.c_group(), g.r, g.s}, any ? Tag::any : Tag::goihw);
+}
+
+// oneDNN counts dilation from 0 (ours from 1). Right padding equal to the
+// left one gives oneDNN's output size formula our P and Q.
+struct Window {
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+Window window_of(const ConvGeometry& g) {
+  return {{g.stride_h, g.stride_w}, {g.dil_h - 1, g.dil_w - 1}, {g.pad_h, g.pad_w}, {g.pad_h, g.pad_w}};
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
+  const Window w = window_of(g);
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                             input_desc(g, true), filter_desc(g, true), output_desc(g, true),
+                                             w.strides, w.dilates, w.pad_l, w.pad_r);
+  return {desc, user_scratchpad(), cpu_engine(), true};
+}
+
+// ---- plans ------------------------------------------------------------------
+
+// One operand of a plan: the caller's dense layout, the one the primitive
+// wants and, when they differ, the reorder between them (caller's -> the
+// primitive's for inputs, back for the output) and where the reordered copy
+// lives in the workspace.
+struct Operand {
+  memory::desc user, inner;
+  dnnl::reorder reorder;
+  memory::desc reorder_scratchpad;
+  std::size_t offset = 0;
+  [[nodiscard]] bool reordered() const { return user != inner; }
+};
+
+// Everything one (pass, geometry) needs at run time. ops follow
+// ConvOperands' order (in0, in1, out); args are their DNNL_ARG_ names.
+struct Plan {
+  dnnl::primitive conv;
+  memory::desc scratchpad;
+  std::array<Operand, 3> ops;
+  std::array<int, 3> args{};
+  std::size_t scratchpad_offset = 0, workspace_bytes = 0;
+};
+
+constexpr std::size_t kAlign = 64;
+[[nodiscard]] std::size_t aligned(std::size_t bytes) noexcept { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Fills the operands' layouts and reorders and the workspace layout: the
+// reordered copies, then one scratchpad shared by the primitives of the plan
+// (they run one after another).
+void finish_plan(Plan& plan, const std::array<memory::desc, 3>& user, const std::array<memory::desc, 3>& inner) {
+  std::size_t bytes = 0, scratchpad_bytes = plan.scratchpad.get_size();
+  for (std::size_t i = 0; i < 3; ++i) {
+    Operand& op = plan.ops[i];
+    op.user = user[i];
+    op.inner = inner[i];
+    if (!op.reordered()) continue;
+    const bool output = i == 2;
+    const dnnl::reorder::primitive_desc pd(cpu_engine(), output ? op.inner : op.user, cpu_engine(),
+                                           output ? op.user : op.inner, user_scratchpad());
+    op.reorder = dnnl::reorder(pd);
+    op.reorder_scratchpad = pd.scratchpad_desc();
+    scratchpad_bytes = std::max(scratchpad_bytes, op.reorder_scratchpad.get_size());
+    op.offset = bytes;
+    bytes += aligned(op.inner.get_size());
+  }
+  plan.scratchpad_offset = bytes;
+  plan.workspace_bytes = bytes + aligned(scratchpad_bytes);
+}
+
+// Elements of a layout, block padding included, per real element.
+[[nodiscard]] double padding_factor(const memory::desc& md) {
+  double real = 1, padded = 1;
+  for (int i = 0; i < md.data.ndims; ++i) {
+    real *= double(md.data.dims[i]);
+    padded *= double(md.data.padded_dims[i]);
+  }
+  return real > 0 ? padded / real : 1;
+}
+
+// Whether oneDNN's kernel (pd, not empty) for a pass beats ours: not its
+// reference kernels (plain loops), nor its own im2col + gemm ("x64:gemm",
+// which ran a grouped grad_filter at 0.3-0.5x of ours), nor a blocked kernel
+// that pads the channels of an image operand to its block more than twice
+// over (a 3-channel dx in blocks of 16: 0.5x of ours for a 7x7 stem's
+// grad_data).
+template <class Pd>
+[[nodiscard]] bool fast(const Pd& pd, const memory::desc& image0, const memory::desc& image1) {
+  const std::string_view impl = pd.impl_info_str();
+  return !impl.starts_with("ref") && !impl.starts_with("x64:gemm") && padding_factor(image0) <= 2 &&
+         padding_factor(image1) <= 2;
+}
+
+// The plan of one pass, or nullptr when oneDNN has no fast kernel for it.
+std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g) {
+  const auto fwd = forward_pd(g);
+  if (!fwd) return nullptr;
+  const Window w = window_of(g);
+  const dnnl::algorithm direct = dnnl::algorithm::convolution_direct;
+  auto plan = std::make_unique<Plan>();
+  const memory::desc x = input_desc(g, false), f = filter_desc(g, false), y = output_desc(g, false);
+  switch (pass) {
+    case ConvPass::forward: {
+      if (!fast(fwd, fwd.src_desc(), fwd.dst_desc())) return nullptr;
+      plan->conv = dnnl::convolution_forward(fwd);
+      plan->scratchpad = fwd.scratchpad_desc();
+      plan->args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      finish_plan(*plan, {x, f, y}, {fwd.src_desc(), fwd.weights_desc(), fwd.dst_desc()});
+      break;
+    }
+    case ConvPass::grad_data: {
+      const dnnl::convolution_backward_data::desc desc(direct, input_desc(g, true), filter_desc(g, true),
+                                                       output_desc(g, true), w.strides, w.dilates, w.pad_l, w.pad_r);
+      const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), fwd, true);
+      if (!pd || !fast(pd, pd.diff_src_desc(), pd.diff_dst_desc())) return nullptr;
+      plan->conv = dnnl::convolution_backward_data(pd);
+      plan->scratchpad = pd.scratchpad_desc();
+      plan->args = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+      finish_plan(*plan, {y, f, x}, {pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()});
+      break;
+    }
+    case ConvPass::grad_filter: {
+      const dnnl::convolution_backward_weights::desc desc(direct, input_desc(g, true), filter_desc(g, true),
+                                                          output_desc(g, true), w.strides, w.dilates, w.pad_l,
+                                                          w.pad_r);
+      const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), fwd, true);
+      if (!pd || !fast(pd, pd.src_desc(), pd.diff_dst_desc())) return nullptr;
+      plan->conv = dnnl::convolution_backward_weights(pd);
+      plan->scratchpad = pd.scratchpad_desc();
+      plan->args = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
+      finish_plan(*plan, {x, y, f}, {pd.src_desc(), pd.diff_dst_desc(), pd.diff_weights_desc()});
+      break;
+    }
+  }
+  return plan;
+}
+
+// Plans by (pass, geometry), including "no plan" answers, so each is made
+// once. A program that runs many distinct geometries would grow this
+// without bound: past kMaxPlans, it starts over.
+class PlanCache {
+ public:
+  std::shared_ptr<const Plan> get(ConvPass pass, const ConvGeometry& g) {
+    const Key key{std::int64_t(pass), g.n,        g.c,        g.h,     g.w,     g.k,     g.r,     g.s,     g.p,
+                  g.q,                g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dil_h, g.dil_w, g.groups};
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+    }
+    // Made outside the lock: other geometries need not wait. Two threads
+    // making the same plan at once both get a working one.
+    std::shared_ptr<const Plan> plan = make_plan(pass, g);
+    std::lock_guard lock(mutex_);
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    plans_.emplace(key, plan);
+    return plan;
+  }
+
+ private:
+  static constexpr std::size_t kMaxPlans = 256;
+  using Key = std::array<std::int64_t, 17>;
+  struct Hash {
+    std::size_t operator()(const Key& key) const noexcept {
+      std::size_t h = 0;
+      for (std::int64_t v : key) h = h * 1000003u ^ std::hash<std::int64_t>{}(v);
+      return h;
+    }
+  };
+  std::mutex mutex_;
+  std::unordered_map<Key, std::shared_ptr<const Plan>, Hash> plans_;
+};
+
+PlanCache& plans() {
+  static auto* cache = new PlanCache();  // never destroyed: see cpu_engine
+  return *cache;
+}
+
+// ---- running ----------------------------------------------------------------
+
+// The calling thread's workspace (reordered operands, scratchpads), kept
+// between calls and grown as needed: fresh pages for each call would cost
+// page faults comparable to the convolution itself.
+std::byte* workspace(std::size_t bytes) {
+  struct Free {
+    void operator()(std::byte* p) const noexcept { std::free(p); }
+  };
+  thread_local std::unique_ptr<std::byte, Free> buffer;
+  thread_local std::size_t capacity = 0;
+  if (bytes > capacity) {
+    buffer.reset();
+    capacity = 0;
+    buffer.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, aligned(bytes))));
+    if (!buffer) throw Error(ErrorCode::out_of_memory, "oneDNN convolution workspace of " + std::to_string(bytes) + " bytes");
+    capacity = aligned(bytes);
+  }
+  return buffer.get();
+}
+
+void run(const Plan& plan, const std::array<void*, 3>& user_data) {
+  const dnnl::engine& engine = cpu_engine();
+  dnnl::stream& stream = cpu_stream();
+  std::byte* ws = workspace(plan.workspace_bytes);
+  std::byte* scratch = ws + plan.scratchpad_offset;
+  std::unordered_map<int, memory> args{{DNNL_ARG_SCRATCHPAD, memory(plan.scratchpad, engine, scratch)}};
+  std::array<memory, 3> user, inner;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Operand& op = plan.ops[i];
+    user[i] = memory(op.user, engine, user_data[i]);
+    inner[i] = op.reordered() ? memory(op.inner, engine, ws + op.offset) : user[i];
+    args.emplace(plan.args[i], inner[i]);
+    if (i < 2 && op.reordered()) {
+      op.reorder.execute(stream, {{DNNL_ARG_FROM, user[i]},
+                                  {DNNL_ARG_TO, inner[i]},
+                                  {DNNL_ARG_SCRATCHPAD, memory(op.reorder_scratchpad, engine, scratch)}});
+    }
+  }
+  plan.conv.execute(stream, args);
+  const Operand& out = plan.ops[2];
+  if (out.reordered()) {
+    out.reorder.execute(stream, {{DNNL_ARG_FROM, inner[2]},
+                                 {DNNL_ARG_TO, user[2]},
+                                 {DNNL_ARG_SCRATCHPAD, memory(out.reorder_scratchpad, engine, scratch)}});
+  }
+  stream.wait();
+}
+
+}  // namespace
+
+bool conv_onednn(ConvPass pass, const ConvGeometry& g, const ConvOperands<float>& ops) {
+  // Empty inputs (C = 0): nothing to reorder or multiply; im2col writes zeros.
+  if (g.c == 0 || g.k == 0) return false;
+  try {
+    const std::shared_ptr<const Plan> plan = plans().get(pass, g);
+    if (!plan) return false;
+    run(*plan, {const_cast<float*>(ops.in0), const_cast<float*>(ops.in1), ops.out});
+    return true;
+  } catch (const dnnl::error& e) {
+    const ErrorCode code = e.status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::internal;
+    throw Error(code, std::string(op_name(pass)) + " on native, x [" + std::to_string(g.n) + ", " +
+                          std::to_string(g.c) + ", " + std::to_string(g.h) + ", " + std::to_string(g.w) +
+                          "], w [" + std::to_string(g.k) + ", " + std::to_string(g.c_group()) + ", " +
+                          std::to_string(g.r) + ", " + std::to_string(g.s) + "]: oneDNN: " + e.what() +
+                          " (XYLEM_NATIVE_CONV=im2col avoids oneDNN)");
+  }
+}
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+}  // namespace xylem::native
