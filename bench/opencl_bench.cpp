@@ -8,10 +8,14 @@
 //   xylem_bench_opencl [--device opencl:0] [--n ELEMENTS] [--runs R] [--json FILE] [--only OP,OP]
 //
 // --only measures just the named rows ("scal,axpy,tanh", "gemm", "download"),
-// without the kernel load times: a quick check while tuning one kernel.
+// without the kernel load times: a quick check while tuning one kernel. A
+// name also selects the rows it begins, up to a space ("conv2d": its three
+// rows). The nn rows (conv2d, batch_norm, max_pool, avg_pool, lrn, sum
+// axis0, exp bf16/f32) are in opencl_nn_bench.cpp.
 #include <xylem/xylem.hpp>
 
 #include "bench_common.hpp"
+#include "opencl_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -79,12 +83,7 @@ double max_ulp(const Backend& b, const std::function<void(const Backend&, const 
 double sigmoid64(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double tanh64(double x) { return std::tanh(x); }
 
-struct Row {
-  std::string op;
-  std::string unit;  // "GB/s" or "GFLOP/s"
-  double ours = 0, native = 0;
-  double need = 0;  // the ratio asked for, 0 when none
-};
+using xylem_bench::Row;
 
 struct Options {
   std::string device = "opencl:0";
@@ -97,7 +96,8 @@ struct Options {
   [[nodiscard]] bool wants(const std::string& op) const {
     if (only.empty()) return true;
     const std::string list = "," + only + ",";
-    return list.find("," + op + ",") != std::string::npos;
+    const std::string head = op.substr(0, op.find(' '));
+    return list.find("," + op + ",") != std::string::npos || list.find("," + head + ",") != std::string::npos;
   }
 };
 
@@ -205,16 +205,15 @@ int main(int argc, char** argv) {
     const std::int64_t n = o.n;
     const double bytes = static_cast<double>(n) * 4;
     std::vector<Row> rows;
-    // One op on both backends, each on its own tensors made there.
     // One op on both backends, each on its own tensors made there. The runs
     // alternate between the two, so that both see the same machine load.
-    auto compare = [&](const std::string& op, double moved, double need,
-                       const std::function<std::function<void()>(const Backend&)>& make) {
+    const xylem_bench::Compare compare_in = [&](const std::string& op, const std::string& unit, double work,
+                                                double need, const xylem_bench::MakeOp& make) {
       if (!o.wants(op)) return;
-      Row row{op, "GB/s", 0, 0, need};
+      Row row{op, unit, 0, 0, need};
       auto ours = make(ocl);
       auto theirs = make(nat);
-      std::vector<double> t_ours, t_native;
+      std::vector<double> t_ours, t_native, ratios;
       for (int i = 0; i < 2; ++i) ours(), theirs();
       ocl.synchronize();
       nat.synchronize();
@@ -227,12 +226,19 @@ int main(int argc, char** argv) {
         theirs();
         nat.synchronize();
         t_native.push_back(seconds_since(t0));
+        ratios.push_back(t_native.back() / t_ours.back());
       }
       std::sort(t_ours.begin(), t_ours.end());
       std::sort(t_native.begin(), t_native.end());
-      row.ours = moved / t_ours[t_ours.size() / 2] / 1e9;
-      row.native = moved / t_native[t_native.size() / 2] / 1e9;
+      std::sort(ratios.begin(), ratios.end());
+      row.ours = work / t_ours[t_ours.size() / 2] / 1e9;
+      row.native = work / t_native[t_native.size() / 2] / 1e9;
+      row.ratio_q1 = ratios[ratios.size() / 4];
+      row.ratio_q3 = ratios[ratios.size() * 3 / 4];
       rows.push_back(row);
+    };
+    auto compare = [&](const std::string& op, double moved, double need, const xylem_bench::MakeOp& make) {
+      compare_in(op, "GB/s", moved, need, make);
     };
     auto inputs = [n](const Backend& b, int k) {
       Generator g(7 + static_cast<std::uint64_t>(k));
@@ -361,6 +367,8 @@ int main(int argc, char** argv) {
       rows.push_back(up);
     }
 
+    xylem_bench::nn_rows(compare_in, n);
+
     // GEMM: our kernel and CLBlast (XYLEM_OPENCL_GEMM picks the engine at
     // each call) against OpenBLAS, the three alternating.
     for (std::int64_t m : {256, 1024}) {
@@ -401,14 +409,17 @@ int main(int argc, char** argv) {
     }
 
     bool all_met = true;
-    std::printf("%-16s %8s %12s %12s %8s %8s\n", "op", "unit", "opencl", "native", "ratio", "needed");
+    std::printf("%-18s %8s %12s %12s %8s %13s %8s\n", "op", "unit", "opencl", "native", "ratio", "run ratios", "needed");
     for (const Row& r : rows) {
       const double ratio = r.ours / r.native;
       const bool met = r.need == 0 || ratio >= r.need;
       all_met = all_met && met;
       char need[16] = "-";
       if (r.need > 0) std::snprintf(need, sizeof need, ">=%.1f%s", r.need, met ? "" : " !");
-      std::printf("%-16s %8s %12.2f %12.2f %8.2f %8s\n", r.op.c_str(), r.unit.c_str(), r.ours, r.native, ratio, need);
+      char spread[32] = "-";
+      if (r.ratio_q3 > 0) std::snprintf(spread, sizeof spread, "%.2f-%.2f", r.ratio_q1, r.ratio_q3);
+      std::printf("%-18s %8s %12.2f %12.2f %8.2f %13s %8s\n", r.op.c_str(), r.unit.c_str(), r.ours, r.native, ratio,
+                  spread, need);
     }
     // f32 accuracy of the transcendental activations, both backends.
     const auto sigmoid_op = [](const Backend& b, const Tensor& x, Tensor& y) { nn::sigmoid(b, x, y); };
@@ -437,7 +448,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         f << "    {\"op\": \"" << r.op << "\", \"unit\": \"" << r.unit << "\", \"opencl\": " << r.ours
-          << ", \"native\": " << r.native << ", \"ratio\": " << r.ours / r.native << ", \"needed\": " << r.need
+          << ", \"native\": " << r.native << ", \"ratio\": " << r.ours / r.native << ", \"ratio_q1\": " << r.ratio_q1
+          << ", \"ratio_q3\": " << r.ratio_q3 << ", \"needed\": " << r.need
           << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
       }
       f << "  ],\n  \"startup_cold\": " << (cold.empty() ? "null" : cold) << ",\n  \"startup_warm_pocl_cache_empty\": "

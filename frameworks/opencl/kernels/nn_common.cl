@@ -48,3 +48,30 @@ XY_GROUP_SUM(xy_group_sum_d, double)
 #define XY_CHANNEL_LOOP(n, s, N, Sz)                                                    \
   for (long n = (long)get_local_id(0) / (Sz), s = (long)get_local_id(0) % (Sz); n < (N); \
        s += (long)get_local_size(0), (s >= (Sz) ? (n += s / (Sz), s %= (Sz)) : 0))
+
+/* q = i / d and *rem = i % d for i >= 0, d > 0: in 32-bit arithmetic when
+ * `narrow`, which the host passes when every index of the launch fits in
+ * 31 bits (ops/row_runs.hpp). A 64-bit division costs several
+ * times a 32-bit one; kernels that divide per element pay it per element. */
+inline long xy_divide(long i, long d, long* rem, int narrow) {
+  if (narrow) {
+    const uint q = (uint)i / (uint)d;
+    *rem = (long)((uint)i - q * (uint)d);
+    return (long)q;
+  }
+  const long q = i / d;
+  *rem = i - q * d;
+  return q;
+}
+
+/* Item get_global_id(0) of a walk of `rows` rows of B elements, each row in
+ * runs of `per` (ops/row_runs.hpp): its row and run [*b0, *b1); false for
+ * the items past the end. */
+inline bool xy_row_run(long B, long per, long rows, int narrow, long* row, long* b0, long* b1) {
+  long chunk;
+  *row = xy_divide((long)get_global_id(0), (B + per - 1) / per, &chunk, narrow);
+  if (*row >= rows) return false;
+  *b0 = chunk * per;
+  *b1 = min(*b0 + per, B);
+  return true;
+}

@@ -231,3 +231,63 @@ kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, gl
     for (int k = 0; k < VW; ++k) XY_ST(y, yo + k * yv.s[1], lanes[k]);
   }
 }
+
+/* Sums along r of x contiguous along inner, on CPU devices, in two passes
+ * (ops/reduce.cpp column_chunks): first item (o, chunk, block) adds its
+ * chunk of rows over a block of XY_COLS_BLOCK columns into part[o, chunk,
+ * block's columns], a row at a time, so each item streams whole row
+ * segments (an item per column vector would read one line per row, a page
+ * apart); the block of part stays in the core's cache meanwhile. Then one
+ * item per column vector adds the chunks in order. */
+#define XY_COLS_BLOCK 4096
+kernel void KNAME(reduce_col_chunks)(global const ST* x, xy_view xv, long inner, long r, long chunks,
+                                     long rows_per_chunk, long items, global T* part) {
+  const long item = get_global_id(0);
+  if (item >= items) return;
+  const long blocks = (inner + XY_COLS_BLOCK - 1) / XY_COLS_BLOCK;
+  const long block = item % blocks, oc = item / blocks;
+  const long chunk = oc % chunks, o = oc / chunks;
+  const long i0 = block * XY_COLS_BLOCK, i1 = min(i0 + XY_COLS_BLOCK, inner);
+  const long j0 = chunk * rows_per_chunk, j1 = min(j0 + rows_per_chunk, r);
+  global T* acc = part + (o * chunks + chunk) * inner;
+  long i = i0;
+  for (; i + VW <= i1; i += VW) VSTORE((VT)(0), 0, acc + i);
+  for (; i < i1; ++i) acc[i] = 0;
+  global const ST* xo = x + xv.offset + o * xv.s[0];
+  for (long j = j0; j < j1; ++j) {
+    global const ST* xr = xo + j * xv.s[1];
+    for (i = i0; i + VW <= i1; i += VW) VSTORE(VLOAD(0, acc + i) + XY_VLD(xr, i), 0, acc + i);
+    for (; i < i1; ++i) acc[i] += XY_LD(xr, i);
+  }
+}
+#undef XY_COLS_BLOCK
+
+/* y[o, i] = the sum over chunks of part[o, chunk, i] (divided by r for
+ * mean); item (o, vector of VW columns). */
+kernel void KNAME(reduce_col_total)(global const T* part, long inner, long r, long chunks, int mean, long items,
+                                    global ST* y, xy_view yv) {
+  const long item = get_global_id(0);
+  if (item >= items) return;
+  const long vectors = (inner + VW - 1) / VW;
+  const long o = item / vectors, i0 = (item % vectors) * VW;
+  global const T* po = part + o * chunks * inner;
+  const long yo = yv.offset + o * yv.s[0];
+  if (i0 + VW <= inner) {
+    VT total = VLOAD(0, po + i0);
+    for (long chunk = 1; chunk < chunks; ++chunk) total += VLOAD(0, po + chunk * inner + i0);
+    if (mean) total = total / (T)r;
+    if (yv.s[1] == 1) {
+      XY_VST(y, yo + i0, total);
+    } else {
+      T lanes[VW];
+      VSTORE(total, 0, lanes);
+      for (int k = 0; k < VW; ++k) XY_ST(y, yo + (i0 + k) * yv.s[1], lanes[k]);
+    }
+    return;
+  }
+  for (long i = i0; i < inner; ++i) {
+    T total = po[i];
+    for (long chunk = 1; chunk < chunks; ++chunk) total += po[chunk * inner + i];
+    XY_ST(y, yo + i * yv.s[1], mean ? total / (T)r : total);
+  }
+}

@@ -12,11 +12,19 @@
 // end. Buffers are per call; OpenCL keeps them alive until the commands
 // queued on them complete, and the queue is in order, so one patch buffer
 // serves every image.
+//
+// The gemm is CLBlast's on GPUs and ours on CPU devices (ops/gemm.cpp
+// says why). CLBlast's Convgemm would fuse im2col into its gemm, but only
+// without groups and only for the forward pass, and on PoCL its gemm
+// kernels run several times slower than ours. The patch kernels
+// (kernels/conv.cl) walk rows (ops/row_runs.hpp): with an item per element
+// dividing 64-bit indices, im2col took 90% of a 3x3 convolution on PoCL.
 #include <algorithm>
 #include <cstdint>
 
 #include "frameworks/opencl/ops/gemm.hpp"
 #include "frameworks/opencl/ops/nn_launch.hpp"
+#include "frameworks/opencl/ops/row_runs.hpp"
 
 namespace xylem::opencl {
 
@@ -119,9 +127,11 @@ class MatrixOperand {
     ld_ = row;
     if (read) {
       const KernelInfo& pack = launch.program(Family::conv).kernel(join({"pack4", suffix(t.dtype)}));
-      if (t.view.numel() > 0)
-        launch.run(pack, static_cast<std::size_t>(t.view.numel()), mem_of(t), view_arg(t), dims[1], dims[2], dims[3],
-                   static_cast<cl_long>(t.view.numel()), mem_);
+      if (t.view.numel() > 0) {
+        const RowRuns r = row_runs(launch.device(), dims[0] * dims[1] * dims[2], dims[3]);
+        launch.run(pack, r.items, mem_of(t), view_arg(t), dims[1], dims[2], dims[3], static_cast<cl_long>(r.per),
+                   static_cast<cl_long>(dims[0] * dims[1] * dims[2]), r.narrow, mem_);
+      }
     }
   }
 
@@ -135,8 +145,9 @@ class MatrixOperand {
     if (direct_ || t_.view.numel() == 0) return;
     const auto dims = t_.view.dims();
     const KernelInfo& unpack = launch_.program(Family::conv).kernel(join({"unpack4", suffix(t_.dtype)}));
-    launch_.run(unpack, static_cast<std::size_t>(t_.view.numel()), mem_, dims[1], dims[2], dims[3],
-                static_cast<cl_long>(t_.view.numel()), mem_of(t_), view_arg(t_));
+    const RowRuns r = row_runs(launch_.device(), dims[0] * dims[1] * dims[2], dims[3]);
+    launch_.run(unpack, r.items, mem_, dims[1], dims[2], dims[3], static_cast<cl_long>(r.per),
+                static_cast<cl_long>(dims[0] * dims[1] * dims[2]), r.narrow, mem_of(t_), view_arg(t_));
   }
 
  private:
@@ -157,9 +168,19 @@ const KernelInfo& conv_kernel(Launcher& launch, const char* name, DType dtype) {
 // [crs, pq], or [pq, crs] when transposed.
 void im2col(Launcher& launch, const TensorArg& x, const ConvShape& s, std::int64_t n, std::int64_t g, bool transposed,
             cl_mem col) {
-  launch.run(conv_kernel(launch, "im2col", x.dtype), static_cast<std::size_t>(s.crs * s.pq), mem_of(x), view_arg(x),
-             static_cast<cl_long>(n), static_cast<cl_long>(g * s.cg), s.window, static_cast<cl_long>(s.r),
-             static_cast<cl_long>(s.s), static_cast<cl_long>(s.crs), static_cast<cl_int>(transposed), col);
+  const auto image = static_cast<cl_long>(n), c0 = static_cast<cl_long>(g * s.cg);
+  const auto R = static_cast<cl_long>(s.r), Sk = static_cast<cl_long>(s.s);
+  if (transposed) {
+    // Items: runs of the CRS patch entries of each output position.
+    const RowRuns r = row_runs(launch.device(), s.pq, s.crs);
+    launch.run(conv_kernel(launch, "im2col_t", x.dtype), r.items, mem_of(x), view_arg(x), image, c0, s.window, R, Sk,
+               static_cast<cl_long>(s.crs), static_cast<cl_long>(r.per), r.narrow, col);
+  } else {
+    // Items: runs along q of each (patch row, output row p).
+    const RowRuns r = row_runs(launch.device(), s.crs * s.p, s.q);
+    launch.run(conv_kernel(launch, "im2col", x.dtype), r.items, mem_of(x), view_arg(x), image, c0, s.window, R, Sk,
+               static_cast<cl_long>(r.per), static_cast<cl_long>(s.crs * s.p), r.narrow, col);
+  }
 }
 
 // 1x1 filters of stride 1 without padding read x itself as the patch
@@ -207,14 +228,16 @@ void conv2d_grad_data(Launcher& launch) {
   const MatrixOperand grads(launch, dy, /*whole=*/false, /*read=*/true);
   Mem col = temporary_buffer(launch, s.crs * s.pq, ct);
   const KernelInfo& col2im = conv_kernel(launch, "col2im", dx.dtype);
+  // Runs of at most 64 elements: kernels/conv.cl's XY_COL2IM_RUN.
+  const RowRuns runs = row_runs(launch.device(), s.cg * s.h, s.w, 64);
   for (std::int64_t n = 0; n < s.n; ++n) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
       // col = w[g]^T * dy[n, g]: a [Kg, CRS] read transposed.
       enqueue_gemm(launch, weights.at(g * s.kg, 0, s.kg, s.crs), grads.at(n, g, s.kg, s.pq),
                    matrix(col.get(), 0, s.crs, s.pq, s.pq, ct), true, false, 1.0, 0.0);
-      launch.run(col2im, static_cast<std::size_t>(s.cg * s.h * s.w), col.get(), static_cast<cl_long>(s.cg),
-                 static_cast<cl_long>(s.r), static_cast<cl_long>(s.s), s.window, mem_of(dx), view_arg(dx),
-                 static_cast<cl_long>(n), static_cast<cl_long>(g * s.cg));
+      launch.run(col2im, runs.items, col.get(), static_cast<cl_long>(s.cg), static_cast<cl_long>(s.r),
+                 static_cast<cl_long>(s.s), s.window, mem_of(dx), view_arg(dx), static_cast<cl_long>(n),
+                 static_cast<cl_long>(g * s.cg), static_cast<cl_long>(runs.per), runs.narrow);
     }
   }
 }

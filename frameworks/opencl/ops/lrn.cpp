@@ -1,8 +1,11 @@
-// Local response normalisation, forward and backward: kernels/lrn.cl.
-// Backward first writes every element's scale into the device's scratch.
+// Local response normalisation, forward and backward: kernels/lrn.cl, each
+// work-item a run of positions of one row (n, h) across every channel
+// (ops/row_runs.hpp). Backward first writes every element's scale into the
+// device's scratch.
 #include <cstdint>
 
 #include "frameworks/opencl/ops/nn_launch.hpp"
+#include "frameworks/opencl/ops/row_runs.hpp"
 
 namespace xylem::opencl {
 
@@ -12,25 +15,42 @@ EventPtr launch_lrn(Launcher& launch) {
   const plugin::TensorArg& x = t[0];
   const DType dtype = x.dtype;
   const auto dims = x.view.dims();
-  const cl_long channels = dims[1], height = dims[2], width = dims[3];
+  const cl_long channels = dims[1];
+  // The core passes [N, C, S, 1] (every rank as one spatial axis): the
+  // kernels' runs go along w, so S becomes the width, of a single row.
+  const bool one_column = dims[3] == 1;
+  const cl_long height = one_column ? 1 : dims[2], width = one_column ? dims[2] : dims[3];
+  const auto view = [one_column](const plugin::TensorArg& a) {
+    ViewArg v = view_arg(a);
+    if (one_column) {
+      v.s[3] = v.s[2];
+      v.s[2] = 0;
+    }
+    return v;
+  };
   const std::int64_t total = x.view.numel();
   if (total == 0) return launch.finish();
   const auto size = static_cast<cl_long>(call.i[0]);
   const Scalar alpha = compute_scalar(dtype, call.f[0]), beta = compute_scalar(dtype, call.f[1]),
                k = compute_scalar(dtype, call.f[2]);
   const ProgramPackage& program = launch.program(Family::lrn);
-  const auto items = static_cast<std::size_t>(total);
+  const auto rows = static_cast<cl_long>(dims[0] * height);
+  const RowRuns r = row_runs(launch.device(), rows, width);
+  const auto per = static_cast<cl_long>(r.per);
+  // The betas kernels/lrn.cl computes s^-beta of without pow.
+  const double b = call.f[1];
+  const cl_int mode = b == 0.75 ? 1 : b == 0.5 ? 2 : b == 1.0 ? 3 : 0;
   if (call.op == plugin::OpId::nn_lrn) {
-    launch.run(program.kernel(join({"lrn", suffix(dtype)})), items, mem_of(x), view_arg(x), mem_of(t[1]),
-               view_arg(t[1]), channels, height, width, static_cast<cl_long>(total), size, alpha, beta, k);
+    launch.run(program.kernel(join({"lrn", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(t[1]),
+               view(t[1]), channels, height, width, per, rows, r.narrow, size, alpha, beta, k, mode);
     return launch.finish();
   }
-  cl_mem scale = launch.device().scratch(0, items * size_of(compute_dtype(dtype)));
-  launch.run(program.kernel(join({"lrn_scale", suffix(dtype)})), items, mem_of(x), view_arg(x), scale, channels,
-             height, width, static_cast<cl_long>(total), size, alpha, k);
-  launch.run(program.kernel(join({"lrn_grad", suffix(dtype)})), items, mem_of(x), view_arg(x), mem_of(t[1]),
-             view_arg(t[1]), mem_of(t[2]), view_arg(t[2]), scale, mem_of(t[3]), view_arg(t[3]), channels, height,
-             width, static_cast<cl_long>(total), size, alpha, beta);
+  cl_mem scale = launch.device().scratch(0, static_cast<std::size_t>(total) * size_of(compute_dtype(dtype)));
+  launch.run(program.kernel(join({"lrn_scale", suffix(dtype)})), r.items, mem_of(x), view(x), scale, channels,
+             height, width, per, rows, r.narrow, size, alpha, k);
+  launch.run(program.kernel(join({"lrn_grad", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(t[1]),
+             view(t[1]), mem_of(t[2]), view(t[2]), scale, mem_of(t[3]), view(t[3]), channels, height,
+             width, per, rows, r.narrow, size, alpha, beta, mode);
   return launch.finish();
 }
 

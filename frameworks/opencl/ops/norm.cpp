@@ -1,10 +1,12 @@
 // Layer and batch normalisation, forward and backward: kernels/norm.cl.
 // Row and channel statistics take one work-group each; the per-column sums
 // of layer_norm_grad_params take two passes through the device's scratch.
+// batch_norm_apply and _grad_input take runs of rows (ops/row_runs.hpp).
 #include <algorithm>
 #include <cstdint>
 
 #include "frameworks/opencl/ops/nn_launch.hpp"
+#include "frameworks/opencl/ops/row_runs.hpp"
 
 namespace xylem::opencl {
 
@@ -107,12 +109,13 @@ void batch_norm_apply(Launcher& launch) {
   const TensorArg &x = call.t[0], &mean = call.t[1], &var = call.t[2], &gamma = call.t[3], &beta = call.t[4],
                   &y = call.t[5];
   const Ncs d = ncs(x);
-  const std::int64_t total = d.n * d.c * d.s;
-  if (total == 0) return;
-  launch.run(norm_kernel(launch, "batch_norm_apply", x.dtype), static_cast<std::size_t>(total), mem_of(x),
-             view_arg(x), mem_of(mean), view_arg(mean), mem_of(var), view_arg(var), mem_of(gamma), view_arg(gamma),
-             mem_of(beta), view_arg(beta), mem_of(y), view_arg(y), static_cast<cl_long>(d.c),
-             static_cast<cl_long>(d.s), static_cast<cl_long>(total), compute_scalar(x.dtype, call.f[0]));
+  if (d.n * d.c * d.s == 0) return;
+  const RowRuns r = row_runs(launch.device(), d.n * d.c, d.s);
+  launch.run(norm_kernel(launch, "batch_norm_apply", x.dtype), r.items, mem_of(x), view_arg(x), mem_of(mean),
+             view_arg(mean), mem_of(var), view_arg(var), mem_of(gamma), view_arg(gamma), mem_of(beta),
+             view_arg(beta), mem_of(y), view_arg(y), static_cast<cl_long>(d.c), static_cast<cl_long>(d.s),
+             static_cast<cl_long>(r.per), static_cast<cl_long>(d.n * d.c), r.narrow,
+             compute_scalar(x.dtype, call.f[0]));
 }
 
 void batch_norm_grad_params(Launcher& launch) {
@@ -134,13 +137,14 @@ void batch_norm_grad_input(Launcher& launch) {
   const auto& t = call.t;
   const TensorArg& x = t[0];
   const Ncs d = ncs(x);
-  const std::int64_t total = d.n * d.c * d.s;
-  if (total == 0) return;
-  launch.run(norm_kernel(launch, "batch_norm_grad_input", x.dtype), static_cast<std::size_t>(total), mem_of(x),
-             view_arg(x), mem_of(t[1]), view_arg(t[1]), mem_of(t[2]), view_arg(t[2]), mem_of(t[3]), view_arg(t[3]),
-             mem_of(t[4]), view_arg(t[4]), mem_of(t[5]), view_arg(t[5]), mem_of(t[6]), view_arg(t[6]), mem_of(t[7]),
-             view_arg(t[7]), static_cast<cl_long>(d.c), static_cast<cl_long>(d.s), static_cast<cl_long>(total),
-             compute_scalar(x.dtype, call.f[0]), static_cast<cl_int>(call.i[0] != 0));
+  if (d.n * d.c * d.s == 0) return;
+  const RowRuns r = row_runs(launch.device(), d.n * d.c, d.s);
+  launch.run(norm_kernel(launch, "batch_norm_grad_input", x.dtype), r.items, mem_of(x), view_arg(x), mem_of(t[1]),
+             view_arg(t[1]), mem_of(t[2]), view_arg(t[2]), mem_of(t[3]), view_arg(t[3]), mem_of(t[4]),
+             view_arg(t[4]), mem_of(t[5]), view_arg(t[5]), mem_of(t[6]), view_arg(t[6]), mem_of(t[7]),
+             view_arg(t[7]), static_cast<cl_long>(d.c), static_cast<cl_long>(d.s), static_cast<cl_long>(r.per),
+             static_cast<cl_long>(d.n * d.c), r.narrow, compute_scalar(x.dtype, call.f[0]),
+             static_cast<cl_int>(call.i[0] != 0));
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// Max and average pooling, forward and backward: kernels/pool.cl.
+// Max and average pooling, forward and backward: kernels/pool.cl, each
+// work-item a run along the last axis of one row (ops/row_runs.hpp).
 // max_pool2d_grad runs in two passes: each window's first maximum into a
 // scratch index map, then a gather over dx.
 #include <cstdint>
 
 #include "frameworks/opencl/ops/nn_launch.hpp"
+#include "frameworks/opencl/ops/row_runs.hpp"
 
 namespace xylem::opencl {
 
@@ -33,54 +35,55 @@ const KernelInfo& pool_kernel(Launcher& launch, const char* name, DType dtype) {
   return launch.program(Family::pool).kernel(join({name, suffix(dtype)}));
 }
 
+// Runs `name` over the rows of t [N, C, A, B] (y of the forward kernels,
+// dx of the backward ones), passing args, then C and the run arguments.
+template <class... Args>
+void run_rows(Launcher& launch, const char* name, DType dtype, const TensorArg& t, const Args&... args) {
+  const auto dims = t.view.dims();
+  const std::int64_t rows = dims[0] * dims[1] * dims[2];
+  const RowRuns r = row_runs(launch.device(), rows, dims[3]);
+  launch.run(pool_kernel(launch, name, dtype), r.items, args..., static_cast<cl_long>(dims[1]),
+             static_cast<cl_long>(r.per), static_cast<cl_long>(rows), r.narrow);
+}
+
 }  // namespace
 
 EventPtr launch_pool(Launcher& launch) {
   const auto& call = launch.call();
   const auto& t = call.t;
   const DType dtype = t[0].dtype;
+  const cl_int count_pad = call.i[6] != 0;
   switch (call.op) {
     case OpId::nn_max_pool2d:
     case OpId::nn_avg_pool2d: {
       const TensorArg &x = t[0], &y = t[1];
       const WindowArg g = pool_window(call, x, y);
-      const std::int64_t channels = y.view.dims()[1], total = y.view.numel();
-      if (total == 0) break;
+      if (y.view.numel() == 0) break;
       if (call.op == OpId::nn_max_pool2d) {
-        launch.run(pool_kernel(launch, "max_pool2d", dtype), static_cast<std::size_t>(total), mem_of(x), view_arg(x),
-                   mem_of(y), view_arg(y), g, static_cast<cl_long>(channels), static_cast<cl_long>(total));
+        run_rows(launch, "max_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g);
       } else {
-        launch.run(pool_kernel(launch, "avg_pool2d", dtype), static_cast<std::size_t>(total), mem_of(x), view_arg(x),
-                   mem_of(y), view_arg(y), g, static_cast<cl_long>(channels), static_cast<cl_long>(total),
-                   static_cast<cl_int>(call.i[6] != 0));
+        run_rows(launch, "avg_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g, count_pad);
       }
       break;
     }
     case OpId::nn_max_pool2d_grad: {
       const TensorArg &x = t[0], &dy = t[1], &dx = t[2];
       const WindowArg g = pool_window(call, x, dy);
-      const std::int64_t channels = x.view.dims()[1], outputs = dy.view.numel(), inputs = dx.view.numel();
-      if (inputs == 0) break;
+      const std::int64_t outputs = dy.view.numel();
+      if (dx.view.numel() == 0) break;
       if (g.H * g.W > INT32_MAX)
         throw Error(ErrorCode::unsupported, launch.describe() + ": planes over 2^31 elements");
       cl_mem arg = launch.device().scratch(0, static_cast<std::size_t>(outputs) * sizeof(cl_int));
-      if (outputs > 0) {
-        launch.run(pool_kernel(launch, "max_pool2d_argmax", dtype), static_cast<std::size_t>(outputs), mem_of(x),
-                   view_arg(x), arg, g, static_cast<cl_long>(channels), static_cast<cl_long>(outputs));
-      }
-      launch.run(pool_kernel(launch, "max_pool2d_grad", dtype), static_cast<std::size_t>(inputs), arg, mem_of(dy),
-                 view_arg(dy), mem_of(dx), view_arg(dx), g, static_cast<cl_long>(channels),
-                 static_cast<cl_long>(inputs));
+      if (outputs > 0) run_rows(launch, "max_pool2d_argmax", dtype, dy, mem_of(x), view_arg(x), arg, g);
+      run_rows(launch, "max_pool2d_grad", dtype, dx, arg, mem_of(dy), view_arg(dy), mem_of(dx), view_arg(dx), g);
       break;
     }
     case OpId::nn_avg_pool2d_grad: {
       const TensorArg &dy = t[0], &dx = t[1];
       const WindowArg g = pool_window(call, dx, dy);
-      const std::int64_t channels = dx.view.dims()[1], inputs = dx.view.numel();
-      if (inputs == 0) break;
-      launch.run(pool_kernel(launch, "avg_pool2d_grad", dtype), static_cast<std::size_t>(inputs), mem_of(dy),
-                 view_arg(dy), mem_of(dx), view_arg(dx), g, static_cast<cl_long>(channels),
-                 static_cast<cl_long>(inputs), static_cast<cl_int>(call.i[6] != 0));
+      if (dx.view.numel() == 0) break;
+      run_rows(launch, "avg_pool2d_grad", dtype, dx, mem_of(dy), view_arg(dy), mem_of(dx), view_arg(dx), g,
+               count_pad);
       break;
     }
     default:
