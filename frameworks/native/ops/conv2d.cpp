@@ -2,17 +2,16 @@
 // and both gradients, for every float dtype: dense operands, then one of two
 // engines (conv2d.hpp), chosen per call:
 //   - oneDNN for f32, and so for f16/bf16, which reach the engine as dense
-//     f32 copies (dense.hpp) rounded back once at the end. oneDNN's JIT
-//     kernels work in blocked layouts and ran typical layers (8x64x56x56,
-//     3x3) about 2x faster than im2col + OpenBLAS, reorders to and from NCHW
-//     included (bench/host_nn_bench.cpp measures both in one run). Its
-//     OpenMP threads spin after each call by default; on a machine with
-//     more busy threads than cores that made it 2x slower than im2col
-//     instead, and OMP_WAIT_POLICY=passive restores it (conv2d_onednn.cpp).
+//     f32 copies (dense.hpp) rounded back once at the end. Its JIT kernels
+//     work in blocked layouts and, single-threaded on each of our oneTBB
+//     threads (conv2d_onednn.cpp says why), ran typical layers 1.3-2.3x
+//     faster than im2col + OpenBLAS, reorders to and from NCHW included
+//     (bench/host_nn_bench.cpp measures both in one run).
 //   - our im2col + OpenBLAS for f64 (oneDNN has no f64), when xylem was
-//     built without oneDNN, for geometries where oneDNN's kernel is not
-//     better than ours (see conv2d_onednn.cpp), and whenever XYLEM_NATIVE_CONV=im2col (read at each
-//     call, so one process can time or test both engines).
+//     built without oneDNN, for batches too small to share among the
+//     threads, for geometries where oneDNN's kernel is not better than ours
+//     (see conv2d_onednn.cpp), and whenever XYLEM_NATIVE_CONV=im2col (read
+//     at each call, so one process can time or test both engines).
 #include <cstdlib>
 #include <string_view>
 #include <type_traits>
