@@ -48,14 +48,6 @@ using plugin::OpId;
 // while keeping each chunk's data in L2 until it is written back.
 constexpr std::int64_t kGrain = 16 * 1024;
 
-// Outputs above this size (a typical L3 slice) go out through streaming
-// (non-temporal) stores: they mostly leave the caches before the next op
-// reads them anyway, and streaming saves reading each destination line
-// before it is overwritten, a third of the traffic (measured: sigmoid over
-// 64M f32 went from about copy speed to 1.2x a memcpy). Smaller outputs use
-// normal stores, which leave the result in cache for the consumer.
-constexpr std::int64_t kStreamBytes = 32 << 20;
-
 // The best SIMD target's entry for a dtype and op kind.
 enum class Kind { unary, binary, compare };
 
@@ -94,7 +86,10 @@ void run_elementwise(const OpCall& call, Entry entry) {
   chunk.code = int(call.i[0]);
   chunk.p0 = call.f[0];
   chunk.p1 = call.f[1];
-  chunk.stream = out_bytes > kStreamBytes && layout.inner_stride(In) == 1;
+  // Outputs too large to stay in cache go out through streaming stores
+  // (stream_threshold_bytes): measured, sigmoid over 64M f32 went from
+  // about copy speed to 1.2x a memcpy.
+  chunk.stream = out_bytes > stream_threshold_bytes() && layout.inner_stride(In) == 1;
   parallel_chunks(layout.numel, kGrain, [&](std::int64_t begin, std::int64_t end) {
     ElementwiseChunk<In> part = chunk;
     part.begin = begin;

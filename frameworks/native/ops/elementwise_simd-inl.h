@@ -3,13 +3,14 @@
 // includes it that way) and picked at run time. Each op code is its own
 // functor, so the inner loop of a kernel specialised on it holds no switch.
 //
-// Formulas are math.h's, written with vector operations in the same order.
-// Where Highway's approximation (Exp, Log, Sin, ...) is accurate only on a
-// range, lanes outside it (NaN, Inf, overflow, log of <= 0) make that one
-// vector go through math.h's scalar formula instead: exact semantics for
-// the special values, vector speed for the rest. Codes without a vector
-// formula (gelu's erf, pow) run math.h's scalar formula lane by lane,
-// still without a per-element switch.
+// Formulas are math.h's, written with vector operations in the same order
+// (f32 exp, sigmoid and tanh with elementwise_math_simd-inl.h's lean
+// approximations). Where an approximation (LeanExp, Highway's Log, Sin, ...)
+// is accurate only on a range, lanes outside it (NaN, Inf, overflow, log of
+// <= 0) take math.h's scalar formula instead: exact semantics for the
+// special values, vector speed for the rest (see Reach). Codes without a
+// vector formula (gelu's erf, pow) run math.h's scalar formula lane by
+// lane, still without a per-element switch.
 
 // Shared by every target: what elementwise.cpp hands a chunk of work over.
 #ifndef XYLEM_NATIVE_ELEMENTWISE_CALL_
@@ -49,6 +50,7 @@ struct ElementwiseChunk {
 #include <type_traits>
 
 #include "frameworks/native/ops/convert_simd-inl.h"
+#include "frameworks/native/ops/elementwise_math_simd-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -80,7 +82,8 @@ template <class C>
 constexpr C kTrigMax = C(39000);
 
 // `fast` computed for every lane; lanes where `ok` is false are recomputed
-// with the scalar formula f (rare: the branch is almost never taken).
+// with the scalar formula f (rare: the branch is almost never taken). A
+// lane's result depends on its own value only, not on its neighbours.
 template <class D, class F>
 HWY_INLINE hn::Vec<D> Patch1(D d, hn::Mask<D> ok, hn::Vec<D> fast, hn::Vec<D> x, F f) {
   if (HWY_LIKELY(hn::AllTrue(d, ok))) return fast;
@@ -88,7 +91,7 @@ HWY_INLINE hn::Vec<D> Patch1(D d, hn::Mask<D> ok, hn::Vec<D> fast, hn::Vec<D> x,
   HWY_ALIGN C buf[HWY_MAX_BYTES / sizeof(C)];
   hn::Store(x, d, buf);
   for (std::size_t i = 0; i < hn::Lanes(d); ++i) buf[i] = f(buf[i]);
-  return hn::Load(d, buf);
+  return hn::IfThenElse(ok, fast, hn::Load(d, buf));
 }
 
 template <class D, class F>
@@ -100,7 +103,7 @@ HWY_INLINE hn::Vec<D> Patch2(D d, hn::Mask<D> ok, hn::Vec<D> fast, hn::Vec<D> a,
   hn::Store(a, d, buf_a);
   hn::Store(b, d, buf_b);
   for (std::size_t i = 0; i < hn::Lanes(d); ++i) buf_a[i] = f(buf_a[i], buf_b[i]);
-  return hn::Load(d, buf_a);
+  return hn::IfThenElse(ok, fast, hn::Load(d, buf_a));
 }
 
 // |x| finite (false for NaN): Highway's approximations are checked only
@@ -117,23 +120,40 @@ HWY_INLINE hn::Vec<D> SigmoidFast(D d, hn::Vec<D> t) {
   return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(t))));
 }
 
-// y = unary code K of x.
+// How far an op's vector formula reaches. every_lane: exact everywhere.
+// checked: Fast is exact where Ok holds; other lanes (NaN, Inf, out of the
+// approximation's range) take math.h's scalar formula. none: the scalar
+// formula lane by lane.
+enum class Reach { every_lane, checked, none };
+
+// y = unary code K of x. operator() is exact for every lane; ComputeDense
+// uses Fast and Ok directly so its vector loop holds no call.
 template <int K, class C>
 struct UnaryOp {
   C p0, p1;
 
+  static constexpr Reach kReach =
+      (K == XY_UN_EXP || K == XY_UN_LOG || K == XY_UN_SIN || K == XY_UN_COS || K == XY_UN_SIGMOID ||
+       K == XY_UN_TANH || K == XY_UN_ELU || K == XY_UN_SOFTPLUS)
+          ? Reach::checked
+          : (K == XY_UN_SQRT || K == XY_UN_RSQRT || K == XY_UN_ABS || K == XY_UN_NEG || K == XY_UN_CLAMP ||
+             K == XY_UN_RELU || K == XY_UN_LEAKY_RELU)
+                ? Reach::every_lane
+                : Reach::none;  // gelu (erf)
+
+  // f32 exp, sigmoid and tanh use elementwise_math_simd-inl.h's lean forms.
+  static constexpr bool kLean = std::is_same_v<C, float>;
+
   C scalar(C x) const { return ScalarUnary(K, x, p0, p1); }
 
   template <class D>
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
+  HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x) const {
     const auto zero = hn::Zero(d);
-    const auto s = [this](C v) { return scalar(v); };
     if constexpr (K == XY_UN_EXP) {
-      return Patch1(d, hn::And(Finite(d, x), hn::Le(x, hn::Set(d, kExpMax<C>))), hn::Exp(d, x), x, s);
+      if constexpr (kLean) return LeanExp(d, x);
+      return hn::Exp(d, x);
     } else if constexpr (K == XY_UN_LOG) {
-      const auto ok = hn::And(hn::Ge(x, hn::Set(d, std::numeric_limits<C>::min())),
-                              hn::Le(x, hn::Set(d, std::numeric_limits<C>::max())));
-      return Patch1(d, ok, hn::Log(d, x), x, s);
+      return hn::Log(d, x);
     } else if constexpr (K == XY_UN_SQRT) {
       return hn::Sqrt(x);
     } else if constexpr (K == XY_UN_RSQRT) {
@@ -142,49 +162,89 @@ struct UnaryOp {
       return hn::Abs(x);
     } else if constexpr (K == XY_UN_NEG) {
       return hn::Neg(x);
-    } else if constexpr (K == XY_UN_SIN || K == XY_UN_COS) {
-      const auto ok = hn::Le(hn::Abs(x), hn::Set(d, kTrigMax<C>));
-      return Patch1(d, ok, K == XY_UN_SIN ? hn::Sin(d, x) : hn::Cos(d, x), x, s);
+    } else if constexpr (K == XY_UN_SIN) {
+      return hn::Sin(d, x);
+    } else if constexpr (K == XY_UN_COS) {
+      return hn::Cos(d, x);
     } else if constexpr (K == XY_UN_CLAMP) {
       const auto lo = hn::Set(d, p0), hi = hn::Set(d, p1);
       return hn::IfThenElse(hn::Lt(x, lo), lo, hn::IfThenElse(hn::Gt(x, hi), hi, x));
     } else if constexpr (K == XY_UN_SIGMOID) {
-      const auto ok = hn::And(Finite(d, x), hn::Le(hn::Neg(x), hn::Set(d, kExpMax<C>)));
-      return Patch1(d, ok, SigmoidFast(d, x), x, s);
+      if constexpr (kLean) {  // exp(-x) below 2^-125 leaves 1 / (1 + it) at 1: clamp
+        const auto one = hn::Set(d, C(1));
+        return hn::Div(one, hn::Add(one, LeanExp(d, hn::Max(hn::Neg(x), hn::Set(d, kLeanExpLow)))));
+      }
+      return SigmoidFast(d, x);
     } else if constexpr (K == XY_UN_RELU) {
       return hn::IfThenZeroElse(hn::Lt(x, zero), x);  // NaN and -0 pass through
     } else if constexpr (K == XY_UN_TANH) {
-      return Patch1(d, Finite(d, x), hn::Tanh(d, x), x, s);
+      if constexpr (kLean) return LeanTanh(d, x);
+      return hn::Tanh(d, x);
     } else if constexpr (K == XY_UN_LEAKY_RELU) {
       return hn::IfThenElse(hn::Lt(x, zero), hn::Mul(x, hn::Set(d, p0)), x);
     } else if constexpr (K == XY_UN_ELU) {
       const auto em1 = hn::Mul(hn::Set(d, p0), hn::Expm1(d, hn::Min(x, zero)));
-      return Patch1(d, Finite(d, x), hn::IfThenElse(hn::Gt(x, zero), x, em1), x, s);
+      return hn::IfThenElse(hn::Gt(x, zero), x, em1);
     } else if constexpr (K == XY_UN_SOFTPLUS) {
       const auto beta = hn::Set(d, p0);
       const auto t = hn::Mul(x, beta);
-      const auto linear = hn::Gt(t, hn::Set(d, p1));
       const auto soft = hn::Div(hn::Log1p(d, hn::Exp(d, hn::Min(t, hn::Set(d, kExpMax<C>)))), beta);
-      const auto ok = hn::And(Finite(d, t), hn::Or(linear, hn::Le(t, hn::Set(d, kExpMax<C>))));
-      return Patch1(d, ok, hn::IfThenElse(linear, x, soft), x, s);
-    } else {  // gelu (erf) and anything without a vector formula
-      return Patch1(d, hn::Lt(x, x), x, x, s);
+      return hn::IfThenElse(hn::Gt(t, hn::Set(d, p1)), x, soft);
+    } else {
+      return x;  // Reach::none: never used
     }
+  }
+
+  // Lanes where Fast is exact (Reach::checked only).
+  template <class D>
+  HWY_INLINE hn::Mask<D> Ok(D d, hn::Vec<D> x) const {
+    if constexpr (K == XY_UN_EXP && kLean) {
+      return hn::And(hn::Ge(x, hn::Set(d, kLeanExpLow)), hn::Le(x, hn::Set(d, kLeanExpHigh)));
+    } else if constexpr (K == XY_UN_EXP) {
+      return hn::And(Finite(d, x), hn::Le(x, hn::Set(d, kExpMax<C>)));
+    } else if constexpr (K == XY_UN_LOG) {
+      return hn::And(hn::Ge(x, hn::Set(d, std::numeric_limits<C>::min())),
+                     hn::Le(x, hn::Set(d, std::numeric_limits<C>::max())));
+    } else if constexpr (K == XY_UN_SIN || K == XY_UN_COS) {
+      return hn::Le(hn::Abs(x), hn::Set(d, kTrigMax<C>));
+    } else if constexpr (K == XY_UN_SIGMOID && kLean) {
+      return hn::Ge(x, hn::Set(d, -kLeanExpHigh));  // +Inf included (gives 1); NaN not
+    } else if constexpr (K == XY_UN_SIGMOID) {
+      return hn::And(Finite(d, x), hn::Le(hn::Neg(x), hn::Set(d, kExpMax<C>)));
+    } else if constexpr (K == XY_UN_TANH && kLean) {
+      return hn::Eq(x, x);  // LeanTanh covers +-Inf; NaN takes tanh()
+    } else if constexpr (K == XY_UN_SOFTPLUS) {
+      const auto t = hn::Mul(x, hn::Set(d, p0));
+      return hn::And(Finite(d, t), hn::Or(hn::Gt(t, hn::Set(d, p1)), hn::Le(t, hn::Set(d, kExpMax<C>))));
+    } else {  // tanh, elu
+      return Finite(d, x);
+    }
+  }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
+    const auto s = [this](C v) { return scalar(v); };
+    if constexpr (kReach == Reach::every_lane) return Fast(d, x);
+    if constexpr (kReach == Reach::checked) return Patch1(d, Ok(d, x), Fast(d, x), x, s);
+    return Patch1(d, hn::Lt(x, x), x, x, s);  // no lane is "ok": all scalar
   }
 };
 
-// y = binary code K of (a, b).
+// y = binary code K of (a, b); the same three parts as UnaryOp.
 template <int K, class C>
 struct BinaryOp {
   C p0, p1;
 
+  static constexpr Reach kReach = (K == XY_BIN_ELU_GRAD || K == XY_BIN_SOFTPLUS_GRAD) ? Reach::checked
+                                  : (K == XY_BIN_POW || K == XY_BIN_GELU_GRAD)        ? Reach::none
+                                                                                      : Reach::every_lane;
+
   C scalar(C a, C b) const { return ScalarBinary(K, a, b, p0, p1); }
 
   template <class D>
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+  HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> a, hn::Vec<D> b) const {
     const auto zero = hn::Zero(d);
     const auto one = hn::Set(d, C(1));
-    const auto s = [this](C u, C v) { return scalar(u, v); };
     if constexpr (K == XY_BIN_ADD) {
       return hn::Add(a, b);
     } else if constexpr (K == XY_BIN_SUB) {
@@ -207,25 +267,43 @@ struct BinaryOp {
       return hn::IfThenElse(hn::Gt(a, zero), b, hn::Mul(b, hn::Set(d, p0)));
     } else if constexpr (K == XY_BIN_ELU_GRAD) {
       const auto neg = hn::Mul(hn::Mul(b, hn::Set(d, p0)), hn::Exp(d, hn::Min(a, zero)));
-      return Patch2(d, Finite(d, a), hn::IfThenElse(hn::Gt(a, zero), b, neg), a, b, s);
+      return hn::IfThenElse(hn::Gt(a, zero), b, neg);
     } else if constexpr (K == XY_BIN_SOFTPLUS_GRAD) {
       const auto t = hn::Mul(a, hn::Set(d, p0));
-      const auto linear = hn::Gt(t, hn::Set(d, p1));
-      const auto ok = hn::And(Finite(d, t), hn::Or(linear, hn::Le(hn::Neg(t), hn::Set(d, kExpMax<C>))));
-      return Patch2(d, ok, hn::IfThenElse(linear, b, hn::Mul(b, SigmoidFast(d, t))), a, b, s);
-    } else {  // pow, gelu_grad: the scalar formula per lane
-      return Patch2(d, hn::Lt(a, a), a, a, b, s);
+      return hn::IfThenElse(hn::Gt(t, hn::Set(d, p1)), b, hn::Mul(b, SigmoidFast(d, t)));
+    } else {
+      return a;  // Reach::none: never used
     }
+  }
+
+  template <class D>
+  HWY_INLINE hn::Mask<D> Ok(D d, hn::Vec<D> a, hn::Vec<D>) const {
+    if constexpr (K == XY_BIN_SOFTPLUS_GRAD) {
+      const auto t = hn::Mul(a, hn::Set(d, p0));
+      return hn::And(Finite(d, t), hn::Or(hn::Gt(t, hn::Set(d, p1)), hn::Le(hn::Neg(t), hn::Set(d, kExpMax<C>))));
+    } else {  // elu_grad
+      return Finite(d, a);
+    }
+  }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+    const auto s = [this](C u, C v) { return scalar(u, v); };
+    if constexpr (kReach == Reach::every_lane) return Fast(d, a, b);
+    if constexpr (kReach == Reach::checked) return Patch2(d, Ok(d, a, b), Fast(d, a, b), a, b, s);
+    return Patch2(d, hn::Lt(a, a), a, a, b, s);  // no lane is "ok": all scalar
   }
 };
 
 // 1 or 0 in the compute type; the output stage turns it into a boolean.
 template <int K, class C>
 struct CompareOp {
+  static constexpr Reach kReach = Reach::every_lane;
+
   C scalar(C a, C b) const { return ScalarCompare(K, a, b); }
 
   template <class D>
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+  HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> a, hn::Vec<D> b) const {
     const auto one = hn::Set(d, C(1));
     if constexpr (K == XY_CMP_EQ) return hn::IfThenElseZero(hn::Eq(a, b), one);
     if constexpr (K == XY_CMP_NE) return hn::IfThenZeroElse(hn::Eq(a, b), one);
@@ -235,7 +313,74 @@ struct CompareOp {
     if constexpr (K == XY_CMP_GE) return hn::IfThenElseZero(hn::Ge(a, b), one);
     return hn::Zero(d);
   }
+
+  template <class D>
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
+    return Fast(d, a, b);
+  }
 };
+
+// Op applied to one vector of each input: Fast (unchecked) or exact.
+template <bool kFast, class D, class Op, std::size_t In>
+HWY_INLINE hn::Vec<D> ApplyOp(D d, const Op& op, const std::array<hn::Vec<D>, In>& v) {
+  if constexpr (In == 1)
+    return kFast ? op.Fast(d, v[0]) : op(d, v[0]);
+  else
+    return kFast ? op.Fast(d, v[0], v[1]) : op(d, v[0], v[1]);
+}
+
+// Vectors per check block. A Reach::checked op runs Fast over a block into
+// a buffer (in L1), checks Ok for every lane, redoes the block exactly in
+// the rare case some lane is not Ok (its inputs are still intact even when
+// the output is one of them), then writes the block out. The fallback (a
+// call into libm) thus stays out of the vector loop: inside it, the call
+// would clobber every vector register (none is callee-saved), and the loop
+// would reload its constants from the stack on each iteration (exp measured
+// 2.6x slower than Eigen's on one thread that way).
+constexpr std::size_t kCheckVectors = 16;
+
+// Whole vectors [0, count) (count a multiple of the lane count): input k
+// at src[k] + i*step[k] (step 0: a vector of copies, for a broadcast input).
+template <bool kStream, class C, std::size_t In, class Op>
+HWY_INLINE void DenseVectors(const std::array<const C*, In>& src, const std::array<std::size_t, In>& step, C* dst,
+                             std::size_t count, const Op& op) {
+  const hn::ScalableTag<C> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t lanes = hn::Lanes(d);
+  const auto load = [&](std::size_t i) HWY_ATTR {
+    std::array<V, In> v;
+    for (std::size_t k = 0; k < In; ++k) v[k] = hn::LoadU(d, src[k] + i * step[k]);
+    return v;
+  };
+  const auto put = [&](V y, std::size_t i) HWY_ATTR {
+    if constexpr (kStream)
+      hn::Stream(y, d, dst + i);
+    else
+      hn::StoreU(y, d, dst + i);
+  };
+  if constexpr (Op::kReach != Reach::checked) {
+    for (std::size_t i = 0; i < count; i += lanes) put(ApplyOp<false>(d, op, load(i)), i);
+  } else {
+    HWY_ALIGN C block[kCheckVectors * HWY_MAX_BYTES / sizeof(C)];
+    const std::size_t size = kCheckVectors * lanes;
+    for (std::size_t b = 0; b < count; b += size) {
+      const std::size_t m = std::min(size, count - b);
+      auto ok = hn::FirstN(d, lanes);
+      for (std::size_t j = 0; j < m; j += lanes) {
+        const auto v = load(b + j);
+        hn::Store(ApplyOp<true>(d, op, v), d, block + j);
+        if constexpr (In == 1)
+          ok = hn::And(ok, op.Ok(d, v[0]));
+        else
+          ok = hn::And(ok, op.Ok(d, v[0], v[1]));
+      }
+      if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
+        for (std::size_t j = 0; j < m; j += lanes) hn::Store(ApplyOp<false>(d, op, load(b + j)), d, block + j);
+      }
+      for (std::size_t j = 0; j < m; j += lanes) put(hn::Load(d, block + j), b + j);
+    }
+  }
+}
 
 // Applies op to n dense elements of compute type. Input k is src[k][i], or
 // the single value *src[k] for every i when splat[k] (a stride-0 input).
@@ -247,42 +392,47 @@ HWY_INLINE void ComputeDense(const std::array<const C*, In>& src, const std::arr
                              std::size_t n, bool stream, const Op& op) {
   const hn::ScalableTag<C> d;
   const std::size_t lanes = hn::Lanes(d);
-  const auto full = [&](std::size_t i) HWY_ATTR {
-    if constexpr (In == 1) {
-      return op(d, splat[0] ? hn::Set(d, *src[0]) : hn::LoadU(d, src[0] + i));
-    } else {
-      return op(d, splat[0] ? hn::Set(d, *src[0]) : hn::LoadU(d, src[0] + i),
-                splat[1] ? hn::Set(d, *src[1]) : hn::LoadU(d, src[1] + i));
+  // A broadcast input reads a vector of copies, without moving: the vector
+  // loop then has no branch on it.
+  HWY_ALIGN C copies[In][HWY_MAX_BYTES / sizeof(C)];
+  std::array<const C*, In> from = src;
+  std::array<std::size_t, In> step{};
+  for (std::size_t k = 0; k < In; ++k) {
+    step[k] = splat[k] ? 0 : 1;
+    if (splat[k]) {
+      hn::Store(hn::Set(d, *src[k]), d, copies[k]);
+      from[k] = copies[k];
     }
-  };
+  }
   // Fewer than `lanes` elements: through full-width buffers, so they get the
   // same formula (and bits) as the rest.
   const auto partial = [&](std::size_t i, std::size_t count) HWY_ATTR {
     HWY_ALIGN C buf[In][HWY_MAX_BYTES / sizeof(C)] = {};
     std::array<hn::Vec<decltype(d)>, In> v;
     for (std::size_t k = 0; k < In; ++k) {
-      if (splat[k]) {
-        v[k] = hn::Set(d, *src[k]);
-      } else {
-        std::memcpy(buf[k], src[k] + i, count * sizeof(C));
-        v[k] = hn::Load(d, buf[k]);
-      }
+      std::memcpy(buf[k], from[k] + i * step[k], (splat[k] ? lanes : count) * sizeof(C));
+      v[k] = hn::Load(d, buf[k]);
     }
-    if constexpr (In == 1)
-      hn::Store(op(d, v[0]), d, buf[0]);
-    else
-      hn::Store(op(d, v[0], v[1]), d, buf[0]);
+    hn::Store(ApplyOp<false>(d, op, v), d, buf[0]);
     std::memcpy(dst + i, buf[0], count * sizeof(C));
+  };
+  const auto at = [&](std::size_t i) {
+    std::array<const C*, In> p;
+    for (std::size_t k = 0; k < In; ++k) p[k] = from[k] + i * step[k];
+    return p;
   };
   std::size_t i = 0;
   if (stream) {
     const std::size_t misalign = (reinterpret_cast<std::uintptr_t>(dst) / sizeof(C)) % lanes;
     i = std::min(n, misalign ? lanes - misalign : 0);
     if (i > 0) partial(0, i);
-    for (; i + lanes <= n; i += lanes) hn::Stream(full(i), d, dst + i);
-  } else {
-    for (; i + lanes <= n; i += lanes) hn::StoreU(full(i), d, dst + i);
   }
+  const std::size_t whole = (n - i) / lanes * lanes;
+  if (stream)
+    DenseVectors<true, C, In>(at(i), step, dst + i, whole, op);
+  else
+    DenseVectors<false, C, In>(at(i), step, dst + i, whole, op);
+  i += whole;
   if (i < n) partial(i, n - i);
 }
 

@@ -4,6 +4,7 @@
 // slots in register_<family>(). Kernels run on the device's queue thread and
 // may use oneTBB for parallelism inside.
 #include <array>
+#include <cstdint>
 
 #include "xylem/plugin/kernel_table.hpp"
 #include "xylem/plugin/plugin.hpp"
@@ -36,6 +37,11 @@ void register_lrn(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
+
+// Outputs larger than this many bytes are written with streaming
+// (non-temporal) stores by the elementwise kernels:
+// half the last-level cache (kernels.cpp says why).
+[[nodiscard]] std::int64_t stream_threshold_bytes() noexcept;
 
 // Typed element pointer of an argument: data + view offset.
 template <class T>

@@ -36,9 +36,12 @@ namespace xylem::native::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // sum of x[i] - shift over a dense row (shift = 0: the plain sum; the
-// mean: with squares, the sum of squared deviations).
-template <bool kSquare, class T>
-HWY_INLINE double RowSum(const T* HWY_RESTRICT x, std::size_t n, double shift) {
+// mean: with squares, the sum of squared deviations). kShift false: shift
+// is 0 and not applied: on one core this load-bound loop runs about as
+// fast as the core retires its instructions, and the extra subtraction per
+// vector measured 25% slower over 64 MiB.
+template <bool kSquare, bool kShift, class T>
+HWY_INLINE double RowSumShifted(const T* HWY_RESTRICT x, std::size_t n, double shift) {
   using C = ComputeOf<T>;
   const ComputeTag<T> d;
   const std::size_t lanes = hn::Lanes(d);
@@ -47,20 +50,27 @@ HWY_INLINE double RowSum(const T* HWY_RESTRICT x, std::size_t n, double shift) {
   for (std::size_t b = 0; b < n; b += kSumBlock) {
     const std::size_t m = std::min(kSumBlock, n - b);
     const T* p = x + b;
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    // Eight independent sums: fewer instructions per vector keep more
+    // loads in flight (measured 1.2x over four on one core, at Eigen's speed).
+    auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     const auto term = [&](std::size_t i) HWY_ATTR {
-      const auto v = hn::Sub(LoadC(d, p + i), s);
+      const auto v = kShift ? hn::Sub(LoadC(d, p + i), s) : LoadC(d, p + i);
       return kSquare ? hn::Mul(v, v) : v;
     };
     std::size_t i = 0;
-    for (; i + 4 * lanes <= m; i += 4 * lanes) {
+    for (; i + 8 * lanes <= m; i += 8 * lanes) {
       a0 = hn::Add(a0, term(i));
       a1 = hn::Add(a1, term(i + lanes));
       a2 = hn::Add(a2, term(i + 2 * lanes));
       a3 = hn::Add(a3, term(i + 3 * lanes));
+      a4 = hn::Add(a4, term(i + 4 * lanes));
+      a5 = hn::Add(a5, term(i + 5 * lanes));
+      a6 = hn::Add(a6, term(i + 6 * lanes));
+      a7 = hn::Add(a7, term(i + 7 * lanes));
     }
     for (; i + lanes <= m; i += lanes) a0 = hn::Add(a0, term(i));
-    C block = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    a0 = hn::Add(hn::Add(hn::Add(a0, a1), hn::Add(a2, a3)), hn::Add(hn::Add(a4, a5), hn::Add(a6, a7)));
+    C block = hn::GetLane(hn::SumOfLanes(d, a0));
     for (; i < m; ++i) {
       const C v = to_compute(p[i]) - C(shift);
       block += kSquare ? v * v : v;
@@ -68,6 +78,12 @@ HWY_INLINE double RowSum(const T* HWY_RESTRICT x, std::size_t n, double shift) {
     total += double(block);
   }
   return total;
+}
+
+template <bool kSquare, class T>
+HWY_INLINE double RowSum(const T* HWY_RESTRICT x, std::size_t n, double shift) {
+  if (shift == 0) return RowSumShifted<kSquare, false>(x, n, 0.0);
+  return RowSumShifted<kSquare, true>(x, n, shift);
 }
 
 // max (kMax) or min of a dense row, n >= 1; NaN if any element is NaN.

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "frameworks/native/ops/elementwise_math_simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -33,10 +34,20 @@ constexpr std::size_t kRowBlock = 1024;
 
 // exp(t) for t <= 0 (or NaN). Far below exp's range the result is 0 as for
 // std::exp (up to subnormals); clamping first keeps Highway's Exp in its
-// valid range, and the comparison form keeps NaN a NaN.
+// valid range, and the comparison form keeps NaN a NaN. f32 vectors whose
+// lanes all have normal results (the usual case) take LeanExp, about half
+// the work (elementwise_math_simd-inl.h); others Highway's Exp, lane by
+// lane the same result whatever the neighbours.
 template <class D>
 HWY_INLINE hn::Vec<D> ExpNonPositive(D d, hn::Vec<D> t) {
-  const auto low = hn::Set(d, hn::TFromD<D>(sizeof(hn::TFromD<D>) == 4 ? -104.0 : -745.0));
+  using T = hn::TFromD<D>;
+  const auto low = hn::Set(d, T(sizeof(T) == 4 ? -104.0 : -745.0));
+  if constexpr (sizeof(T) == 4) {
+    const auto lean_ok = hn::Ge(t, hn::Set(d, kLeanExpLow));
+    const auto lean = LeanExp(d, t);
+    if (HWY_LIKELY(hn::AllTrue(d, lean_ok))) return lean;
+    return hn::IfThenElse(lean_ok, lean, hn::Exp(d, hn::IfThenElse(hn::Lt(t, low), low, t)));
+  }
   return hn::Exp(d, hn::IfThenElse(hn::Lt(t, low), low, t));
 }
 
