@@ -1,7 +1,11 @@
 #pragma once
-// Timing helpers every xylem benchmark uses.
+// Timing and option helpers every xylem benchmark uses.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +53,42 @@ std::pair<double, double> time_pair(int reps, F&& f, G&& g) {
     tg.push_back(seconds_since(t0));
   }
   return {median(tf), median(tg)};
+}
+
+// The options every benchmark takes: --json FILE (write the figures),
+// --reps N (timed repetitions, at least min_reps) and --quick (small sizes,
+// for a smoke run). Benchmarks derive their Options from it.
+struct CommonOptions {
+  std::string json;
+  int reps = 10;
+  bool quick = false;
+};
+
+// Reads argv into o. A benchmark's own options go through own(arg, value):
+// value is the next argument or nullptr; own returns how many arguments it
+// took (0: not its option). Anything else prints `usage` and exits (0 for
+// --help).
+template <class Own>
+void parse_options(int argc, char** argv, std::string_view usage, int min_reps, CommonOptions& o, Own&& own) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (a == "--json" && value) {
+      o.json = argv[++i];
+    } else if (a == "--reps" && value) {
+      o.reps = std::max(min_reps, std::atoi(argv[++i]));
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (const int used = own(a, value); used > 0) {
+      i += used - 1;
+    } else {
+      std::cerr << "usage: " << usage << "\n";
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+}
+inline void parse_options(int argc, char** argv, std::string_view usage, int min_reps, CommonOptions& o) {
+  parse_options(argc, argv, usage, min_reps, o, [](std::string_view, const char*) { return 0; });
 }
 
 }  // namespace xylem_bench

@@ -65,33 +65,25 @@ using xylem_bench::median;
 using xylem_bench::seconds_since;
 
 
-struct Options {
-  std::string json, peer;
-  int reps = 10;
-  bool quick = false;
+struct Options : xylem_bench::CommonOptions {
+  std::string peer;
   bool gemm_only = false;  // --only gemm: see scripts/gpu.sh's alternating gemm rounds
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json = argv[++i];
-    } else if (a == "--peer" && i + 1 < argc) {
-      o.peer = argv[++i];
-    } else if (a == "--reps" && i + 1 < argc) {
-      o.reps = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else if (a == "--only" && i + 1 < argc && std::string_view(argv[i + 1]) == "gemm") {
-      o.gemm_only = true;
-      ++i;
-    } else {
-      std::cerr << "usage: xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only gemm]\n";
-      std::exit(a == "--help" || a == "-h" ? 0 : 2);
-    }
-  }
+  xylem_bench::parse_options(argc, argv, "xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only gemm]",
+                             1, o, [&](std::string_view a, const char* value) {
+                               if (a == "--peer" && value) {
+                                 o.peer = value;
+                                 return 2;
+                               }
+                               if (a == "--only" && value && std::string_view(value) == "gemm") {
+                                 o.gemm_only = true;
+                                 return 2;
+                               }
+                               return 0;
+                             });
   return o;
 }
 

@@ -49,31 +49,25 @@ using TVector = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
 using xylem_bench::median;
 using xylem_bench::seconds_since;
 
-struct Options {
-  std::string json;
-  int reps = 15;
+struct Options : xylem_bench::CommonOptions {
+  Options() { reps = 15; }
   int threads = 0;  // 0: oneTBB's default (every hardware thread)
-  bool quick = false;
 };
 
+// --quick also means 3 repetitions (unless --reps says otherwise).
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json = argv[++i];
-    } else if (a == "--reps" && i + 1 < argc) {
-      o.reps = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--threads" && i + 1 < argc) {
-      o.threads = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--quick") {
-      o.quick = true;
-      o.reps = 3;
-    } else {
-      std::cerr << "usage: xylem_bench_eigen [--threads N] [--reps N] [--quick] [--json FILE]\n";
-      std::exit(a == "--help" || a == "-h" ? 0 : 2);
-    }
-  }
+  bool reps_given = false;
+  xylem_bench::parse_options(argc, argv, "xylem_bench_eigen [--threads N] [--reps N] [--quick] [--json FILE]", 1, o,
+                             [&](std::string_view a, const char* value) {
+                               if (a == "--threads" && value) {
+                                 o.threads = std::max(1, std::atoi(value));
+                                 return 2;
+                               }
+                               return 0;
+                             });
+  for (int i = 1; i < argc; ++i) reps_given = reps_given || std::string_view(argv[i]) == "--reps";
+  if (o.quick && !reps_given) o.reps = 3;
   return o;
 }
 

@@ -39,27 +39,13 @@ using xylem_bench::Clock;
 using xylem_bench::median;
 using xylem_bench::seconds_since;
 
-struct Options {
-  std::string json;
-  int reps = 9;
-  bool quick = false;  // the small case only, for a smoke run
+struct Options : xylem_bench::CommonOptions {
+  Options() { reps = 9; }
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json = argv[++i];
-    } else if (a == "--reps" && i + 1 < argc) {
-      o.reps = std::max(7, std::atoi(argv[++i]));
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else {
-      std::cerr << "usage: xylem_bench_host_nn [--json FILE] [--reps N (>= 7)] [--quick]\n";
-      std::exit(a == "--help" || a == "-h" ? 0 : 2);
-    }
-  }
+  xylem_bench::parse_options(argc, argv, "xylem_bench_host_nn [--json FILE] [--reps N (>= 7)] [--quick]", 7, o);
   return o;
 }
 

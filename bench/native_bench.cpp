@@ -44,27 +44,11 @@ using xylem_bench::time_median;
 using xylem_bench::time_pair;
 
 
-struct Options {
-  std::string json;
-  int reps = 10;
-  bool quick = false;  // small sizes, for a smoke run in CI
-};
+struct Options : xylem_bench::CommonOptions {};
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json" && i + 1 < argc) {
-      o.json = argv[++i];
-    } else if (a == "--reps" && i + 1 < argc) {
-      o.reps = std::max(1, std::atoi(argv[++i]));
-    } else if (a == "--quick") {
-      o.quick = true;
-    } else {
-      std::cerr << "usage: xylem_bench_native [--json FILE] [--reps N] [--quick]\n";
-      std::exit(a == "--help" || a == "-h" ? 0 : 2);
-    }
-  }
+  xylem_bench::parse_options(argc, argv, "xylem_bench_native [--json FILE] [--reps N] [--quick]", 1, o);
   return o;
 }
 
