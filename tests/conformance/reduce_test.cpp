@@ -223,18 +223,19 @@ class Reduce : public MathConformance {
       {
         SCOPED_TRACE("NaN, Inf and ties");
         // Row by row: ordinary; one NaN; two NaNs; +Inf; all -Inf; +Inf and
-        // -Inf; all equal; a NaN last.
-        constexpr std::int64_t rows = 8, cols = 33;
+        // -Inf; all equal; a NaN last. Rows long enough for the kernels'
+        // unrolled loops (8 vectors of 16 lanes and more).
+        constexpr std::int64_t rows = 8, cols = 333;
         auto x = input(dtype, Layout::contiguous, {rows, cols}, -2, 2);
         std::vector<double> v = x.values();
         const auto at = [&](std::int64_t row, std::int64_t col) -> double& {
           return v[static_cast<std::size_t>(row * cols + col)];
         };
-        at(1, 5) = kNaN;
-        at(2, 0) = kNaN, at(2, 20) = kNaN;
-        at(3, 7) = kInf;
+        at(1, 205) = kNaN;
+        at(2, 0) = kNaN, at(2, 200) = kNaN;
+        at(3, 170) = kInf;
         for (std::int64_t j = 0; j < cols; ++j) at(4, j) = -kInf, at(6, j) = 0.5;
-        at(5, 3) = kInf, at(5, 30) = -kInf;
+        at(5, 3) = kInf, at(5, 300) = -kInf;
         at(7, cols - 1) = kNaN;
         check(r, dtype, host_input(dtype, Layout::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
         // The same along axis 0 of the transpose.

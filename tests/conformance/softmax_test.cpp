@@ -173,6 +173,17 @@ class Softmax : public Conformance {
     check_forward(log, dtype, {{3, 100}, 1}, &values, 0, 0);
   }
 
+  // A NaN anywhere in a row makes the whole row NaN, in rows long enough to
+  // reach the kernels' unrolled loops, along the last axis and along the first.
+  void nan_rows(bool log, DType dtype) {
+    if (!forward_runs(log, dtype)) return;
+    std::vector<double> values = xylem_test::random_vector<double>(rng, 3 * 300, -5, 5);
+    values[300 + 250] = kNaN;  // row 1 of [3, 300]; column 250 % 3 of [300, 3]
+    values[2 * 300 + 7] = kNaN;
+    check_forward(log, dtype, {{3, 300}, 1}, &values, 0, 0);
+    check_forward(log, dtype, {{300, 3}, 0}, &values, 0, 0);
+  }
+
   void backward(bool log, DType dtype) {
     if (!runs(OpId::nn_softmax_grad, dtype, [&] {
           auto y = input(dtype, Layout::contiguous, {2, 3}, 0, 1);
@@ -253,6 +264,12 @@ TEST_P(Softmax, masked) {
   for (bool log : {false, true}) {
     SCOPED_TRACE(op_name(log));
     for_each_float_dtype([&](DType d) { masked(log, d); });
+  }
+}
+TEST_P(Softmax, nan_rows) {
+  for (bool log : {false, true}) {
+    SCOPED_TRACE(op_name(log));
+    for_each_float_dtype([&](DType d) { nan_rows(log, d); });
   }
 }
 TEST_P(Softmax, softmax_grad) {
