@@ -29,8 +29,8 @@
 // is timed on the host from the first enqueue to the end of a synchronize.
 // --peer FILE reads the same keys measured by another library (PyTorch, by
 // scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
-// --json FILE writes ours. --only gemm measures the gemm rows alone (for the
-// alternating rounds of scripts/gpu.sh).
+// --json FILE writes ours. --only tensor-cores measures the gemm and conv2d
+// rows alone (for the alternating rounds of scripts/gpu.sh).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -67,19 +67,19 @@ using xylem_bench::seconds_since;
 
 struct Options : xylem_bench::CommonOptions {
   std::string peer;
-  bool gemm_only = false;  // --only gemm: see scripts/gpu.sh's alternating gemm rounds
+  bool tensor_cores_only = false;  // --only tensor-cores: see scripts/gemm_rounds.py
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  xylem_bench::parse_options(argc, argv, "xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only gemm]",
+  xylem_bench::parse_options(argc, argv, "xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only tensor-cores]",
                              1, o, [&](std::string_view a, const char* value) {
                                if (a == "--peer" && value) {
                                  o.peer = value;
                                  return 2;
                                }
-                               if (a == "--only" && value && std::string_view(value) == "gemm") {
-                                 o.gemm_only = true;
+                               if (a == "--only" && value && std::string_view(value) == "tensor-cores") {
+                                 o.tensor_cores_only = true;
                                  return 2;
                                }
                                return 0;
@@ -249,7 +249,7 @@ int main(int argc, char** argv) try {
   const std::size_t bytes = std::size_t(gib_floats) * sizeof(float);
   std::vector<Row> rows;
   xylem::Generator gen(42);
-  const bool all = !o.gemm_only;
+  const bool all = !o.tensor_cores_only;
 
   if (all) {  // copy bound and sigmoid
     void* src = dev.allocate(bytes);
@@ -287,7 +287,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
   }
 
-  if (all) {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
+  {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
     xylem::Tensor x = xylem::uniform(be, xylem::Shape{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);

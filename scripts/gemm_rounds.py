@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Summarises scripts/gpu.sh's alternating gemm rounds.
+"""Summarises scripts/gpu.sh's alternating gemm and conv2d rounds.
 
   python scripts/gemm_rounds.py DIR
 
-DIR holds torch_gemm_N.json (scripts/torch_peer.py --only gemm) and
-xylem_gemm_N.json (xylem_bench_cuda --only gemm) for rounds N = 1, 2, ...
-An 8192 gemm is power-bound: its rate moves with the card's recent load by
-more than the difference between two cuBLAS callers, so a single pair of
-figures taken minutes apart (the main table) can say 0.94x or 1.06x for the
+DIR holds torch_gemm_N.json (scripts/torch_peer.py --only tensor-cores)
+and xylem_gemm_N.json (xylem_bench_cuda --only tensor-cores) for rounds
+N = 1, 2, ... An 8192 gemm and the 64x64x56x56 conv2d are power-bound:
+their rates move with the card's recent load by more than the difference
+between two callers of the same cuBLAS or cuDNN kernel, so a single pair of
+figures taken minutes apart (the main table) can say 0.89x or 1.06x for the
 same kernel. The rounds alternate the two programs (ABBA order) so both see
 the same conditions; the table gives each side's median and every round's
 ratio.
@@ -18,7 +19,9 @@ import os
 import statistics
 import sys
 
-KEYS = ["gemm_fp32_tflops", "gemm_tf32_tflops", "gemm_fp16_tflops", "gemm_bf16_tflops"]
+KEYS = ["gemm_fp32_tflops", "gemm_tf32_tflops", "gemm_fp16_tflops", "gemm_bf16_tflops",
+        "conv2d_tflops", "conv2d_fp32_tflops"]
+NAMES = {"conv2d_tflops": "conv2d", "conv2d_fp32_tflops": "conv2d f32"}
 
 
 def load(pattern):
@@ -36,7 +39,7 @@ def main():
     if rounds == 0:
         print("gemm rounds: no results")
         return 1
-    print(f"gemm 8192, {rounds} alternating rounds (TFLOP/s, medians; ratio = ours / PyTorch)")
+    print(f"gemm 8192 and conv2d 64x64x56x56 3x3, {rounds} alternating rounds (TFLOP/s, medians; ratio = ours / PyTorch)")
     print(f"{'':10} {'ours':>8} {'PyTorch':>8} {'ratio':>7}   per round")
     for key in KEYS:
         o = [r[key] for r in ours[:rounds] if key in r]
@@ -44,7 +47,7 @@ def main():
         if len(o) != rounds or len(p) != rounds:
             continue
         per = " ".join(f"{a / b:.2f}" for a, b in zip(o, p))
-        name = key.split("_")[1]
+        name = NAMES.get(key, key.split("_")[1])
         print(f"{name:10} {statistics.median(o):8.1f} {statistics.median(p):8.1f} "
               f"{statistics.median(o) / statistics.median(p):6.2f}x   {per}")
     return 0

@@ -17,7 +17,7 @@
 #                          memcheck on the CUDA conformance tests,
 #                          scripts/torch_peer.py (PyTorch's figures) and
 #                          xylem_bench_cuda, then four alternating rounds of
-#                          the gemm rows alone (scripts/gemm_rounds.py says
+#                          the gemm and conv2d rows alone (scripts/gemm_rounds.py says
 #                          why), and prints a short table last.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #
@@ -120,16 +120,16 @@ run() {
   [ -s "$out/torch.json" ] && peer=(--peer "$out/torch.json")
   "$build/bin/xylem_bench_cuda" --json "$out/xylem.json" "${peer[@]}" >"$out/bench.txt" 2>&1
   local bench_rc=$?
-  echo "== gemm, alternating rounds (PyTorch and xylem in ABBA order)"
+  echo "== gemm and conv2d, alternating rounds (PyTorch and xylem in ABBA order)"
   local round
   for round in 1 2 3 4; do
     local first=torch second=xylem
     ((round % 2 == 0)) && first=xylem second=torch
     for who in $first $second; do
       if [ $who = torch ]; then
-        "$python" "$root/scripts/torch_peer.py" --only gemm --json "$out/torch_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1
+        "$python" "$root/scripts/torch_peer.py" --only tensor-cores --json "$out/torch_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1
       else
-        "$build/bin/xylem_bench_cuda" --only gemm --json "$out/xylem_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1 ||
+        "$build/bin/xylem_bench_cuda" --only tensor-cores --json "$out/xylem_gemm_$round.json" >>"$out/gemm_rounds.log" 2>&1 ||
           bench_rc=1
       fi
     done

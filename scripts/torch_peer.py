@@ -2,12 +2,12 @@
 """PyTorch's figures for the keys xylem_bench_cuda measures, on the same GPU
 in the same call, so the benchmark can print ratios. Writes a flat JSON.
 
-  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick] [--only gemm]
+  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick] [--only tensor-cores]
 
---only gemm measures the gemm rows alone: scripts/gpu.sh alternates such
-runs with xylem's, so that both see the same clocks and temperature (an
-8192 gemm is power-bound: its rate moves by 5-10% with the card's recent
-load, more than the difference being measured).
+--only tensor-cores measures the gemm and conv2d rows alone: scripts/gpu.sh
+alternates such runs with xylem's, so that both see the same clocks and
+temperature (these rows are power-bound: their rates move by 5-10% with the
+card's recent load, more than the difference being measured).
 
 Device times are medians of CUDA-event timings; host times (small op, alloc)
 are wall-clock loops, as the xylem benchmark measures its own.
@@ -54,18 +54,21 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["gemm"])
+    ap.add_argument("--only", choices=["tensor-cores"])
     a = ap.parse_args()
     dev = torch.device("cuda:0")
     n = (1 << 22) if a.quick else (1 << 28)
     nbytes = n * 4
     r = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
 
-    if a.only != "gemm":
+    everything = a.only is None
+    if everything:
         bandwidth(r, a, dev, n, nbytes)
     gemm(r, a, dev)
-    if a.only != "gemm":
+    if everything:
         nn(r, a, dev)
+    conv(r, a, dev)
+    if everything:
         host(r, a, dev, n, nbytes)
 
     text = json.dumps(r, indent=2)
@@ -132,6 +135,9 @@ def nn(r, a, dev):
     b = torch.zeros(rows, device=dev)
     r["layer_norm_gbs"] = mbytes / cuda_time(lambda: ln(X, (rows,), w, b, 1e-5), a.reps, 10) / 1e9
     del X
+
+
+def conv(r, a, dev):
     batch = 8 if a.quick else 64
     xc = torch.rand(batch, 64, 56, 56, device=dev) * 2 - 1
     wc = torch.rand(64, 64, 3, 3, device=dev) * 2 - 1
@@ -147,7 +153,6 @@ def nn(r, a, dev):
     r["conv2d_autotuned_tflops"] = conv_flop / cuda_time(lambda: conv(xc, wc, padding=1), a.reps, 10) / 1e12
     torch.backends.cudnn.benchmark = False
     del xc, wc
-
 
 
 def host(r, a, dev, n, nbytes):
