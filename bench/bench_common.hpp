@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -89,6 +90,18 @@ void parse_options(int argc, char** argv, std::string_view usage, int min_reps, 
 }
 inline void parse_options(int argc, char** argv, std::string_view usage, int min_reps, CommonOptions& o) {
   parse_options(argc, argv, usage, min_reps, o, [](std::string_view, const char*) { return 0; });
+}
+
+// The --json output file, opened for writing with 6 significant digits;
+// exits with a message when it cannot be.
+inline std::ofstream open_json(const std::string& path) {
+  std::ofstream f(path);
+  if (!f) {
+    std::cerr << "cannot write " << path << "\n";
+    std::exit(1);
+  }
+  f.precision(6);
+  return f;
 }
 
 }  // namespace xylem_bench

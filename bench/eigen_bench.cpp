@@ -126,12 +126,7 @@ Summary print(const std::vector<Row>& rows, int threads) {
 }
 
 void write_json(const std::string& path, const std::vector<Row>& rows, const Summary& s, int threads, Index n) {
-  std::ofstream f(path);
-  if (!f) {
-    std::cerr << "cannot write " << path << "\n";
-    std::exit(1);
-  }
-  f.precision(6);
+  std::ofstream f = xylem_bench::open_json(path);
   f << "{\n  \"benchmark\": \"xylem_bench_eigen\",\n  \"threads\": " << threads << ",\n  \"n\": " << n
     << ",\n  \"ops\": [\n";
   for (std::size_t k = 0; k < rows.size(); ++k) {

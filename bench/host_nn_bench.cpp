@@ -215,12 +215,7 @@ void print_table(const xylem::Backend& be, const std::vector<Row>& rows, const R
 
 void write_json(const std::string& path, const xylem::Backend& be, const std::vector<Row>& rows,
                 const ReluAfterConv& relu) {
-  std::ofstream f(path);
-  if (!f) {
-    std::cerr << "cannot write " << path << "\n";
-    std::exit(1);
-  }
-  f.precision(6);
+  std::ofstream f = xylem_bench::open_json(path);
   f << "{\n"
     << "  \"benchmark\": \"xylem_bench_host_nn\",\n"
     << "  \"device\": \"" << be.id() << "\",\n"

@@ -210,12 +210,7 @@ void print_table(const xylem::Backend& be, const Results& r) {
 }
 
 void write_json(const std::string& path, const xylem::Backend& be, const Results& r) {
-  std::ofstream f(path);
-  if (!f) {
-    std::cerr << "cannot write " << path << "\n";
-    std::exit(1);
-  }
-  f.precision(6);
+  std::ofstream f = xylem_bench::open_json(path);
   f << "{\n"
     << "  \"benchmark\": \"xylem_bench_native\",\n"
     << "  \"device\": \"" << be.id() << "\",\n"

@@ -11,11 +11,23 @@
 
 #include "core/half.hpp"
 #include "hwy/base.h"
+#include "xylem/dtype.hpp"
 
 namespace xylem::native {
 
 template <class T>
 using ComputeOf = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Calls f(std::type_identity<T>{}, dtype) for each float dtype and its
+// storage type here, so a family registers its kernel templates once (the
+// DType-keyed twin for float_rows.hpp's types is for_float_dtypes).
+template <class F>
+void for_float_types(F&& f) {
+  f(std::type_identity<hwy::float16_t>{}, DType::f16);
+  f(std::type_identity<hwy::bfloat16_t>{}, DType::bf16);
+  f(std::type_identity<float>{}, DType::f32);
+  f(std::type_identity<double>{}, DType::f64);
+}
 
 template <class T>
 inline ComputeOf<T> to_compute(T v) noexcept {

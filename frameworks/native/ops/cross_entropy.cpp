@@ -91,19 +91,14 @@ void cross_entropy_grad_kernel(const OpCall& call) {
   });
 }
 
-template <class T>
-void register_typed(KernelTable& table, DType d) {
-  table.set(OpId::nn_cross_entropy, d, &cross_entropy_kernel<T>);
-  table.set(OpId::nn_cross_entropy_grad, d, &cross_entropy_grad_kernel<T>);
-}
-
 }  // namespace
 
 void register_cross_entropy(KernelTable& table) {
-  register_typed<hwy::float16_t>(table, DType::f16);
-  register_typed<hwy::bfloat16_t>(table, DType::bf16);
-  register_typed<float>(table, DType::f32);
-  register_typed<double>(table, DType::f64);
+  for_float_types([&](auto type, DType d) {
+    using T = typename decltype(type)::type;
+    table.set(OpId::nn_cross_entropy, d, &cross_entropy_kernel<T>);
+    table.set(OpId::nn_cross_entropy_grad, d, &cross_entropy_grad_kernel<T>);
+  });
 }
 
 }  // namespace xylem::native

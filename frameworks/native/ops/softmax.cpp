@@ -152,19 +152,14 @@ void softmax_grad_kernel(const OpCall& call) {
   for_rows<T, 2>(call, [log](const C* y, const C* dy, C* dx, std::size_t n) { softmax_grad_row(y, dy, dx, n, log); });
 }
 
-template <class T>
-void register_typed(KernelTable& table, DType d) {
-  table.set(OpId::nn_softmax, d, &softmax_kernel<T>);
-  table.set(OpId::nn_softmax_grad, d, &softmax_grad_kernel<T>);
-}
-
 }  // namespace
 
 void register_softmax(KernelTable& table) {
-  register_typed<hwy::float16_t>(table, DType::f16);
-  register_typed<hwy::bfloat16_t>(table, DType::bf16);
-  register_typed<float>(table, DType::f32);
-  register_typed<double>(table, DType::f64);
+  for_float_types([&](auto type, DType d) {
+    using T = typename decltype(type)::type;
+    table.set(OpId::nn_softmax, d, &softmax_kernel<T>);
+    table.set(OpId::nn_softmax_grad, d, &softmax_grad_kernel<T>);
+  });
 }
 
 }  // namespace xylem::native
