@@ -303,6 +303,17 @@ int main(int argc, char** argv) try {
     rows.push_back({"conv2d_fp32_tflops", "conv2d ... full fp32", "TFLOP/s",
                     flop / time_per_call(o.reps, 10, conv, sync) / 1e12, true});
     ::unsetenv("XYLEM_CUDA_CONV_TF32");
+    // The same convolution through cuDNN's legacy API (the engine before
+    // the graph API's), and with the graph API's candidates timed
+    // (torch.backends.cudnn.benchmark = True): against PyTorch's default.
+    ::setenv("XYLEM_CUDA_CUDNN_API", "legacy", 1);
+    rows.push_back({"conv2d_legacy_tflops", "conv2d ... legacy cuDNN API", "TFLOP/s",
+                    flop / time_per_call(o.reps, 10, conv, sync) / 1e12, true});
+    ::unsetenv("XYLEM_CUDA_CUDNN_API");
+    ::setenv("XYLEM_CUDA_CUDNN_FIND", "1", 1);
+    rows.push_back({"conv2d_timed_tflops", "conv2d ... engines timed", "TFLOP/s",
+                    flop / time_per_call(o.reps, 10, conv, sync) / 1e12, true});
+    ::unsetenv("XYLEM_CUDA_CUDNN_FIND");
   }
 
   {  // gemm

@@ -20,8 +20,11 @@ import statistics
 import sys
 
 KEYS = ["gemm_fp32_tflops", "gemm_tf32_tflops", "gemm_fp16_tflops", "gemm_bf16_tflops",
-        "conv2d_tflops", "conv2d_fp32_tflops"]
-NAMES = {"conv2d_tflops": "conv2d", "conv2d_fp32_tflops": "conv2d f32"}
+        "conv2d_tflops", "conv2d_fp32_tflops", "conv2d_legacy_tflops", "conv2d_timed_tflops"]
+NAMES = {"conv2d_tflops": "conv2d", "conv2d_fp32_tflops": "conv2d f32",
+         "conv2d_legacy_tflops": "c2d legacy", "conv2d_timed_tflops": "c2d timed"}
+# Our variants of a row that PyTorch has once: compared with PyTorch's default.
+PEER_KEYS = {"conv2d_legacy_tflops": "conv2d_tflops", "conv2d_timed_tflops": "conv2d_tflops"}
 
 
 def load(pattern):
@@ -43,7 +46,7 @@ def main():
     print(f"{'':10} {'ours':>8} {'PyTorch':>8} {'ratio':>7}   per round")
     for key in KEYS:
         o = [r[key] for r in ours[:rounds] if key in r]
-        p = [r[key] for r in peer[:rounds] if key in r]
+        p = [r[PEER_KEYS.get(key, key)] for r in peer[:rounds] if PEER_KEYS.get(key, key) in r]
         if len(o) != rounds or len(p) != rounds:
             continue
         per = " ".join(f"{a / b:.2f}" for a, b in zip(o, p))

@@ -20,14 +20,18 @@
 #                          the gemm and conv2d rows alone (scripts/gemm_rounds.py says
 #                          why), and prints a short table last.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
+#   scripts/gpu.sh conv    there, the short check of the convolution engines:
+#                          the CUDA conv tests through each cuDNN API alone,
+#                          then one round of the gemm and conv2d rows.
 #
 # cuDNN: the CUDA plugin dlopens libcudnn.so.9 at first use (it is not
 # linked, so ldd does not list it and nothing is packed: cuDNN 9 is ~500 MB).
 # The GPU machine's own cuDNN (9.14 in its CUDA install, found through the
 # LD_LIBRARY_PATH below or the plugin's fallback paths) serves it; the
-# plugin uses only the legacy convolution API, stable across cuDNN 9. The
-# build here has 9.19 headers. 'run' also repeats the CUDA conformance tests
-# with XYLEM_CUDA_CUDNN=0, so the im2col convolution engine is checked too.
+# plugin uses the graph API's backend functions and the legacy convolution
+# API, both stable across cuDNN 9. The build here has 9.19 headers. 'run'
+# also repeats the CUDA conformance tests with XYLEM_CUDA_CUDNN=0, so the
+# im2col convolution engine is checked too, and with each cuDNN API alone.
 #
 # Environment: XYLEM_GPU_BUILD (build path, default /tmp/xylem-gpu),
 # XYLEM_GPU_PYTHON (default /opt/torch/.venv/bin/python).
@@ -65,9 +69,9 @@ pack() {
   echo "packed into $pack: $(du -sh "$pack" | cut -f1) ($(ls "$pack/deps" | tr '\n' ' ')); carry .gpu.tar.xz ($(du -sh "$root/.gpu.tar.xz" | cut -f1))"
 }
 
-run() {
-  local out=${OUT:-/tmp/xylem-gpu-out}
-  local python=${XYLEM_GPU_PYTHON:-/opt/torch/.venv/bin/python}
+setup() {
+  out=${OUT:-/tmp/xylem-gpu-out}
+  python=${XYLEM_GPU_PYTHON:-/opt/torch/.venv/bin/python}
   mkdir -p "$out"
   [ -d "$pack/build" ] || [ ! -f "$root/.gpu.tar.xz" ] || tar -C "$root" -xJf "$root/.gpu.tar.xz"
   [ -d "$pack/build" ] || { echo "no .gpu/build: run 'scripts/gpu.sh pack' here first and carry .gpu"; exit 2; }
@@ -83,7 +87,53 @@ run() {
   if [ ! -e "$source" ]; then mkdir -p "$(dirname "$source")"; ln -s "$root" "$source"; fi
   export LD_LIBRARY_PATH="$pack/deps:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
   export PATH="/usr/local/cuda/bin:$PATH"
+}
 
+# The CUDA convolution tests through each cuDNN API alone (graph: no
+# fallback to the legacy API), and the cuDNN that PyTorch loads; sets api_rc.
+cudnn_apis() {
+  echo "== CUDA convolutions through each cuDNN API alone (graph: no fallback to legacy)"
+  local api
+  api_rc=0
+  for api in graph legacy; do
+    XYLEM_CUDA_CUDNN_API=$api XYLEM_CUDA_CONV_TF32=0 timeout 120 "$build/bin/xylem_conformance_test" \
+      '--gtest_filter=*Conv*/cuda_*' >"$out/cudnn_$api.log" 2>&1 || api_rc=1
+    echo "$api: $(grep -E '^\[  (PASSED|FAILED) ' "$out/cudnn_$api.log" | tr '\n' ' ')"
+  done
+  # PyTorch brings its own cuDNN (the pip wheel's), which may be newer
+  # than the CUDA install's that xylem finds first.
+  "$python" -c 'import torch, torch.nn.functional as F
+x = torch.ones(1, 8, 8, 8, device="cuda"); F.conv2d(x, torch.ones(8, 8, 3, 3, device="cuda"))
+print("PyTorch", torch.__version__, "cuDNN", torch.backends.cudnn.version(),
+      *[l.split()[-1] for l in open("/proc/self/maps") if "libcudnn.so" in l][:1])' 2>&1 | tee -a "$out/cudnn.txt"
+  torch_cudnn_dir=$(dirname "$(grep -o '/[^ ]*libcudnn\.so[.0-9]*' "$out/cudnn.txt" | head -1)" 2>/dev/null)
+  "$build/bin/xylem" info 2>&1 | grep -o 'convolutions: [^,]*' | head -1 | sed 's/^/xylem /' | tee -a "$out/cudnn.txt"
+}
+
+# The gemm and conv2d rows once more, with xylem loading PyTorch's cuDNN.
+with_torch_cudnn() {
+  [ -d "${torch_cudnn_dir:-}" ] || return 0
+  LD_LIBRARY_PATH="$torch_cudnn_dir:$LD_LIBRARY_PATH" "$build/bin/xylem_bench_cuda" --only tensor-cores \
+    --json "$out/xylem_torch_cudnn.json" >"$out/torch_cudnn.log" 2>&1
+  echo "xylem with PyTorch's cuDNN ($torch_cudnn_dir):"
+  grep -E '^conv2d' "$out/torch_cudnn.log"
+}
+
+# A short check of the convolution engines: cudnn_apis, then one round of
+# the gemm and conv2d rows of PyTorch and xylem.
+conv() {
+  setup
+  cudnn_apis
+  "$python" "$root/scripts/torch_peer.py" --only tensor-cores --json "$out/torch_gemm_1.json" >"$out/gemm_rounds.log" 2>&1
+  "$build/bin/xylem_bench_cuda" --only tensor-cores --json "$out/xylem_gemm_1.json" >>"$out/gemm_rounds.log" 2>&1
+  tail -25 "$out/gemm_rounds.log"
+  "$python" "$root/scripts/gemm_rounds.py" "$out"
+  with_torch_cudnn
+  [ $api_rc -eq 0 ]
+}
+
+run() {
+  setup
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   "$build/bin/xylem" info 2>&1 | tee "$out/info.txt"
 
@@ -112,6 +162,7 @@ run() {
     >"$out/im2col.log" 2>&1
   local im2col_rc=$?
   tail -3 "$out/im2col.log"
+  cudnn_apis
   echo "== PyTorch"
   PYTHONUNBUFFERED=1 "$python" "$root/scripts/torch_peer.py" --json "$out/torch.json" >"$out/torch.log" 2>&1 ||
     tail -5 "$out/torch.log"
@@ -142,19 +193,23 @@ run() {
   echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
   echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') $(grep -c '^\[       OK \]' "$out/memcheck.log") tests ok (rc $memcheck_rc)"
   echo "im2col:  $(grep -E '^\[  (PASSED|FAILED) ' "$out/im2col.log" | tr '\n' ' ') (rc $im2col_rc)"
+  echo "cuDNN graph / legacy alone: $(grep -hE '^\[  (PASSED|FAILED) ' "$out/cudnn_graph.log" "$out/cudnn_legacy.log" | tr '\n' ' ') (rc $api_rc)"
+  cat "$out/cudnn.txt"
   echo "seconds: ctest $t_ctest, memcheck $t_memcheck, torch + bench $t_bench"
   echo "bench (rc $bench_rc):"
   sed -n '/^xylem cuda/,$p' "$out/bench.txt"
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
   "$python" "$root/scripts/gemm_rounds.py" "$out"
-  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+  with_torch_cudnn
+  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $api_rc -eq 0 ] && [ $bench_rc -eq 0 ]
 }
 
 case "${1:-}" in
   pack) pack ;;
   run) run ;;
+  conv) conv ;;
   *)
-    sed -n '2,33p' "${BASH_SOURCE[0]}"
+    sed -n '2,38p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

@@ -8,6 +8,9 @@
 #include <string_view>
 
 #include "conv2d.hpp"
+#if XYLEM_HAVE_CUDNN
+#include "cudnn_library.hpp"
+#endif
 
 namespace xylem::cuda {
 namespace {
@@ -75,6 +78,16 @@ void conv(const OpCall& c, const Context& ctx) {
 }
 
 }  // namespace
+
+std::string conv2d_engine_description() {
+#if XYLEM_HAVE_CUDNN
+  std::string why_not;
+  if (cudnn_library(&why_not) != nullptr) return "convolutions: " + cudnn_description();
+  return "convolutions: im2col + cuBLAS (cuDNN not used: " + why_not + ")";
+#else
+  return "convolutions: im2col + cuBLAS (built without cuDNN)";
+#endif
+}
 
 bool conv_tf32_allowed() noexcept {
   const char* v = std::getenv("XYLEM_CUDA_CONV_TF32");

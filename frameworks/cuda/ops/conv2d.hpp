@@ -1,10 +1,12 @@
 #pragma once
 // nn::conv2d and its two gradients (conventions in plugin.hpp), shared by
-// the two engines: cuDNN (conv2d_cudnn.cpp, when cuDNN's header was found
-// at build time and its library loads at run time) and our own im2col plus
+// the two engines: cuDNN (conv2d_cudnn*.cpp, when cuDNN's header was found
+// at build time and its library loads at run time; its graph and legacy
+// APIs, see cudnn_package.hpp) and our own im2col plus
 // cuBLAS (conv2d_im2col.cu, always built). conv2d.cpp stages strided
 // operands into dense NCHW copies and picks the engine.
 #include <cstdint>
+#include <string>
 
 #include "kernels.hpp"
 
@@ -39,6 +41,9 @@ struct ConvOperands {
 [[nodiscard]] bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
                               const Context& ctx);
 #endif
+
+// Which engine runs convolutions here, for `xylem info`; loads cuDNN.
+[[nodiscard]] std::string conv2d_engine_description();
 
 void conv_im2col(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops, const Context& ctx);
 

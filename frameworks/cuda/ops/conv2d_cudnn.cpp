@@ -1,374 +1,70 @@
-// The cuDNN convolution engine (see conv2d.hpp).
-//
-// One cuDNN handle per device, made at first use and bound to the compute
-// stream, in the device's package cache. The first call of each shape (pass,
-// dtype, sizes, parameters, math mode, pointer alignment) chooses an
-// algorithm (cuDNN's heuristics, or with XYLEM_CUDA_CUDNN_FIND=1 timing on
-// the call's own tensors with cudnnFind*Ex, which writes only the output)
-// and keeps it with its descriptors; later calls of the shape only enqueue
-// it. Workspaces come from the caching allocator in stream order.
-//
-// Math: f32 uses CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores
-// as PyTorch does by default (torch.backends.cudnn.allow_tf32 = True);
-// XYLEM_CUDA_CONV_TF32=0 selects CUDNN_FMA_MATH (full f32 products). f16 and
-// bf16 use tensor cores and accumulate in f32 (CUDNN_DATA_FLOAT compute);
-// f64 computes in f64.
-#include <algorithm>
-#include <climits>
+// cuDNN convolutions: the per-device package and the choice between the
+// graph and legacy engines (see cudnn_package.hpp).
 #include <cstdlib>
-#include <optional>
-#include <utility>
-#include <cstring>
-#include <memory>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 
 #include "../check.hpp"
-#include "conv2d.hpp"
-#include "cudnn_library.hpp"
+#include "cudnn_package.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
 namespace {
 
-constexpr std::size_t kMaxWorkspace = std::size_t{1} << 30;
+enum class ApiChoice { automatic, graph_only, legacy_only };
 
-constexpr int kMaxAlgos = std::max({int(CUDNN_CONVOLUTION_FWD_ALGO_COUNT), int(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT),
-                                     int(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)});
-
-struct Key {
-  std::int64_t v[20];
-  bool operator==(const Key& o) const noexcept { return std::memcmp(v, o.v, sizeof v) == 0; }
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const noexcept {
-    std::size_t h = 1469598103934665603ull;
-    for (std::int64_t x : k.v) h = (h ^ std::size_t(x)) * 1099511628211ull;
-    return h;
-  }
-};
-
-int alignment_of(const void* p) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  return a % 16 == 0 ? 16 : a % 8 == 0 ? 8 : a % 4 == 0 ? 4 : 2;
+// XYLEM_CUDA_CUDNN_API: unset or "auto" (the graph engine, the legacy one
+// for shapes it has no plan for), "graph" (the graph engine alone: a shape
+// it has no plan for raises unsupported, which shows where the fallback
+// would act) or "legacy". Read at each call.
+ApiChoice api_choice(int device) {
+  const char* v = std::getenv("XYLEM_CUDA_CUDNN_API");
+  const std::string_view s = v ? v : "";
+  if (s.empty() || s == "auto") return ApiChoice::automatic;
+  if (s == "graph") return ApiChoice::graph_only;
+  if (s == "legacy") return ApiChoice::legacy_only;
+  throw Error(ErrorCode::invalid_argument, "cuda:" + std::to_string(device) + " nn::conv2d: XYLEM_CUDA_CUDNN_API=" +
+                                               std::string(s) + " is none of auto, graph, legacy");
 }
-
-// The descriptors of one shape and the algorithm chosen for it.
-struct Plan {
-  explicit Plan(const CudnnLibrary& l) : lib(l) {}
-  ~Plan() {
-    // Errors ignored: destructors run at exit too.
-    if (x) (void)lib.cudnnDestroyTensorDescriptor(x);
-    if (y) (void)lib.cudnnDestroyTensorDescriptor(y);
-    if (w) (void)lib.cudnnDestroyFilterDescriptor(w);
-    if (conv) (void)lib.cudnnDestroyConvolutionDescriptor(conv);
-  }
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
-
-  const CudnnLibrary& lib;
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;  // input and output images (x/dx, y/dy)
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  int algo = -1;  // of the pass's algorithm enum; -1: none (use im2col)
-  std::size_t workspace = 0;
-};
-
-class CudnnPackage final : public plugin::Package {
- public:
-  // A cuDNN that loads but cannot serve this device (an architecture it
-  // does not know, a driver too old) leaves the package unavailable:
-  // convolutions there use im2col.
-  CudnnPackage(int device, cudaStream_t stream) : device_(device), lib_(cudnn_library()) {
-    if (lib_ == nullptr) return;
-    XY_CUDA(cudaSetDevice(device), device, "cuDNN setup");
-    cudnnHandle_t h = nullptr;
-    if (lib_->cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) return;
-    if (lib_->cudnnSetStream(h, stream) != CUDNN_STATUS_SUCCESS) {
-      (void)lib_->cudnnDestroy(h);
-      return;
-    }
-    handle_ = h;
-  }
-  ~CudnnPackage() override {
-    plans_.clear();
-    if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: see Plan
-  }
-  CudnnPackage(const CudnnPackage&) = delete;
-  CudnnPackage& operator=(const CudnnPackage&) = delete;
-
-  [[nodiscard]] bool available() const noexcept { return handle_ != nullptr; }
-  [[nodiscard]] const CudnnLibrary& lib() const noexcept { return *lib_; }
-  [[nodiscard]] cudnnHandle_t handle() const noexcept { return handle_; }
-  // Launches are serialised per device (the compute stream's lock), so the
-  // plans need no lock of their own.
-  std::unordered_map<Key, std::unique_ptr<Plan>, KeyHash>& plans() noexcept { return plans_; }
-  [[nodiscard]] int device() const noexcept { return device_; }
-
- private:
-  int device_;
-  const CudnnLibrary* lib_;
-  cudnnHandle_t handle_ = nullptr;
-  std::unordered_map<Key, std::unique_ptr<Plan>, KeyHash> plans_;
-};
-
-struct Types {
-  cudnnDataType_t data, compute;
-  cudnnMathType_t math;
-};
-
-Types types_of(DType d) {
-  switch (d) {
-    case DType::f16: return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH};
-    case DType::bf16: return {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT, CUDNN_TENSOR_OP_MATH};
-    case DType::f32:
-      return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, conv_tf32_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH};
-    default: return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE, CUDNN_DEFAULT_MATH};
-  }
-}
-
-// cuDNN's legacy descriptors take int sizes, and a tensor of at most 2^31 elements.
-bool fits_cudnn(const ConvShape& s) {
-  const std::int64_t dims[] = {s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.P, s.Q, s.stride_h, s.stride_w,
-                               s.pad_h, s.pad_w, s.dil_h, s.dil_w, s.groups};
-  for (std::int64_t d : dims)
-    if (d > INT_MAX) return false;
-  return s.N * s.C * s.H * s.W <= INT_MAX && s.N * s.K * s.P * s.Q <= INT_MAX &&
-         s.K * (s.C / s.groups) * s.R * s.S <= INT_MAX;
-}
-
-// Perf results of the three passes share their layout; the fields we use.
-struct Candidate {
-  int algo;
-  cudnnStatus_t status;
-  std::size_t memory;
-  cudnnMathType_t math;
-};
-
-template <class Perf>
-Candidate candidate(const Perf& p) {
-  return {int(p.algo), p.status, p.memory, p.mathType};
-}
-
-class Engine {
- public:
-  Engine(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
-         const Context& ctx)
-      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), s_(s), ops_(ops), ctx_(ctx), what_(what_of(pass)) {
-    const Types t = types_of(dtype);
-    const Key key{{std::int64_t(pass), std::int64_t(dtype), s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.stride_h,
-                   s.stride_w, s.pad_h, s.pad_w, s.dil_h, s.dil_w, s.groups, std::int64_t(t.math),
-                   alignment_of(ops.in0), alignment_of(ops.in1), alignment_of(ops.out)}};
-    auto& plans = pkg.plans();
-    auto it = plans.find(key);
-    if (it == plans.end()) {
-      it = plans.emplace(key, make_plan(t)).first;
-    }
-    plan_ = it->second.get();
-  }
-
-  [[nodiscard]] bool has_plan() const noexcept { return plan_->algo >= 0; }
-
-  void run(DType dtype) {
-    TempBuffer workspace = ctx_.temp(std::max<std::size_t>(plan_->workspace, 1));
-    if (dtype == DType::f64) {
-      const double one = 1, zero = 0;
-      execute(*plan_, &one, &zero, workspace.get(), plan_->workspace);
-    } else {
-      const float one = 1, zero = 0;
-      execute(*plan_, &one, &zero, workspace.get(), plan_->workspace);
-    }
-  }
-
- private:
-  static const char* what_of(ConvPass p) {
-    return p == ConvPass::forward ? "nn::conv2d" : p == ConvPass::grad_data ? "nn::conv2d_grad_data"
-                                                                            : "nn::conv2d_grad_filter";
-  }
-
-  int device() const { return ctx_.device; }
-
-  static bool find_wanted() {
-    const char* v = std::getenv("XYLEM_CUDA_CUDNN_FIND");
-    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
-  }
-
-  std::unique_ptr<Plan> make_plan(const Types& t) {
-    auto plan = std::make_unique<Plan>(lib_);
-    XY_CUDNN(lib_, cudnnCreateTensorDescriptor(&plan->x), device(), what_);
-    XY_CUDNN(lib_, cudnnCreateTensorDescriptor(&plan->y), device(), what_);
-    XY_CUDNN(lib_, cudnnCreateFilterDescriptor(&plan->w), device(), what_);
-    XY_CUDNN(lib_, cudnnCreateConvolutionDescriptor(&plan->conv), device(), what_);
-    XY_CUDNN(lib_,
-             cudnnSetTensor4dDescriptor(plan->x, CUDNN_TENSOR_NCHW, t.data, int(s_.N), int(s_.C), int(s_.H), int(s_.W)),
-             device(), what_);
-    XY_CUDNN(lib_,
-             cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NCHW, t.data, int(s_.N), int(s_.K), int(s_.P), int(s_.Q)),
-             device(), what_);
-    XY_CUDNN(lib_,
-             cudnnSetFilter4dDescriptor(plan->w, t.data, CUDNN_TENSOR_NCHW, int(s_.K), int(s_.C / s_.groups), int(s_.R),
-                                        int(s_.S)),
-             device(), what_);
-    XY_CUDNN(
-        lib_,
-        cudnnSetConvolution2dDescriptor(plan->conv, int(s_.pad_h), int(s_.pad_w), int(s_.stride_h), int(s_.stride_w),
-                                        int(s_.dil_h), int(s_.dil_w), CUDNN_CROSS_CORRELATION, t.compute),
-        device(), what_);
-    XY_CUDNN(lib_, cudnnSetConvolutionGroupCount(plan->conv, int(s_.groups)), device(), what_);
-    XY_CUDNN(lib_, cudnnSetConvolutionMathType(plan->conv, t.math), device(), what_);
-
-    // cuDNN's heuristics rank the algorithms (PyTorch's default,
-    // torch.backends.cudnn.benchmark = False); their first that works
-    // within kMaxWorkspace is taken. With XYLEM_CUDA_CUDNN_FIND=1 the
-    // algorithms are timed instead, with as much workspace as the largest
-    // needs (less where the device cannot spare it). Timing is not the
-    // default: on the H100 it chose FFT algorithms for 64x64x56x56 3x3 f32
-    // that then ran 1.5 times slower than the heuristics' choice.
-    Candidate listed[kMaxAlgos], timed[kMaxAlgos];
-    const int n_listed = heuristics(*plan, listed);
-    std::size_t allowed = kMaxWorkspace;
-    int n_timed = 0;
-    if (find_wanted()) {
-      std::size_t wanted = 0;
-      for (int i = 0; i < n_listed; ++i)
-        if (listed[i].status == CUDNN_STATUS_SUCCESS && listed[i].memory <= kMaxWorkspace)
-          wanted = std::max(wanted, listed[i].memory);
-      std::optional<TempBuffer> workspace;
-      while (!workspace) {
-        try {
-          workspace.emplace(ctx_.temp(std::max<std::size_t>(wanted, 1)));
-        } catch (const Error& e) {
-          if (e.code() != ErrorCode::out_of_memory || wanted == 0) throw;
-          wanted /= 2;
-        }
-      }
-      n_timed = find(*plan, workspace->get(), wanted, timed);
-      allowed = wanted;
-    }
-    // Fastest first; the heuristics' choice where timing found nothing.
-    for (const auto& [list, count] : {std::pair{timed, n_timed}, std::pair{listed, n_listed}})
-      for (int i = 0; i < count; ++i)
-        if (list[i].status == CUDNN_STATUS_SUCCESS && list[i].memory <= allowed) {
-          plan->algo = list[i].algo;
-          plan->workspace = list[i].memory;
-          XY_CUDNN(lib_, cudnnSetConvolutionMathType(plan->conv, list[i].math), device(), what_);
-          return plan;
-        }
-    return plan;  // algo < 0: no cuDNN algorithm takes this shape, im2col does (remembered)
-  }
-
-  int heuristics(const Plan& p, Candidate* out) {
-    int n = 0;
-    switch (pass_) {
-      case ConvPass::forward: {
-        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnGetConvolutionForwardAlgorithm_v7(pkg_.handle(), p.x, p.w, p.conv, p.y,
-                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-      case ConvPass::grad_data: {
-        cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnGetConvolutionBackwardDataAlgorithm_v7(pkg_.handle(), p.w, p.y, p.conv, p.x,
-                                                                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-      case ConvPass::grad_filter: {
-        cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnGetConvolutionBackwardFilterAlgorithm_v7(pkg_.handle(), p.x, p.y, p.conv, p.w,
-                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-    }
-    return n;
-  }
-
-  // Times the algorithms on this call's tensors; blocks the host until done
-  // (cuDNN synchronises), once per shape.
-  int find(const Plan& p, void* ws, std::size_t ws_bytes, Candidate* out) {
-    int n = 0;
-    switch (pass_) {
-      case ConvPass::forward: {
-        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnFindConvolutionForwardAlgorithmEx(pkg_.handle(), p.x, ops_.in0, p.w, ops_.in1, p.conv, p.y,
-                                                              ops_.out, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, r, ws,
-                                                              ws_bytes),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-      case ConvPass::grad_data: {
-        cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnFindConvolutionBackwardDataAlgorithmEx(pkg_.handle(), p.w, ops_.in1, p.y, ops_.in0, p.conv,
-                                                                   p.x, ops_.out, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                                   &n, r, ws, ws_bytes),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-      case ConvPass::grad_filter: {
-        cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        XY_CUDNN(lib_, cudnnFindConvolutionBackwardFilterAlgorithmEx(pkg_.handle(), p.x, ops_.in0, p.y, ops_.in1,
-                                                                     p.conv, p.w, ops_.out,
-                                                                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r,
-                                                                     ws, ws_bytes),
-                 device(), what_);
-        for (int i = 0; i < n; ++i) out[i] = candidate(r[i]);
-        break;
-      }
-    }
-    return n;
-  }
-
-  void execute(const Plan& p, const void* one, const void* zero, void* ws, std::size_t ws_bytes) {
-    switch (pass_) {
-      case ConvPass::forward:  // in0 = x, in1 = w, out = y
-        XY_CUDNN(lib_, cudnnConvolutionForward(pkg_.handle(), one, p.x, ops_.in0, p.w, ops_.in1, p.conv,
-                                               cudnnConvolutionFwdAlgo_t(p.algo), ws, ws_bytes, zero, p.y, ops_.out),
-                 device(), what_);
-        break;
-      case ConvPass::grad_data:  // in0 = dy, in1 = w, out = dx
-        XY_CUDNN(lib_, cudnnConvolutionBackwardData(pkg_.handle(), one, p.w, ops_.in1, p.y, ops_.in0, p.conv,
-                                                    cudnnConvolutionBwdDataAlgo_t(p.algo), ws, ws_bytes, zero, p.x,
-                                                    ops_.out),
-                 device(), what_);
-        break;
-      case ConvPass::grad_filter:  // in0 = x, in1 = dy, out = dw
-        XY_CUDNN(lib_, cudnnConvolutionBackwardFilter(pkg_.handle(), one, p.x, ops_.in0, p.y, ops_.in1, p.conv,
-                                                      cudnnConvolutionBwdFilterAlgo_t(p.algo), ws, ws_bytes, zero,
-                                                      p.w, ops_.out),
-                 device(), what_);
-        break;
-    }
-  }
-
-  CudnnPackage& pkg_;
-  const CudnnLibrary& lib_;
-  ConvPass pass_;
-  const ConvShape& s_;
-  const ConvOperands& ops_;
-  const Context& ctx_;
-  const char* what_;
-  Plan* plan_ = nullptr;
-};
 
 }  // namespace
 
+CudnnPackage::CudnnPackage(int device, cudaStream_t stream) : device_(device), lib_(cudnn_library()) {
+  if (lib_ == nullptr) return;
+  XY_CUDA(cudaSetDevice(device), device, "cuDNN setup");
+  cudnnHandle_t h = nullptr;
+  if (lib_->cudnnCreate(&h) != CUDNN_STATUS_SUCCESS) return;
+  if (lib_->cudnnSetStream(h, stream) != CUDNN_STATUS_SUCCESS) {
+    (void)lib_->cudnnDestroy(h);
+    return;
+  }
+  handle_ = h;
+}
+
+CudnnPackage::~CudnnPackage() {
+  plans_.clear();
+  if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: destructors run at exit too
+}
+
+bool cudnn_find_wanted() noexcept {
+  const char* v = std::getenv("XYLEM_CUDA_CUDNN_FIND");
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
 bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops, const Context& ctx) {
-  if (!fits_cudnn(s)) return false;
   auto& pkg = ctx.packages->get<CudnnPackage>(kCudnnPackage, [&] {
     return std::make_unique<CudnnPackage>(ctx.device, ctx.stream);
   });
   if (!pkg.available()) return false;
-  Engine engine(pkg, pass, dtype, s, ops, ctx);
-  if (!engine.has_plan()) return false;
-  engine.run(dtype);
-  return true;
+  const ApiChoice api = api_choice(ctx.device);
+  if (api != ApiChoice::legacy_only) {
+    std::string why_not;
+    if (conv_cudnn_graph(pkg, pass, dtype, s, ops, ctx, &why_not)) return true;
+    if (api == ApiChoice::graph_only)
+      throw Error(ErrorCode::unsupported, "cuda:" + std::to_string(ctx.device) + " " + conv_what(pass) +
+                                              " (" + std::string(name(dtype)) + "): cuDNN's graph API: " + why_not);
+  }
+  return conv_cudnn_legacy(pkg, pass, dtype, s, ops, ctx);
 }
 
 }  // namespace xylem::cuda

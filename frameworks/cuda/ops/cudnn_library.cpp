@@ -1,6 +1,7 @@
 #include "cudnn_library.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -18,6 +19,7 @@ struct Loaded {
   CudnnLibrary lib;
   bool ok = false;
   std::string why_not;
+  std::string path;  // of the library loaded
 };
 
 Loaded load() {
@@ -45,6 +47,7 @@ Loaded load() {
     return r;
   }
   // Never closed: plugins stay loaded until exit, and so does cuDNN.
+  if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) r.path = map->l_name;
 #define XYLEM_CUDNN_LOOKUP(name)                                                       \
   r.lib.name = reinterpret_cast<decltype(r.lib.name)>(dlsym(handle, #name));           \
   if (r.lib.name == nullptr) {                                                         \
@@ -65,12 +68,25 @@ Loaded load() {
   return r;
 }
 
+const Loaded& loaded() {
+  static const Loaded once = load();  // thread-safe initialisation
+  return once;
+}
+
 }  // namespace
 
 const CudnnLibrary* cudnn_library(std::string* why_not) {
-  static const Loaded loaded = load();
-  if (!loaded.ok && why_not) *why_not = loaded.why_not;
-  return loaded.ok ? &loaded.lib : nullptr;
+  const Loaded& l = loaded();
+  if (!l.ok && why_not) *why_not = l.why_not;
+  return l.ok ? &l.lib : nullptr;
+}
+
+std::string cudnn_description() {
+  const Loaded& l = loaded();
+  if (!l.ok) return "cuDNN not used (" + l.why_not + ")";
+  const std::size_t v = l.lib.cudnnGetVersion();
+  return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100) +
+         (l.path.empty() ? "" : " (" + l.path + ")");
 }
 
 void throw_cudnn(const CudnnLibrary& lib, cudnnStatus_t status, const char* call, int device,

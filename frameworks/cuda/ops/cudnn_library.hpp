@@ -2,8 +2,8 @@
 // cuDNN, loaded at run time with dlopen: the plugin then loads (and runs
 // every other op) on a machine without cuDNN, and convolutions fall back to
 // im2col there. Only the functions the convolution engine calls are looked
-// up; their types come from cuDNN's own header (the legacy convolution API,
-// present in every cuDNN 9).
+// up; their types come from cuDNN's own header (the legacy convolution API
+// and the graph API's backend functions, both in every cuDNN 9).
 #include <cudnn.h>
 
 #include <string>
@@ -22,7 +22,9 @@ namespace xylem::cuda {
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7) X(cudnnFindConvolutionBackwardDataAlgorithmEx)                   \
   X(cudnnConvolutionBackwardData)                                                                                 \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) X(cudnnFindConvolutionBackwardFilterAlgorithmEx)               \
-  X(cudnnConvolutionBackwardFilter)
+  X(cudnnConvolutionBackwardFilter)                                                                               \
+  X(cudnnBackendCreateDescriptor) X(cudnnBackendDestroyDescriptor) X(cudnnBackendSetAttribute)                    \
+  X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)
 
 struct CudnnLibrary {
 #define XYLEM_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
@@ -34,6 +36,10 @@ struct CudnnLibrary {
 // absent, of another major version, or disabled with XYLEM_CUDA_CUDNN=0;
 // then `why_not` says why.
 [[nodiscard]] const CudnnLibrary* cudnn_library(std::string* why_not = nullptr);
+
+// "cuDNN 9.14.0 (/usr/local/cuda/lib64/libcudnn.so.9)", or why it is not used;
+// loads the library.
+[[nodiscard]] std::string cudnn_description();
 
 [[noreturn]] void throw_cudnn(const CudnnLibrary& lib, cudnnStatus_t status, const char* call, int device,
                               std::string_view what);

@@ -1,0 +1,390 @@
+// The cuDNN graph-API convolution engine (see cudnn_package.hpp).
+//
+// Why a second engine: cuDNN 9's legacy functions reach only the engines
+// behind the old algorithm enums, while its graph API ranks every engine
+// configuration it has for the shape. PyTorch calls the graph API; on the
+// H100, for 64x64x56x56 3x3 f32, the legacy heuristics' choice ran at
+// 0.93x of PyTorch's.
+//
+// A convolution pass is a graph of one operation. The first call of a shape
+// asks cuDNN's heuristics (mode A, PyTorch's choice with cudnn.benchmark
+// off; then the fallback list) for engine configurations, drops those whose
+// numerics the call does not allow (inputs converted down; TF32 tensor cores
+// for f32 when XYLEM_CUDA_CONV_TF32=0), and keeps the first that builds into
+// an execution plan within the workspace limit. With XYLEM_CUDA_CUDNN_FIND=1
+// the buildable candidates are timed on the call's own tensors instead
+// (cudnn.benchmark on), which writes only the output. Later calls of the
+// shape only enqueue the plan.
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../check.hpp"
+#include "cudnn_package.hpp"
+#include "xylem/error.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+// cuDNN 9.19 deprecates the handle attributes in favour of device-property
+// descriptors, which older cuDNN 9 releases (9.14 on the H100 machine) lack;
+// every cuDNN 9 still reads the handle.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+constexpr cudnnBackendAttributeName_t kGraphHandle = CUDNN_ATTR_OPERATIONGRAPH_HANDLE;
+constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
+#pragma GCC diagnostic pop
+
+// How many buildable candidates XYLEM_CUDA_CUDNN_FIND times.
+constexpr int kMaxTimed = 8;
+
+// One backend descriptor, destroyed with its owner.
+class Descriptor {
+ public:
+  Descriptor(const CudnnLibrary& lib, cudnnBackendDescriptorType_t type, int device, const char* what) : lib_(&lib) {
+    XY_CUDNN(lib, cudnnBackendCreateDescriptor(type, &d_), device, what);
+  }
+  ~Descriptor() {
+    if (d_) (void)lib_->cudnnBackendDestroyDescriptor(d_);  // errors ignored: destructors run at exit too
+  }
+  Descriptor(Descriptor&& o) noexcept : lib_(o.lib_), d_(std::exchange(o.d_, nullptr)) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  Descriptor& operator=(Descriptor&& o) noexcept {
+    std::swap(lib_, o.lib_);
+    std::swap(d_, o.d_);
+    return *this;
+  }
+
+  [[nodiscard]] cudnnBackendDescriptor_t get() const noexcept { return d_; }
+
+ private:
+  const CudnnLibrary* lib_;
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+struct GraphPlan final : CudnnPlan {
+  std::optional<Descriptor> plan;  // none: no engine takes the shape
+  std::int64_t workspace = 0;
+  std::string why_not;             // when there is no plan
+  [[nodiscard]] bool usable() const noexcept override { return plan.has_value(); }
+};
+
+// The operation's attributes of one pass; operands in the op's argument
+// order (conv2d.hpp): forward (x, w -> y), grad_data (dy, w -> dx),
+// grad_filter (x, dy -> dw).
+struct PassAttributes {
+  cudnnBackendDescriptorType_t op;
+  cudnnBackendAttributeName_t alpha, beta, conv, in0, in1, out;
+};
+
+PassAttributes attributes_of(ConvPass pass) {
+  switch (pass) {
+    case ConvPass::forward:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y};
+    case ConvPass::grad_data:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX};
+    case ConvPass::grad_filter:
+      break;
+  }
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW};
+}
+
+struct Dims {
+  std::int64_t v[4];
+};
+
+// Operand sizes in argument order (see PassAttributes).
+void operand_dims(ConvPass pass, const ConvShape& s, Dims (&out)[3]) {
+  const Dims image{{s.N, s.C, s.H, s.W}}, filter{{s.K, s.C / s.groups, s.R, s.S}}, result{{s.N, s.K, s.P, s.Q}};
+  switch (pass) {
+    case ConvPass::forward: out[0] = image, out[1] = filter, out[2] = result; break;
+    case ConvPass::grad_data: out[0] = result, out[1] = filter, out[2] = image; break;
+    case ConvPass::grad_filter: out[0] = image, out[1] = result, out[2] = filter; break;
+  }
+}
+
+cudnnDataType_t data_type(DType d) {
+  switch (d) {
+    case DType::f16: return CUDNN_DATA_HALF;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    case DType::f32: return CUDNN_DATA_FLOAT;
+    default: return CUDNN_DATA_DOUBLE;
+  }
+}
+
+class GraphEngine {
+ public:
+  GraphEngine(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
+              const Context& ctx)
+      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), dtype_(dtype), s_(s), ops_(ops), ctx_(ctx), what_(conv_what(pass)) {}
+
+  // The shape's plan, made on first use.
+  GraphPlan& plan() {
+    const bool tf32 = dtype_ == DType::f32 && conv_tf32_allowed();
+    const bool timed = cudnn_find_wanted();
+    const CudnnKey key = cudnn_key(CudnnApi::graph, pass_, dtype_, s_, tf32, timed, ops_);
+    auto& plans = pkg_.plans();
+    auto it = plans.find(key);
+    if (it == plans.end()) it = plans.emplace(key, make_plan(tf32, timed)).first;
+    return static_cast<GraphPlan&>(*it->second);
+  }
+
+  void run(const GraphPlan& p) {
+    TempBuffer workspace = ctx_.temp(std::max<std::size_t>(std::size_t(p.workspace), 1));
+    execute(p.plan->get(), workspace.get());
+  }
+
+ private:
+  int device() const { return ctx_.device; }
+
+  Descriptor make(cudnnBackendDescriptorType_t type) const { return Descriptor(lib_, type, device(), what_); }
+  void set(const Descriptor& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+           std::int64_t count, const void* values) const {
+    XY_CUDNN(lib_, cudnnBackendSetAttribute(d.get(), name, type, count, values), device(), what_);
+  }
+  void finalize(const Descriptor& d) const { XY_CUDNN(lib_, cudnnBackendFinalize(d.get()), device(), what_); }
+
+  Descriptor tensor(std::int64_t uid, const Dims& dims, const void* data) const {
+    const std::int64_t strides[4] = {dims.v[1] * dims.v[2] * dims.v[3], dims.v[2] * dims.v[3], dims.v[3], 1};
+    const cudnnDataType_t type = data_type(dtype_);
+    const std::int64_t alignment = alignment_of(data);
+    Descriptor t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+    set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.v);
+    set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+    set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+    set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+    finalize(t);
+    return t;
+  }
+
+  Descriptor convolution() const {
+    // f16 and bf16 accumulate in f32; f64 computes in f64.
+    const cudnnDataType_t compute = dtype_ == DType::f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    const std::int64_t spatial = 2, dilations[2] = {s_.dil_h, s_.dil_w}, strides[2] = {s_.stride_h, s_.stride_w},
+                       padding[2] = {s_.pad_h, s_.pad_w};
+    Descriptor c = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    set(c, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+    set(c, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    set(c, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+    set(c, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dilations);
+    set(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, strides);
+    set(c, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, padding);
+    set(c, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, padding);
+    finalize(c);
+    return c;
+  }
+
+  // The operation graph, or none when cuDNN's graph API cannot express the
+  // shape (a data type or size it does not take), in which case `why` says so.
+  std::optional<Descriptor> graph(std::string& why) const {
+    Dims dims[3];
+    operand_dims(pass_, s_, dims);
+    const Descriptor in0 = tensor(1, dims[0], ops_.in0), in1 = tensor(2, dims[1], ops_.in1),
+                     out = tensor(3, dims[2], ops_.out);
+    const Descriptor conv = convolution();
+    const PassAttributes a = attributes_of(pass_);
+    Descriptor op = make(a.op);
+    const double alpha64 = 1, beta64 = 0;
+    const float alpha32 = 1, beta32 = 0;
+    const bool f64 = dtype_ == DType::f64;
+    const cudnnBackendAttributeType_t scale_type = f64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+    set(op, a.alpha, scale_type, 1, f64 ? static_cast<const void*>(&alpha64) : &alpha32);
+    set(op, a.beta, scale_type, 1, f64 ? static_cast<const void*>(&beta64) : &beta32);
+    const cudnnBackendDescriptor_t conv_d = conv.get(), in0_d = in0.get(), in1_d = in1.get(), out_d = out.get();
+    set(op, a.conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &conv_d);
+    set(op, a.in0, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in0_d);
+    set(op, a.in1, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in1_d);
+    set(op, a.out, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out_d);
+    if (const cudnnStatus_t st = lib_.cudnnBackendFinalize(op.get()); st != CUDNN_STATUS_SUCCESS) {
+      why = std::string("operation: ") + lib_.cudnnGetErrorString(st);
+      return std::nullopt;
+    }
+    Descriptor g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    const cudnnBackendDescriptor_t op_d = op.get();
+    const cudnnHandle_t handle = pkg_.handle();
+    set(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op_d);
+    set(g, kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
+    if (const cudnnStatus_t st = lib_.cudnnBackendFinalize(g.get()); st != CUDNN_STATUS_SUCCESS) {
+      why = std::string("operation graph: ") + lib_.cudnnGetErrorString(st);
+      return std::nullopt;
+    }
+    return g;  // the graph keeps what it needs of the operation and tensors
+  }
+
+  // The engine configurations cuDNN's heuristics list for the graph, best first.
+  std::vector<Descriptor> configurations(const Descriptor& graph, cudnnBackendHeurMode_t mode) const {
+    Descriptor heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    const cudnnBackendDescriptor_t graph_d = graph.get();
+    set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph_d);
+    set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    std::vector<Descriptor> configs;
+    if (lib_.cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) return configs;
+    std::int64_t count = 0;
+    XY_CUDNN(lib_,
+             cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                      &count, nullptr),
+             device(), what_);
+    configs.reserve(std::size_t(count));
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (std::int64_t i = 0; i < count; ++i) raw.push_back(configs.emplace_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)).get());
+    std::int64_t returned = 0;
+    XY_CUDNN(lib_,
+             cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                      &returned, raw.data()),
+             device(), what_);
+    configs.erase(configs.begin() + std::clamp<std::int64_t>(returned, 0, count), configs.end());
+    return configs;
+  }
+
+  // Whether the configuration's numerics suit the call, as PyTorch decides:
+  // never inputs converted to a narrower type; for f32 no tensor cores (TF32)
+  // unless allowed.
+  bool numerics_allowed(const Descriptor& config, bool tf32) const {
+    Descriptor engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    cudnnBackendDescriptor_t engine_d = engine.get();
+    std::int64_t n = 0;
+    XY_CUDNN(lib_,
+             cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                      &engine_d),
+             device(), what_);
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    XY_CUDNN(lib_,
+             cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                      CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes),
+             device(), what_);
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(n, CUDNN_NUMERICAL_NOTE_TYPE_COUNT); ++i) {
+      if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+      if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && dtype_ == DType::f32 && !tf32) return false;
+    }
+    return true;
+  }
+
+  // The configuration built into an execution plan, or none where cuDNN
+  // cannot build it for this device (expected for some configurations).
+  std::optional<Descriptor> build(const Descriptor& config, std::int64_t& workspace) const {
+    Descriptor plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    const cudnnHandle_t handle = pkg_.handle();
+    const cudnnBackendDescriptor_t config_d = config.get();
+    set(plan, kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle);
+    set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config_d);
+    if (lib_.cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    std::int64_t n = 0;
+    XY_CUDNN(lib_,
+             cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                      &workspace),
+             device(), what_);
+    if (workspace < 0 || std::uint64_t(workspace) > kMaxCudnnWorkspace) return std::nullopt;
+    return plan;
+  }
+
+  std::unique_ptr<GraphPlan> make_plan(bool tf32, bool timed) const {
+    auto result = std::make_unique<GraphPlan>();
+    const std::optional<Descriptor> g = graph(result->why_not);
+    if (!g) return result;
+    std::vector<std::pair<Descriptor, std::int64_t>> built;  // plans and their workspaces
+    for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+      for (const Descriptor& config : configurations(*g, mode)) {
+        if (!numerics_allowed(config, tf32)) continue;
+        std::int64_t workspace = 0;
+        if (std::optional<Descriptor> plan = build(config, workspace)) {
+          built.emplace_back(std::move(*plan), workspace);
+          if (!timed || built.size() == std::size_t(kMaxTimed)) break;
+        }
+      }
+      if (!built.empty()) break;  // the fallback list only when the heuristics gave nothing
+    }
+    if (built.empty()) {
+      result->why_not = "no engine configuration builds for this shape";
+      return result;
+    }
+    const std::size_t best = built.size() > 1 ? fastest(built) : 0;
+    result->workspace = built[best].second;
+    result->plan.emplace(std::move(built[best].first));
+    return result;
+  }
+
+  // Index of the fastest plan, timed on the call's tensors (each once to
+  // warm up, then the best of three); blocks the host, once per shape.
+  std::size_t fastest(const std::vector<std::pair<Descriptor, std::int64_t>>& plans) const {
+    std::int64_t most = 0;
+    for (const auto& p : plans) most = std::max(most, p.second);
+    TempBuffer workspace = ctx_.temp(std::max<std::size_t>(std::size_t(most), 1));
+    cudaEvent_t start = nullptr, stop = nullptr;
+    XY_CUDA(cudaEventCreate(&start), device(), what_);
+    XY_CUDA(cudaEventCreate(&stop), device(), what_);
+    std::size_t best = 0;
+    float best_ms = std::numeric_limits<float>::infinity();
+    try {
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        execute(plans[i].first.get(), workspace.get());
+        for (int rep = 0; rep < 3; ++rep) {
+          XY_CUDA(cudaEventRecord(start, ctx_.stream), device(), what_);
+          execute(plans[i].first.get(), workspace.get());
+          XY_CUDA(cudaEventRecord(stop, ctx_.stream), device(), what_);
+          XY_CUDA(cudaEventSynchronize(stop), device(), what_);
+          float ms = 0;
+          XY_CUDA(cudaEventElapsedTime(&ms, start, stop), device(), what_);
+          if (ms < best_ms) best_ms = ms, best = i;
+        }
+      }
+    } catch (...) {
+      (void)cudaEventDestroy(start);
+      (void)cudaEventDestroy(stop);
+      throw;
+    }
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    return best;
+  }
+
+  void execute(cudnnBackendDescriptor_t plan, void* workspace) const {
+    const std::int64_t uids[3] = {1, 2, 3};
+    void* pointers[3] = {const_cast<void*>(ops_.in0), const_cast<void*>(ops_.in1), ops_.out};
+    Descriptor pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
+    set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    finalize(pack);
+    XY_CUDNN(lib_, cudnnBackendExecute(pkg_.handle(), plan, pack.get()), device(), what_);
+  }
+
+  CudnnPackage& pkg_;
+  const CudnnLibrary& lib_;
+  ConvPass pass_;
+  DType dtype_;
+  const ConvShape& s_;
+  const ConvOperands& ops_;
+  const Context& ctx_;
+  const char* what_;
+};
+
+}  // namespace
+
+bool conv_cudnn_graph(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
+                      const Context& ctx, std::string* why_not) {
+  GraphEngine engine(pkg, pass, dtype, s, ops, ctx);
+  const GraphPlan& plan = engine.plan();
+  if (!plan.usable()) {
+    if (why_not) *why_not = plan.why_not;
+    return false;
+  }
+  engine.run(plan);
+  return true;
+}
+
+}  // namespace xylem::cuda

@@ -1,0 +1,104 @@
+#pragma once
+// What the two cuDNN convolution engines share (see conv2d.hpp): the
+// per-device cuDNN handle, bound to the compute stream, and the plans chosen
+// per shape, in the device's package cache.
+//
+// The engines: conv2d_cudnn_graph.cpp (cuDNN's graph API, engine heuristics
+// as PyTorch uses them; the default) and conv2d_cudnn_legacy.cpp (the
+// cudnnConvolution* functions; XYLEM_CUDA_CUDNN_API=legacy, and the
+// fallback for shapes the graph API gives no plan for). conv2d_cudnn.cpp
+// picks between them.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "conv2d.hpp"
+#include "cudnn_library.hpp"
+
+namespace xylem::cuda {
+
+enum class CudnnApi : std::int64_t { graph, legacy };
+
+// Everything a plan depends on: API, pass, dtype, sizes, parameters, math
+// mode, how it was chosen (heuristics or timing) and the operands' pointer
+// alignment.
+struct CudnnKey {
+  std::int64_t v[22];
+  bool operator==(const CudnnKey& o) const noexcept { return std::memcmp(v, o.v, sizeof v) == 0; }
+};
+struct CudnnKeyHash {
+  std::size_t operator()(const CudnnKey& k) const noexcept {
+    std::size_t h = 1469598103934665603ull;  // FNV-1a over the fields
+    for (std::int64_t x : k.v) h = (h ^ std::size_t(x)) * 1099511628211ull;
+    return h;
+  }
+};
+
+// The largest power of two (up to 16) that divides the address.
+[[nodiscard]] inline int alignment_of(const void* p) noexcept {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return a % 16 == 0 ? 16 : a % 8 == 0 ? 8 : a % 4 == 0 ? 4 : 2;
+}
+
+[[nodiscard]] inline CudnnKey cudnn_key(CudnnApi api, ConvPass pass, DType dtype, const ConvShape& s, bool tf32,
+                                        bool timed, const ConvOperands& ops) noexcept {
+  return {{std::int64_t(api), std::int64_t(pass), std::int64_t(dtype), s.N, s.C, s.H, s.W, s.K, s.R, s.S,
+           s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dil_h, s.dil_w, s.groups, std::int64_t(tf32), std::int64_t(timed),
+           alignment_of(ops.in0), alignment_of(ops.in1), alignment_of(ops.out)}};
+}
+
+[[nodiscard]] inline const char* conv_what(ConvPass p) noexcept {
+  return p == ConvPass::forward ? "nn::conv2d" : p == ConvPass::grad_data ? "nn::conv2d_grad_data"
+                                                                          : "nn::conv2d_grad_filter";
+}
+
+// A plan of either engine; one without a usable algorithm is kept too, so
+// that the next call of the shape goes straight to the fallback.
+struct CudnnPlan {
+  virtual ~CudnnPlan() = default;
+  [[nodiscard]] virtual bool usable() const noexcept = 0;
+};
+
+class CudnnPackage final : public plugin::Package {
+ public:
+  // A cuDNN that loads but cannot serve this device (an architecture it
+  // does not know, a driver too old) leaves the package unavailable:
+  // convolutions there use im2col.
+  CudnnPackage(int device, cudaStream_t stream);
+  ~CudnnPackage() override;
+  CudnnPackage(const CudnnPackage&) = delete;
+  CudnnPackage& operator=(const CudnnPackage&) = delete;
+
+  [[nodiscard]] bool available() const noexcept { return handle_ != nullptr; }
+  [[nodiscard]] const CudnnLibrary& lib() const noexcept { return *lib_; }
+  [[nodiscard]] cudnnHandle_t handle() const noexcept { return handle_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+  // Launches are serialised per device (the compute stream's lock), so the
+  // plans need no lock of their own.
+  std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash>& plans() noexcept { return plans_; }
+
+ private:
+  int device_;
+  const CudnnLibrary* lib_;
+  cudnnHandle_t handle_ = nullptr;
+  std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
+};
+
+// The two engines: each returns false (nothing enqueued) when it has no
+// algorithm for the shape (the graph engine then says why); errors of an
+// available cuDNN throw.
+[[nodiscard]] bool conv_cudnn_graph(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                    const ConvOperands& ops, const Context& ctx, std::string* why_not);
+[[nodiscard]] bool conv_cudnn_legacy(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                     const ConvOperands& ops, const Context& ctx);
+
+// XYLEM_CUDA_CUDNN_FIND=1: time the candidates on the call's own tensors
+// instead of taking the heuristics' first (torch.backends.cudnn.benchmark).
+[[nodiscard]] bool cudnn_find_wanted() noexcept;
+
+// The largest workspace a convolution may take.
+inline constexpr std::size_t kMaxCudnnWorkspace = std::size_t{1} << 30;
+
+}  // namespace xylem::cuda
