@@ -26,8 +26,8 @@
 #
 # cuDNN: the CUDA plugin dlopens libcudnn.so.9 at first use (it is not
 # linked, so ldd does not list it and nothing is packed: cuDNN 9 is ~500 MB).
-# The GPU machine's own cuDNN (9.14 in its CUDA install, found through the
-# LD_LIBRARY_PATH below or the plugin's fallback paths) serves it; the
+# The GPU machine's own cuDNN (the system's 9.14, found through the loader's
+# search or the plugin's fallback paths) serves it; the
 # plugin uses the graph API's backend functions and the legacy convolution
 # API, both stable across cuDNN 9. The build here has 9.19 headers. 'run'
 # also repeats the CUDA conformance tests with XYLEM_CUDA_CUDNN=0, so the
