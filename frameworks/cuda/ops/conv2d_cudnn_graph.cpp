@@ -192,6 +192,18 @@ class GraphEngine {
   // The operation graph, or none when cuDNN's graph API cannot express the
   // shape (a data type or size it does not take), in which case `why` says so.
   std::optional<Descriptor> graph(std::string& why) const {
+    try {
+      return build_graph(why);
+    } catch (const Error& e) {
+      // Descriptors cuDNN refuses (a size or type its graph API does not
+      // take): the legacy engine may still serve the shape.
+      if (e.code() != ErrorCode::invalid_argument && e.code() != ErrorCode::unsupported) throw;
+      why = e.what();
+      return std::nullopt;
+    }
+  }
+
+  std::optional<Descriptor> build_graph(std::string& why) const {
     Dims dims[3];
     operand_dims(pass_, s_, dims);
     const Descriptor in0 = tensor(1, dims[0], ops_.in0), in1 = tensor(2, dims[1], ops_.in1),
@@ -233,20 +245,19 @@ class GraphEngine {
     set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph_d);
     set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
     std::vector<Descriptor> configs;
-    if (lib_.cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS) return configs;
+    // A heuristics mode cuDNN cannot serve for the graph lists nothing.
     std::int64_t count = 0;
-    XY_CUDNN(lib_,
-             cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                      &count, nullptr),
-             device(), what_);
+    if (lib_.cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS ||
+        lib_.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                      &count, nullptr) != CUDNN_STATUS_SUCCESS)
+      return configs;
     configs.reserve(std::size_t(count));
     std::vector<cudnnBackendDescriptor_t> raw;
     for (std::int64_t i = 0; i < count; ++i) raw.push_back(configs.emplace_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)).get());
     std::int64_t returned = 0;
-    XY_CUDNN(lib_,
-             cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                      &returned, raw.data()),
-             device(), what_);
+    if (lib_.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                      &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
+      returned = 0;
     configs.erase(configs.begin() + std::clamp<std::int64_t>(returned, 0, count), configs.end());
     return configs;
   }
@@ -257,16 +268,14 @@ class GraphEngine {
   bool numerics_allowed(const Descriptor& config, bool tf32) const {
     Descriptor engine = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     cudnnBackendDescriptor_t engine_d = engine.get();
-    std::int64_t n = 0;
-    XY_CUDNN(lib_,
-             cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
-                                      &engine_d),
-             device(), what_);
     cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-    XY_CUDNN(lib_,
-             cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                                      CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes),
-             device(), what_);
+    std::int64_t n = 0;
+    // A configuration whose notes cannot be read is not taken: its numerics are unknown.
+    if (lib_.cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                      &engine_d) != CUDNN_STATUS_SUCCESS ||
+        lib_.cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                      CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) != CUDNN_STATUS_SUCCESS)
+      return false;
     for (std::int64_t i = 0; i < std::min<std::int64_t>(n, CUDNN_NUMERICAL_NOTE_TYPE_COUNT); ++i) {
       if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
       if (notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && dtype_ == DType::f32 && !tf32) return false;
@@ -284,10 +293,9 @@ class GraphEngine {
     set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config_d);
     if (lib_.cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
     std::int64_t n = 0;
-    XY_CUDNN(lib_,
-             cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                      &workspace),
-             device(), what_);
+    if (lib_.cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                      &workspace) != CUDNN_STATUS_SUCCESS)
+      return std::nullopt;
     if (workspace < 0 || std::uint64_t(workspace) > kMaxCudnnWorkspace) return std::nullopt;
     return plan;
   }
