@@ -9,8 +9,12 @@
 //             directly on host buffers
 //   enqueue   host time to enqueue one small op (100k tiny relus, the loop
 //             timed alone, then one synchronize)
+//   round trip  one tiny relu then a host read of its result, waited for
+//             (what reading a loss each step costs), and an empty host task
+//             waited for; the median of 20k (5k with --quick) of each
 //
 // Every figure is the median of --reps runs after a warm-up.
+// --latency runs only the enqueue and round-trip rows.
 #include <cblas.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -27,12 +31,14 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "xylem/plugin/plugin.hpp"
 #include "xylem/xylem.hpp"
 
 namespace {
@@ -44,11 +50,18 @@ using xylem_bench::time_median;
 using xylem_bench::time_pair;
 
 
-struct Options : xylem_bench::CommonOptions {};
+struct Options : xylem_bench::CommonOptions {
+  bool latency_only = false;
+};
 
 Options parse(int argc, char** argv) {
   Options o;
-  xylem_bench::parse_options(argc, argv, "xylem_bench_native [--json FILE] [--reps N] [--quick]", 1, o);
+  xylem_bench::parse_options(argc, argv, "xylem_bench_native [--json FILE] [--reps N] [--quick] [--latency]", 1, o,
+                             [&](std::string_view a, const char*) {
+                               if (a != "--latency") return 0;
+                               o.latency_only = true;
+                               return 1;
+                             });
   return o;
 }
 
@@ -86,6 +99,8 @@ struct Results {
   double gemm_f32 = 0, cblas_f32 = 0, gemm_f64 = 0, cblas_f64 = 0;
   std::int64_t enqueue_ops = 0;
   double enqueue_us = 0, total_us = 0;
+  std::int64_t round_trips = 0;
+  double read_round_trip_us = 0, task_round_trip_us = 0;
 };
 
 void bench_sigmoid(const xylem::Backend& be, const Options& o, Results& r) {
@@ -193,20 +208,53 @@ void bench_enqueue(const xylem::Backend& be, const Options& o, Results& r) {
   r.total_us = median(total);
 }
 
+// Latency, not throughput: each iteration is timed alone (the queue is
+// empty when it starts) and the median kept, so one preempted iteration
+// does not move the figure.
+void bench_round_trip(const xylem::Backend& be, const Options& o, Results& r) {
+  const int n = o.quick ? 5'000 : 20'000;
+  r.round_trips = n;
+  xylem::Tensor x = xylem::full(be, {16}, xylem::f32, -0.5);
+  xylem::Tensor y = xylem::zeros(be, {16}, xylem::f32);
+  be.synchronize();
+  auto time = [&](auto&& once) {
+    for (int i = 0; i < n / 10; ++i) once();  // warm-up
+    std::vector<double> us(std::size_t(n), 0.0);
+    for (auto& t : us) {
+      const auto t0 = Clock::now();
+      once();
+      t = seconds_since(t0) * 1e6;
+    }
+    return median(std::move(us));
+  };
+  r.read_round_trip_us = time([&] {
+    xylem::nn::relu(be, x, y);
+    if (y.read<float>().get()[0] != 0.0f) {
+      std::cerr << "relu result wrong in the round trip\n";
+      std::exit(1);
+    }
+  });
+  r.task_round_trip_us = time([&] { be.device().host_task([] {}, {})->wait(); });
+}
+
 void print_table(const xylem::Backend& be, const Results& r) {
   std::printf("xylem native benchmark on %s (%u hardware threads)\n", be.hardware().name.c_str(),
               std::thread::hardware_concurrency());
   std::printf("%-34s %12s %22s %8s\n", "measure", "xylem", "reference", "ratio");
-  std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", ("sigmoid f32 n=" + std::to_string(r.sigmoid_n)).c_str(),
-              r.sigmoid_gbps, "copy", r.copy_gbps, r.sigmoid_gbps / r.copy_gbps);
-  std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", "  scalar std::exp loop (1 thread)", r.exp_loop_gbps, "copy",
-              r.copy_gbps, r.exp_loop_gbps / r.copy_gbps);
-  std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f32 n=" + std::to_string(r.gemm_n)).c_str(),
-              r.gemm_f32, "cblas", r.cblas_f32, r.gemm_f32 / r.cblas_f32);
-  std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f64 n=" + std::to_string(r.gemm_n)).c_str(),
-              r.gemm_f64, "cblas", r.cblas_f64, r.gemm_f64 / r.cblas_f64);
+  if (r.sigmoid_n > 0) {  // not with --latency
+    std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", ("sigmoid f32 n=" + std::to_string(r.sigmoid_n)).c_str(),
+                r.sigmoid_gbps, "copy", r.copy_gbps, r.sigmoid_gbps / r.copy_gbps);
+    std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", "  scalar std::exp loop (1 thread)", r.exp_loop_gbps,
+                "copy", r.copy_gbps, r.exp_loop_gbps / r.copy_gbps);
+    std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f32 n=" + std::to_string(r.gemm_n)).c_str(),
+                r.gemm_f32, "cblas", r.cblas_f32, r.gemm_f32 / r.cblas_f32);
+    std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f64 n=" + std::to_string(r.gemm_n)).c_str(),
+                r.gemm_f64, "cblas", r.cblas_f64, r.gemm_f64 / r.cblas_f64);
+  }
   std::printf("%-34s %9.3f us   %s %.3f us\n", "enqueue one small op (host)", r.enqueue_us, "enqueue+run per op",
               r.total_us);
+  std::printf("%-34s %9.3f us   %s %.3f us\n", "round trip: relu + read, waited", r.read_round_trip_us,
+              "empty host task, waited", r.task_round_trip_us);
 }
 
 void write_json(const std::string& path, const xylem::Backend& be, const Results& r) {
@@ -214,17 +262,21 @@ void write_json(const std::string& path, const xylem::Backend& be, const Results
   f << "{\n"
     << "  \"benchmark\": \"xylem_bench_native\",\n"
     << "  \"device\": \"" << be.id() << "\",\n"
-    << "  \"hardware_threads\": " << std::thread::hardware_concurrency() << ",\n"
-    << "  \"sigmoid_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.sigmoid_gbps
-    << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.sigmoid_gbps / r.copy_gbps << "},\n"
-    << "  \"exp_loop_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.exp_loop_gbps
-    << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.exp_loop_gbps / r.copy_gbps << "},\n"
-    << "  \"gemm_f32\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f32 << ", \"cblas_gflops\": " << r.cblas_f32
-    << ", \"ratio\": " << r.gemm_f32 / r.cblas_f32 << "},\n"
-    << "  \"gemm_f64\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f64 << ", \"cblas_gflops\": " << r.cblas_f64
-    << ", \"ratio\": " << r.gemm_f64 / r.cblas_f64 << "},\n"
-    << "  \"enqueue\": {\"ops\": " << r.enqueue_ops << ", \"enqueue_us_per_op\": " << r.enqueue_us
-    << ", \"total_us_per_op\": " << r.total_us << "}\n"
+    << "  \"hardware_threads\": " << std::thread::hardware_concurrency() << ",\n";
+  if (r.sigmoid_n > 0) {
+    f << "  \"sigmoid_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.sigmoid_gbps
+      << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.sigmoid_gbps / r.copy_gbps << "},\n"
+      << "  \"exp_loop_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.exp_loop_gbps
+      << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.exp_loop_gbps / r.copy_gbps << "},\n"
+      << "  \"gemm_f32\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f32 << ", \"cblas_gflops\": " << r.cblas_f32
+      << ", \"ratio\": " << r.gemm_f32 / r.cblas_f32 << "},\n"
+      << "  \"gemm_f64\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f64 << ", \"cblas_gflops\": " << r.cblas_f64
+      << ", \"ratio\": " << r.gemm_f64 / r.cblas_f64 << "},\n";
+  }
+  f << "  \"enqueue\": {\"ops\": " << r.enqueue_ops << ", \"enqueue_us_per_op\": " << r.enqueue_us
+    << ", \"total_us_per_op\": " << r.total_us << "},\n"
+    << "  \"round_trip\": {\"count\": " << r.round_trips << ", \"relu_read_us\": " << r.read_round_trip_us
+    << ", \"host_task_us\": " << r.task_round_trip_us << "}\n"
     << "}\n";
 }
 
@@ -235,11 +287,14 @@ int main(int argc, char** argv) {
   try {
     const xylem::Backend be = xylem::Backend::native();
     Results r;
-    bench_sigmoid(be, o, r);
-    r.gemm_n = o.quick ? 512 : 2048;
-    bench_gemm<float>(be, o, r.gemm_n, r.gemm_f32, r.cblas_f32);
-    bench_gemm<double>(be, o, r.gemm_n, r.gemm_f64, r.cblas_f64);
+    if (!o.latency_only) {
+      bench_sigmoid(be, o, r);
+      r.gemm_n = o.quick ? 512 : 2048;
+      bench_gemm<float>(be, o, r.gemm_n, r.gemm_f32, r.cblas_f32);
+      bench_gemm<double>(be, o, r.gemm_n, r.gemm_f64, r.cblas_f64);
+    }
     bench_enqueue(be, o, r);
+    bench_round_trip(be, o, r);
     print_table(be, r);
     if (!o.json.empty()) write_json(o.json, be, r);
   } catch (const xylem::Error& e) {

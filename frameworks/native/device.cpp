@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::native {

@@ -1,11 +1,22 @@
 #include "frameworks/native/queue.hpp"
 
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <chrono>
 
 namespace xylem::native {
 
 void NativeEvent::wait() const {
+  // ready() first, for two reasons. A task that waits on an earlier event of
+  // its own queue (done, the queue is in order) must not reach help(): its
+  // runner holds the token. And queue_ may be gone: events are shared and
+  // outlive their queue, but ~NativeQueue returns only after every task has
+  // completed, so an event of a destroyed queue is ready and never reads
+  // queue_. (Waiting while another thread destroys the queue is unsupported:
+  // it could go between ready() and help(). A device is destroyed only once
+  // nothing uses it; native's never is.)
+  if (!ready()) queue_->help(*this);
   done_.wait(false, std::memory_order_acquire);
   if (error_) std::rethrow_exception(error_);
 }
@@ -33,7 +44,9 @@ void NativeEvent::complete(std::exception_ptr error) noexcept {
   for (auto& fn : callbacks) fn();
 }
 
-NativeQueue::NativeQueue() : worker_([this] { loop(); }) {}
+NativeQueue::NativeQueue(bool worker) {
+  if (worker) worker_ = std::thread([this] { loop(); });
+}
 
 NativeQueue::~NativeQueue() {
   {
@@ -41,7 +54,11 @@ NativeQueue::~NativeQueue() {
     stop_ = true;
   }
   wake_.notify_one();
-  worker_.join();
+  if (worker_.joinable()) worker_.join();  // it returns once it finds no work
+  // Then run what is left (all of it without a worker): every event is
+  // complete once the queue is gone, which NativeEvent::wait relies on.
+  std::lock_guard token(runner_);
+  while (take()) run_batch(nullptr);
 }
 
 EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps) {
@@ -71,7 +88,13 @@ EventPtr NativeQueue::push(plugin::Deps deps, Fill&& fill) {
     std::lock_guard lock(mutex_);
     Task& task = pending_.emplace_back();
     fill(task);
-    // Work on this queue is already ordered; only other queues' events are kept.
+    // Work on this queue is already ordered; only other queues' events are
+    // kept. No deadlock when run() waits on them, maybe running their queue's
+    // work (see help()) while holding this queue's token: every dep was
+    // enqueued before this task, so each wait is on older work and a chain
+    // of waits cannot close into a cycle; and a token is never waited for
+    // by a thread holding one (helpers only try it; the worker locks its own
+    // holding nothing).
     for (const auto& dep : deps)
       if (dep && dep->queue() != this && !dep->ready()) task.foreign_deps.push_back(dep);
     task.event = event;
@@ -98,29 +121,81 @@ void NativeQueue::run(Task& task) noexcept {
 }
 
 void NativeQueue::loop() {
-  std::vector<Task> batch;
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      if (pending_.empty() && !stop_) {
-        // Spin briefly before sleeping: a caller issuing ops back to back
-        // then never pays for a wake-up.
-        lock.unlock();
-        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-        while (!has_work_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until) {
-        }
-        lock.lock();
-        sleeping_ = true;
-        wake_.wait(lock, [&] { return !pending_.empty() || stop_; });
-        sleeping_ = false;
-      }
-      if (pending_.empty() && stop_) return;
-      batch.swap(pending_);
-      has_work_.store(false, std::memory_order_relaxed);
+  while (wait_for_work()) {
+    std::unique_lock token(runner_, std::try_to_lock);
+    if (!token) {
+      // A waiting caller runs tasks. If it took them all, wait for more
+      // work rather than for the token: its unlock then wakes no one.
+      if (!has_work_.load(std::memory_order_relaxed)) continue;
+      token.lock();  // a bounded wait: it runs only up to its own task
     }
-    for (auto& task : batch) run(task);
-    batch.clear();
+    if (take()) run_batch(nullptr);
   }
+}
+
+bool NativeQueue::wait_for_work() {
+  // Spin briefly before sleeping: a caller issuing ops back to back then
+  // never pays for a wake-up.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+  while (!has_work_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until) {
+  }
+  std::unique_lock lock(mutex_);
+  if (!has_work_.load(std::memory_order_relaxed) && !stop_) {
+    sleeping_ = true;
+    wake_.wait(lock, [&] { return has_work_.load(std::memory_order_relaxed) || stop_; });
+    sleeping_ = false;
+  }
+  return has_work_.load(std::memory_order_relaxed);  // else stopping, with nothing left
+}
+
+bool NativeQueue::take() {
+  if (next_ < batch_.size()) return true;  // left by a helper
+  batch_.clear();
+  next_ = 0;
+  std::lock_guard lock(mutex_);
+  batch_.swap(pending_);
+  has_work_.store(false, std::memory_order_relaxed);
+  return !batch_.empty();
+}
+
+void NativeQueue::run_batch(const NativeEvent* until) {
+  while (next_ < batch_.size()) {
+    Task& task = batch_[next_++];
+    run(task);
+    if (task.event.get() == until) break;
+  }
+  if (next_ == batch_.size()) {
+    batch_.clear();  // now, not at the next take(): the tasks hold their captures
+    next_ = 0;
+  }
+}
+
+void NativeQueue::help(const NativeEvent& event) {
+  // Only a try: if someone runs tasks, it reaches ours without being woken,
+  // and sleeping on the event costs this caller the one wake-up that
+  // queuing for the token would. Queuing could also deadlock: the runner's
+  // batch may hold, after our task, one that waits for this caller's next
+  // step (testing::Gate does).
+  std::unique_lock token(runner_, std::try_to_lock);
+  if (!token) return;
+  // Isolated: while a kernel waits for its oneTBB subtasks, this thread
+  // (the caller's, maybe itself running a parallel loop) must not take
+  // outer-level work meanwhile, which could wait on this queue, whose token
+  // it holds. (Not the worker: it may run tasks during exit, after oneTBB's
+  // teardown, and a frees-only task must not touch oneTBB then.)
+  tbb::this_task_arena::isolate([&] {
+    while (!event.ready() && take()) run_batch(&event);
+  });
+  if (next_ == batch_.size()) return;
+  // Tasks after ours are left for the worker: the caller returns as soon as
+  // its task is done, and one of them may wait for the caller's next step.
+  bool wake;
+  {
+    std::lock_guard lock(mutex_);
+    has_work_.store(true, std::memory_order_relaxed);
+    wake = sleeping_;
+  }
+  if (wake) wake_.notify_one();
 }
 
 void NativeQueue::drain() { enqueue([] {}, {})->wait(); }

@@ -2,6 +2,13 @@
 // The native framework's in-order queue: one worker thread per device runs
 // enqueued kernels and host tasks in order, so callers return at once.
 // Kernels parallelise inside with oneTBB.
+//
+// A caller that waits on a task not yet run runs the queue's work itself,
+// up to and including that task, when no one else is running it (see
+// help()): reading a result then costs no hand-off to the worker and back,
+// two thread wake-ups that take ~50 us each when no core is free. Whoever
+// runs tasks holds the run token `runner_`, so tasks still run one at a
+// time and in order, on the worker or on a waiting caller.
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -10,25 +17,35 @@
 #include <thread>
 #include <vector>
 
-#include "frameworks/native/ops/kernels.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::native {
 
-// Completion of one queued task. Callbacks registered with on_ready run on
-// the worker thread right after the task.
+// As in ops/kernels.hpp, repeated so that this header needs only public
+// ones: the unit tests build queues of their own.
+using Kernel = void (*)(const plugin::OpCall& call);
+
+class NativeQueue;
+
+// Completion of one queued task. Callbacks registered with on_ready run
+// right after the task, on the thread that ran it: the worker, or a caller
+// that waited for it (so they must be short and must not wait on this queue).
 class NativeEvent final : public Event {
  public:
-  explicit NativeEvent(const void* queue) noexcept : queue_(queue) {}
+  explicit NativeEvent(NativeQueue* queue) noexcept : queue_(queue) {}
   bool ready() const override { return done_.load(std::memory_order_acquire); }
+  // Runs the queue's pending work up to this task when no one else is
+  // running it, else sleeps until the runner completes it.
   void wait() const override;
   const void* queue() const noexcept override { return queue_; }
   void on_ready(std::function<void()> fn) const override;
   void complete(std::exception_ptr error) noexcept;
 
  private:
-  const void* queue_;
+  // May dangle once the queue is destroyed: used only while the event is
+  // not ready, and ~NativeQueue completes every task first (see wait()).
+  NativeQueue* queue_;
   std::atomic<bool> done_{false};
   std::exception_ptr error_;
   mutable std::mutex callbacks_mutex_;
@@ -37,19 +54,25 @@ class NativeEvent final : public Event {
 
 class NativeQueue {
  public:
-  NativeQueue();
+  // Without a worker (for single-threaded tests), tasks run only when
+  // waited for or at destruction; a second waiter could wait forever.
+  explicit NativeQueue(bool worker = true);
+  // Runs everything enqueued, then stops the worker.
   ~NativeQueue();
   NativeQueue(const NativeQueue&) = delete;
   NativeQueue& operator=(const NativeQueue&) = delete;
 
   // Both return the event of the task; deps from other queues are waited
-  // for on the worker thread, never on the caller's.
+  // for by whoever runs the task, never by the caller of enqueue.
   EventPtr enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps);
   EventPtr enqueue(std::function<void()> fn, plugin::Deps deps);
-  // Waits until everything enqueued so far has run.
+  // Waits until everything enqueued so far has run (running it here when
+  // the worker is not).
   void drain();
 
  private:
+  friend class NativeEvent;
+
   struct Task {
     Kernel kernel = nullptr;
     plugin::OpCall call;
@@ -64,13 +87,33 @@ class NativeQueue {
   EventPtr push(plugin::Deps deps, Fill&& fill);
   void run(Task& task) noexcept;
   void loop();
+  // False once the queue is stopping and nothing is left to run.
+  bool wait_for_work();
+  // Called by NativeEvent::wait when its task has not run: if no one holds
+  // the run token, takes it and runs the queue's tasks up to and including
+  // that task, in order. Never blocks on the token.
+  void help(const NativeEvent& event);
+  // Under runner_: makes batch_[next_...] the next tasks to run, taking
+  // pending_ once the batch is used up; false if there are none.
+  bool take();
+  // Under runner_: runs the batch in order, stopping after `until`'s task.
+  void run_batch(const NativeEvent* until);
 
+  // Lock order: runner_, then mutex_. Whoever holds runner_ (the run
+  // token) runs tasks; no one else runs any task of this queue meanwhile.
+  std::mutex runner_;
+  // Under runner_: tasks taken from pending_; those from next_ on have not
+  // run (a helper stops after its own task). They come before pending_.
+  std::vector<Task> batch_;
+  std::size_t next_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::vector<Task> pending_;  // swapped whole into the worker: no allocation per task once warm
-  // Set by producers when they add work, cleared by the worker when it takes
-  // it. Producers write it only when it changes, so a worker spinning on it
-  // costs them no cache-line transfer per task.
+  std::vector<Task> pending_;  // swapped whole into the runner: no allocation per task once warm
+  // Whether there are tasks no one is running: set by producers when they
+  // add work and by a helper that leaves some in batch_, cleared when a
+  // runner takes pending_ (written under mutex_). Producers write it only
+  // when it changes, so a worker spinning on it costs them no cache-line
+  // transfer per task.
   std::atomic<bool> has_work_{false};
   bool sleeping_ = false;
   bool stop_ = false;

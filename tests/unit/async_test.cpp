@@ -2,11 +2,15 @@
 // with a gate that holds the queue closed, not with a timer); futures with
 // wait, get, ready and then; Backend::synchronize; host reads as futures;
 // an op on one device waiting for another device's work without blocking
-// the caller.
+// the caller; the native queue itself: a waiter runs queued work in order.
 #include <atomic>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 
+#include "../../frameworks/native/queue.hpp"
 #include "common/support.hpp"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/testing.hpp"
@@ -19,6 +23,7 @@ using xylem::Future;
 using xylem::Shape;
 using xylem::Tensor;
 using xylem::testing::Gate;
+using xylem::native::NativeQueue;
 
 // Waiting for work behind a gate must not hang the suite if the core blocks
 // where it must not: a watchdog that opens the gate and fails.
@@ -187,6 +192,166 @@ TEST(CrossDevice, NativeGateHoldsAMirrorReader) {
   EXPECT_FALSE(values.ready());
   gate.open();
   EXPECT_EQ(values.get(), std::vector<double>(4, 0.0));
+}
+
+// The native queue on its own. A queue without a worker runs tasks only
+// when someone waits, so what a waiter runs is exact, not a race.
+TEST(NativeQueue, WaiterRunsTasksUpToItsOwn) {
+  NativeQueue queue(/*worker=*/false);
+  std::vector<char> ran;  // only ever touched by the one running thread
+  std::vector<std::thread::id> by;
+  auto task = [&](char name) {
+    return queue.enqueue(
+        [&, name] {
+          ran.push_back(name);
+          by.push_back(std::this_thread::get_id());
+        },
+        {});
+  };
+  auto a = task('a');
+  auto b = task('b');
+  auto c = task('c');
+  EXPECT_FALSE(a->ready());
+  b->wait();  // runs a then b here, and stops: c is not ours to run
+  EXPECT_TRUE(a->ready());
+  EXPECT_FALSE(c->ready());
+  EXPECT_EQ(ran, (std::vector<char>{'a', 'b'}));
+  a->wait();  // done already
+  c->wait();
+  EXPECT_EQ(ran, (std::vector<char>{'a', 'b', 'c'}));
+  EXPECT_EQ(by, std::vector<std::thread::id>(3, std::this_thread::get_id()));
+}
+
+TEST(NativeQueue, WaiterGetsTheTasksError) {
+  for (bool worker : {false, true}) {
+    NativeQueue queue(worker);
+    auto bad = queue.enqueue([] { throw std::runtime_error("task failed"); }, {});
+    auto after = queue.enqueue([] {}, {});
+    EXPECT_THROW(bad->wait(), std::runtime_error) << "worker " << worker;
+    EXPECT_THROW(bad->wait(), std::runtime_error) << "twice";
+    EXPECT_NO_THROW(after->wait()) << "an error stops only its own task";
+  }
+}
+
+// A task that waits on an earlier task of its own queue (done: the queue is
+// in order) must not try to run the queue: its runner is busy with it.
+TEST(NativeQueue, TaskWaitsOnAnEarlierTaskOfItsQueue) {
+  for (bool worker : {false, true}) {
+    NativeQueue queue(worker);
+    auto first = queue.enqueue([] {}, {});
+    bool first_done = false;
+    auto second = queue.enqueue(
+        [&] {
+          first->wait();
+          first_done = first->ready();
+        },
+        {});
+    second->wait();
+    EXPECT_TRUE(first_done) << "worker " << worker;
+  }
+}
+
+// With a worker, a caller that waits after the worker has gone to sleep
+// finds the token free and runs the task before the worker is even
+// scheduled. Which thread gets there first is up to the scheduler, so this
+// asks for it once in many tries (it takes one almost always).
+TEST(NativeQueue, WaiterRunsTheTaskWhileTheWorkerSleeps) {
+  NativeQueue queue;
+  const auto self = std::this_thread::get_id();
+  bool ran_here = false;
+  for (int i = 0; i < 200 && !ran_here; ++i) {
+    std::this_thread::sleep_for(2ms);  // the worker spins 50 us, then sleeps
+    std::thread::id by;
+    queue.enqueue([&] { by = std::this_thread::get_id(); }, {})->wait();
+    ran_here = by == self;
+  }
+  EXPECT_TRUE(ran_here) << "the worker ran every task: waiters never help";
+}
+
+// While the worker runs a long task, a waiter on a later one must not run
+// it (out of order) but wait its turn; its own task still completes.
+TEST(NativeQueue, WaiterDoesNotOvertakeTheWorker) {
+  NativeQueue queue;
+  std::promise<void> open;
+  std::shared_future<void> gate = open.get_future().share();
+  std::atomic<bool> long_done{false};
+  std::atomic<bool> in_order{false};
+  auto held = queue.enqueue(
+      [&, gate] {
+        gate.wait();
+        long_done = true;
+      },
+      {});
+  auto later = queue.enqueue([&] { in_order = long_done.load(); }, {});
+  auto waiter = std::async(std::launch::async, [&] { later->wait(); });
+  EXPECT_EQ(waiter.wait_for(50ms), std::future_status::timeout);
+  EXPECT_FALSE(later->ready());
+  open.set_value();
+  waiter.get();
+  EXPECT_TRUE(held->ready());
+  EXPECT_TRUE(in_order.load());
+}
+
+// Events are shared and outlive the queue: after it is destroyed (which
+// runs everything), waiting on them must not touch it (ASan would see).
+TEST(NativeQueue, EventsOutliveTheQueue) {
+  for (bool worker : {false, true}) {
+    std::vector<xylem::EventPtr> events;
+    std::atomic<int> count{0};
+    {
+      NativeQueue queue(worker);
+      for (int i = 0; i < 100; ++i) {
+        events.push_back(queue.enqueue(
+            [&, i] {
+              if (i % 10 == 0) std::this_thread::sleep_for(100us);
+              ++count;
+            },
+            {}));
+      }
+      events.push_back(queue.enqueue([] { throw std::runtime_error("late"); }, {}));
+    }
+    EXPECT_EQ(count.load(), 100) << "worker " << worker;
+    for (std::size_t i = 0; i + 1 < events.size(); ++i) {
+      EXPECT_TRUE(events[i]->ready());
+      events[i]->wait();
+    }
+    EXPECT_THROW(events.back()->wait(), std::runtime_error);
+  }
+}
+
+// Deps on another queue are waited by whoever runs the task, and the wait
+// may run that queue's work: two queues, each task depending on the other
+// queue's latest, many waiters. Nothing may deadlock or run early.
+TEST(NativeQueue, DepsAcrossQueuesWithWaiters) {
+  NativeQueue queues[2];
+  constexpr int kThreads = 4, kIters = 200;
+  std::mutex mutex;  // makes "latest event of each queue" well defined
+  xylem::EventPtr latest[2];
+  std::atomic<int> early{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kIters; ++i) {
+        const int q = (t + i) % 2;
+        xylem::EventPtr event;
+        {
+          std::lock_guard lock(mutex);
+          xylem::EventPtr dep = latest[1 - q];
+          event = queues[q].enqueue(
+              [&early, dep] {
+                if (dep && !dep->ready()) ++early;
+              },
+              xylem::plugin::Deps(&dep, dep ? 1u : 0u));
+          latest[q] = event;
+        }
+        if (i % 3 == 0) event->wait();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  queues[0].drain();
+  queues[1].drain();
+  EXPECT_EQ(early.load(), 0) << "a task ran before its dep on the other queue";
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 // Several host threads sharing one backend and one tensor: concurrent reads,
 // ops on separate tensors, concurrent writes to one tensor (serialised, so
-// the final value is exact), and writes alternating between two devices.
-// Meant to be run under ThreadSanitizer as well.
+// the final value is exact), and writes alternating between two devices;
+// many threads enqueueing on one queue and waiting, so that waiters run the
+// queue's work. Meant to be run under ThreadSanitizer as well.
+#include <atomic>
 #include <barrier>
+#include <mutex>
 #include <thread>
 
 #include "common/support.hpp"
+#include "xylem/plugin/plugin.hpp"
 
 namespace {
 
@@ -91,6 +95,39 @@ TEST_P(Threads, ConcurrentViewsOfOneTensor) {
     for (int i = 0; i < kIters; ++i) xylem::blas::scal(backend, 2.0, row);
   });
   EXPECT_EQ(m.to_vector<float>(), std::vector<float>(kThreads * 64, float(1 << kIters)));
+}
+
+// Waiters run queued work themselves when the worker is not running it
+// (native) or sleep until it is done (mirror). Either way the tasks of one
+// queue run one at a time, in the order they were enqueued: each takes a
+// ticket under a lock as it is enqueued and must run with the next one.
+// The log has no lock of its own, so ThreadSanitizer sees any overlap.
+TEST_P(Threads, EnqueueAndWaitKeepsOrder) {
+  constexpr int kIters = 300;
+  std::mutex enqueue_order;
+  int next_ticket = 0;
+  std::vector<int> log;
+  log.reserve(kThreads * kIters);
+  std::atomic<int> out_of_order{0};
+  run_threads([&](int t) {
+    for (int i = 0; i < kIters; ++i) {
+      xylem::EventPtr done;
+      {
+        std::lock_guard lock(enqueue_order);
+        const int ticket = next_ticket++;
+        done = backend.device().host_task(
+            [&, ticket] {
+              if (ticket != int(log.size())) ++out_of_order;
+              log.push_back(ticket);
+            },
+            {});
+      }
+      if ((i + t) % 4 != 0) done->wait();  // some left behind for the worker
+    }
+  });
+  backend.synchronize();
+  EXPECT_EQ(out_of_order.load(), 0);
+  ASSERT_EQ(log.size(), std::size_t(kThreads * kIters));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Threads, ::testing::Values("native", "mirror:0"),
