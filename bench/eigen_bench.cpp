@@ -4,7 +4,7 @@
 // On a 4096 x 4096 f32 matrix (and a [4096] row for the broadcast): softmax
 // along rows; add, mul, div, maximum; a broadcast add; exp, sigmoid, sqrt,
 // log, tanh; sum of everything, of rows (axis 1), of columns (axis 0); max
-// of everything and of rows.
+// of everything, of rows and of columns; min of everything and of rows.
 //
 // Two peers, each with its fastest code for the op:
 //   Eigen       Eigen/Core expressions, vectorised, on ONE thread (Eigen
@@ -262,6 +262,15 @@ int main(int argc, char** argv) {
     bench(
         "max rows (axis 1)", fbytes, 'r', 0, [&] { xylem::max(be, xa, {{1}}, y_row); },
         [&] { col = a.rowwise().maxCoeff(); }, [&] { tcol.device(dev) = ta.maximum(axis1); });
+    bench(
+        "max columns (axis 0)", fbytes, 'r', 0, [&] { xylem::max(be, xa, {{0}}, y_row); },
+        [&] { col = a.colwise().maxCoeff().transpose(); }, [&] { tcol.device(dev) = ta.maximum(axis0); });
+    bench(
+        "min all", fbytes, 's', 0, [&] { xylem::min(be, xa, {}, y_all); }, [&] { e_all = a.minCoeff(); },
+        [&] { t_all.device(dev) = ta.minimum(); });
+    bench(
+        "min rows (axis 1)", fbytes, 'r', 0, [&] { xylem::min(be, xa, {{1}}, y_row); },
+        [&] { col = a.rowwise().minCoeff(); }, [&] { tcol.device(dev) = ta.minimum(axis1); });
 
     const Summary s = print(rows, threads);
     if (!o.json.empty()) write_json(o.json, rows, s, threads, n);

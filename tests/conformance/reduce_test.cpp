@@ -244,6 +244,41 @@ class Reduce : public MathConformance {
           for (std::int64_t j = 0; j < cols; ++j) t[static_cast<std::size_t>(j * rows + i)] = at(i, j);
         check(r, dtype, host_input(dtype, Layout::transposed, {cols, rows}, t), {{cols, rows}, {0}});
       }
+      if (r.exact) {
+        SCOPED_TRACE("a NaN at every position; Inf and huge values");
+        // Row j of the square part holds one NaN, at column j: the first
+        // vector, inside an unrolled block, the single vectors after the
+        // blocks, the last partial vector, rows shorter than a vector. Then
+        // an all-NaN row, and rows where a kernel's cheap NaN check can fire
+        // with no NaN (+Inf next to 0, opposite Infs, products that
+        // overflow): their result is still a number.
+        const double big = largest(dtype) / 4;
+        for (const std::int64_t cols : {1, 7, 24, 160, 333}) {
+          SCOPED_TRACE("rows of " + std::to_string(cols));
+          const std::int64_t rows = cols + 6;
+          auto x = input(dtype, Layout::contiguous, {rows, cols}, -2, 2);
+          std::vector<double> v = x.values();
+          const auto at = [&](std::int64_t row, std::int64_t col) -> double& {
+            return v[static_cast<std::size_t>(row * cols + col)];
+          };
+          for (std::int64_t j = 0; j < cols; ++j) {
+            at(j, j) = kNaN;
+            at(cols, j) = kNaN;
+            at(cols + 1, j) = j % 2 ? 0.0 : kInf;
+            at(cols + 2, j) = j % 2 ? 0.0 : -kInf;
+            at(cols + 3, j) = j % 3 == 0 ? kInf : j % 3 == 1 ? -kInf : 1.0;
+            at(cols + 4, j) = j % 2 ? -big : big;
+            at(cols + 5, j) = j % 5 ? big / double(j % 5) : -big;
+          }
+          check(r, dtype, host_input(dtype, Layout::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
+          std::vector<double> t(v.size());
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < cols; ++j) t[static_cast<std::size_t>(j * rows + i)] = at(i, j);
+          check(r, dtype, host_input(dtype, Layout::transposed, {cols, rows}, t), {{cols, rows}, {0}});
+          // Stored as it is read: a strided axis 0 (the kernels' column loop).
+          check(r, dtype, host_input(dtype, Layout::contiguous, {cols, rows}, t), {{cols, rows}, {0}});
+        }
+      }
       {
         SCOPED_TRACE("large and small values");
         const double big = largest(dtype) / 4, small = smallest_normal(dtype);
