@@ -17,14 +17,13 @@
 #include <thread>
 #include <vector>
 
+// Relative, so that the unit tests (which build queues of their own, with
+// only the public include path) find it too; it includes only public headers.
+#include "ops/kernels.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::native {
-
-// As in ops/kernels.hpp, repeated so that this header needs only public
-// ones: the unit tests build queues of their own.
-using Kernel = void (*)(const plugin::OpCall& call);
 
 class NativeQueue;
 

@@ -66,6 +66,19 @@ class Descriptor {
   cudnnBackendDescriptor_t d_ = nullptr;
 };
 
+// A CUDA event with timing, for XYLEM_CUDA_CUDNN_FIND, destroyed with its owner.
+class TimingEvent {
+ public:
+  TimingEvent(int device, const char* what) { XY_CUDA(cudaEventCreate(&e_), device, what); }
+  ~TimingEvent() { (void)cudaEventDestroy(e_); }  // errors ignored: see Descriptor
+  TimingEvent(const TimingEvent&) = delete;
+  TimingEvent& operator=(const TimingEvent&) = delete;
+  [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
 struct GraphPlan final : CudnnPlan {
   std::optional<Descriptor> plan;  // none: no engine takes the shape
   std::int64_t workspace = 0;
@@ -332,31 +345,21 @@ class GraphEngine {
     std::int64_t most = 0;
     for (const auto& p : plans) most = std::max(most, p.second);
     TempBuffer workspace = ctx_.temp(std::max<std::size_t>(std::size_t(most), 1));
-    cudaEvent_t start = nullptr, stop = nullptr;
-    XY_CUDA(cudaEventCreate(&start), device(), what_);
-    XY_CUDA(cudaEventCreate(&stop), device(), what_);
+    const TimingEvent start(device(), what_), stop(device(), what_);
     std::size_t best = 0;
     float best_ms = std::numeric_limits<float>::infinity();
-    try {
-      for (std::size_t i = 0; i < plans.size(); ++i) {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      execute(plans[i].first.get(), workspace.get());
+      for (int rep = 0; rep < 3; ++rep) {
+        XY_CUDA(cudaEventRecord(start.get(), ctx_.stream), device(), what_);
         execute(plans[i].first.get(), workspace.get());
-        for (int rep = 0; rep < 3; ++rep) {
-          XY_CUDA(cudaEventRecord(start, ctx_.stream), device(), what_);
-          execute(plans[i].first.get(), workspace.get());
-          XY_CUDA(cudaEventRecord(stop, ctx_.stream), device(), what_);
-          XY_CUDA(cudaEventSynchronize(stop), device(), what_);
-          float ms = 0;
-          XY_CUDA(cudaEventElapsedTime(&ms, start, stop), device(), what_);
-          if (ms < best_ms) best_ms = ms, best = i;
-        }
+        XY_CUDA(cudaEventRecord(stop.get(), ctx_.stream), device(), what_);
+        XY_CUDA(cudaEventSynchronize(stop.get()), device(), what_);
+        float ms = 0;
+        XY_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()), device(), what_);
+        if (ms < best_ms) best_ms = ms, best = i;
       }
-    } catch (...) {
-      (void)cudaEventDestroy(start);
-      (void)cudaEventDestroy(stop);
-      throw;
     }
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
     return best;
   }
 
