@@ -1,7 +1,10 @@
 #pragma once
 // Test support: hold a backend's queue closed to prove that operations
-// return before their work runs.
+// return before their work runs, and make chosen device calls fail.
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "xylem/backend.hpp"
 
@@ -23,6 +26,32 @@ class Gate {
 
  private:
   std::shared_ptr<State> state_;
+};
+
+// The kinds of device call a fault can be injected into.
+enum class FaultSite : std::uint8_t {
+  allocation,    // device memory: raises out_of_memory
+  kernel_build,  // compiling or loading a program or module: raises compile_failed
+  transfer,      // upload, download, device-to-device copy
+  library_call,  // a vendor library (BLAS, cuDNN, oneDNN, CLBlast) call
+};
+[[nodiscard]] std::string_view name(FaultSite site) noexcept;
+
+// Fails the `nth` (1-based) call at `site` made from now on, counting only
+// calls of `framework` ("native", "opencl", "cuda"; empty: any), and
+// `count` calls from there (1: just that one). One injection is armed at a
+// time; the destructor disarms it. The environment can arm one for a whole
+// process instead: XYLEM_FAULT=site:nth[:count[:framework]], site one of
+// allocation, kernel_build, transfer, library_call.
+class FaultInjection {
+ public:
+  FaultInjection(FaultSite site, std::uint64_t nth, std::string_view framework = {}, std::uint64_t count = 1);
+  ~FaultInjection();
+  FaultInjection(const FaultInjection&) = delete;
+  FaultInjection& operator=(const FaultInjection&) = delete;
+  // Calls at the site (of the framework) seen since arming, and failures made.
+  [[nodiscard]] std::uint64_t calls() const noexcept;
+  [[nodiscard]] std::uint64_t failures() const noexcept;
 };
 
 }  // namespace xylem::testing
