@@ -3,6 +3,12 @@
 // the underlying storage. Views (reshape, slice, transpose) only make new
 // Shapes; no data moves. Fixed capacity, so passing a Shape to a kernel
 // never allocates.
+//
+// Sizes are checked where a Shape is made (the constructors and every view):
+// at most kMaxNumel elements, and every index the view can reach, offset +
+// sum(index * stride), representable in int64 with room for the extent. So
+// numel(), extent(), lowest() and the kernels' index arithmetic never
+// overflow, and a Shape that would is an invalid_argument naming it.
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -13,6 +19,10 @@
 namespace xylem {
 
 inline constexpr int kMaxRank = 8;
+// The most elements a shape may hold (counting only its non-zero
+// dimensions, as NumPy does, so [0, 2^62, 4] is refused too). Times the
+// largest element size (8 bytes) it still fits in a 64-bit size_t.
+inline constexpr std::int64_t kMaxNumel = std::int64_t{1} << 62;
 
 class Shape {
  public:
@@ -20,8 +30,9 @@ class Shape {
   Shape(std::initializer_list<std::int64_t> dims);
   explicit Shape(std::span<const std::int64_t> dims);
 
-  // A view: explicit strides and offset. Throws invalid_argument for negative
-  // sizes or a rank over kMaxRank.
+  // A view: explicit strides (any sign) and offset. Throws invalid_argument
+  // for negative sizes, a rank over kMaxRank, more than kMaxNumel elements,
+  // or an element index the view reaches that int64 cannot hold.
   static Shape strided(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
                        std::int64_t offset);
 
@@ -35,8 +46,12 @@ class Shape {
   [[nodiscard]] std::int64_t offset() const noexcept { return offset_; }
   [[nodiscard]] std::int64_t numel() const noexcept;
   [[nodiscard]] bool is_contiguous() const noexcept;  // row-major, dense (offset may be non-zero)
-  // Elements of storage the view may touch: offset + 1 + sum((dim-1)*stride).
+  // One past the highest element of storage the view may touch:
+  // offset + 1 + sum((dim-1)*stride) over positive strides (offset if empty).
   [[nodiscard]] std::int64_t extent() const noexcept;
+  // The lowest element it may touch: offset + sum((dim-1)*stride) over
+  // negative strides (offset if empty).
+  [[nodiscard]] std::int64_t lowest() const noexcept;
 
   // Views. Each returns a new Shape over the same storage.
   // One dim may be -1. A non-contiguous view reshapes without a copy where
@@ -56,6 +71,7 @@ class Shape {
 
  private:
   int normalize_axis(int axis) const;
+  void check_reach(const char* op) const;
   bool reshape_strides_from(const Shape& from) noexcept;
   void set_contiguous_strides() noexcept;
 

@@ -101,8 +101,9 @@ class Tensor {
   Tensor(std::shared_ptr<detail::Storage> storage, const Shape& shape, DType dtype)
       : storage_(std::move(storage)), shape_(shape), dtype_(dtype) {}
   void require_defined(const char* what) const;
-  // Enqueues a host copy of the view (in row-major order, as `as`) into the
-  // buffer `alloc(n)` returns; returns the event of that copy.
+  // Calls `alloc(n)` for a host buffer (now, on this thread: its bad_alloc
+  // becomes out_of_memory), then enqueues a copy of the view into it in
+  // row-major order, as `as`; returns the event of that copy.
   EventPtr read_into(DType as, std::function<void*(std::size_t)> alloc) const;
 
   std::shared_ptr<detail::Storage> storage_;

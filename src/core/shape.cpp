@@ -24,18 +24,39 @@ void check_rank(std::size_t rank) {
                 "shape of rank " + std::to_string(rank) + " exceeds the maximum rank " + std::to_string(kMaxRank));
 }
 
+std::string too_many_elements(std::span<const std::int64_t> dims) {
+  return "shape " + join(dims) + " has more than 2^62 (" + std::to_string(kMaxNumel) +
+         ") elements: no tensor can hold that many";
+}
+
+// Refuses negative dimensions and more than kMaxNumel elements. Zero
+// dimensions are left out of the count, so a zero beside absurd dimensions
+// does not hide them (NumPy's rule). Every contiguous stride, a product of
+// some of those dimensions, then fits in int64 too.
+void check_dims(std::span<const std::int64_t> dims) {
+  std::int64_t count = 1;
+  for (const std::int64_t d : dims) {
+    if (d < 0) throw Error(ErrorCode::invalid_argument, "negative dimension in shape " + join(dims));
+    if (d != 0 && (__builtin_mul_overflow(count, d, &count) || count > kMaxNumel))
+      throw Error(ErrorCode::invalid_argument, too_many_elements(dims));
+  }
+}
+
+// a * b, or `otherwise` where int64 cannot hold it.
+std::int64_t mul_or(std::int64_t a, std::int64_t b, std::int64_t otherwise) noexcept {
+  std::int64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) ? otherwise : product;
+}
+
 }  // namespace
 
 Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
 
 Shape::Shape(std::span<const std::int64_t> dims) {
   check_rank(dims.size());
+  check_dims(dims);
   rank_ = static_cast<int>(dims.size());
-  for (int i = 0; i < rank_; ++i) {
-    if (dims[i] < 0)
-      throw Error(ErrorCode::invalid_argument, "negative dimension in shape " + join(dims));
-    dims_[i] = dims[i];
-  }
+  std::copy(dims.begin(), dims.end(), dims_.begin());
   set_contiguous_strides();
 }
 
@@ -47,7 +68,29 @@ Shape Shape::strided(std::span<const std::int64_t> dims, std::span<const std::in
   Shape s(dims);
   std::copy(strides.begin(), strides.end(), s.strides_.begin());
   s.offset_ = offset;
+  s.check_reach("Shape::strided");
   return s;
+}
+
+// Every element index of the view is offset + sum(i_k * stride_k) with
+// 0 <= i_k < dim_k, so it and every partial sum a kernel forms on the way
+// lie in [lowest(), extent()). Both ends, and the distance between them,
+// must fit in int64.
+void Shape::check_reach(const char* op) const {
+  std::int64_t low = offset_, high = offset_;
+  bool fits = true;
+  for (int i = 0; i < rank_ && fits; ++i) {
+    if (dims_[i] <= 1) continue;  // the stride of a size-0 or size-1 dimension is never applied
+    std::int64_t reach = 0;
+    fits = !__builtin_mul_overflow(dims_[i] - 1, strides_[i], &reach) &&
+           !(reach < 0 ? __builtin_add_overflow(low, reach, &low) : __builtin_add_overflow(high, reach, &high));
+  }
+  std::int64_t span = 0;
+  fits = fits && high < INT64_MAX && !__builtin_sub_overflow(high, low, &span) && span < INT64_MAX;
+  if (!fits)
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": the view " + dims_string() + " with strides " +
+                                                 strides_string() + " and offset " + std::to_string(offset_) +
+                                                 " reaches element indices that int64 cannot hold");
 }
 
 void Shape::set_contiguous_strides() noexcept {
@@ -92,6 +135,14 @@ std::int64_t Shape::extent() const noexcept {
   return last + 1;
 }
 
+std::int64_t Shape::lowest() const noexcept {
+  if (numel() == 0) return offset_;
+  std::int64_t first = offset_;
+  for (int i = 0; i < rank_; ++i)
+    if (strides_[i] < 0) first += (dims_[i] - 1) * strides_[i];
+  return first;
+}
+
 Shape Shape::reshape(std::initializer_list<std::int64_t> dims) const {
   return reshape(std::span<const std::int64_t>(dims.begin(), dims.size()));
 }
@@ -100,34 +151,40 @@ Shape Shape::reshape(std::span<const std::int64_t> dims) const {
   check_rank(dims.size());
   std::array<std::int64_t, kMaxRank> resolved{};
   int inferred = -1;
-  std::int64_t known = 1;
+  bool has_zero = false;
+  std::int64_t known = 1;  // product of the non-zero dimensions given
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (inferred >= 0) throw Error(ErrorCode::invalid_argument, "reshape to " + join(dims) + ": more than one -1");
       inferred = static_cast<int>(i);
     } else if (dims[i] < 0) {
       throw Error(ErrorCode::invalid_argument, "reshape to " + join(dims) + ": negative dimension");
-    } else {
-      known *= dims[i];
+    } else if (dims[i] == 0) {
+      has_zero = true;
+    } else if (__builtin_mul_overflow(known, dims[i], &known) || known > kMaxNumel) {
+      throw Error(ErrorCode::invalid_argument, "reshape of " + dims_string() + ": " + too_many_elements(dims));
     }
     resolved[i] = dims[i];
   }
+  const std::int64_t count = numel();
   if (inferred >= 0) {
-    if (known == 0 || numel() % known != 0)
-      throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " to " + join(dims));
-    resolved[inferred] = numel() / known;
-    known *= resolved[inferred];
-  }
-  if (known != numel())
-    throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " (" + std::to_string(numel()) +
+    // Beside a zero dimension any value fits -1: ambiguous, as in NumPy.
+    if (has_zero || count % known != 0)
+      throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " (" + std::to_string(count) +
+                                                 " elements) to " + join(dims));
+    resolved[inferred] = count / known;
+  } else if ((has_zero ? 0 : known) != count) {
+    throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " (" + std::to_string(count) +
                                                " elements) to " + join(dims));
+  }
   Shape s(std::span<const std::int64_t>(resolved.data(), dims.size()));
   s.offset_ = offset_;
-  if (is_contiguous() || numel() == 0) return s;
+  if (is_contiguous() || count == 0) return s;
   if (!s.reshape_strides_from(*this))
     throw Error(ErrorCode::invalid_argument, "reshape of the view " + dims_string() + " with strides " +
                                                  strides_string() + " to " + s.dims_string() +
                                                  " needs a copy: make it contiguous first (xylem::contiguous)");
+  s.check_reach("reshape");
   return s;
 }
 
@@ -155,10 +212,16 @@ bool Shape::reshape_strides_from(const Shape& from) noexcept {
         op *= old_dims[oj++];
       }
     }
-    for (int k = oi; k + 1 < oj; ++k)
-      if (old_strides[k] != old_strides[k + 1] * old_dims[k + 1]) return false;
+    for (int k = oi; k + 1 < oj; ++k) {
+      std::int64_t dense = 0;  // a product int64 cannot hold is no stride: not dense
+      if (__builtin_mul_overflow(old_strides[k + 1], old_dims[k + 1], &dense) || old_strides[k] != dense)
+        return false;
+    }
     strides_[nj - 1] = old_strides[oj - 1];
-    for (int k = nj - 1; k > ni; --k) strides_[k - 1] = strides_[k] * dims_[k];
+    // The group spans what the old one did, so each stride fits where its
+    // dimension is 2 or more; an overflow reaches only the size-1
+    // dimensions outside them, whose stride is never applied.
+    for (int k = nj - 1; k > ni; --k) strides_[k - 1] = mul_or(strides_[k], dims_[k], strides_[k]);
     ni = nj;
     oi = oj;
   }
@@ -170,17 +233,26 @@ Shape Shape::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t 
   const int a = normalize_axis(axis);
   if (step <= 0) throw Error(ErrorCode::invalid_argument, "slice step must be positive, got " + std::to_string(step));
   const std::int64_t n = dims_[a];
+  // Python's rules: a negative bound counts from the end, then both clamp.
+  // Adding n (>= 0) to a negative bound cannot overflow.
   if (begin < 0) begin += n;
   if (end < 0) end += n;
   begin = std::clamp<std::int64_t>(begin, 0, n);
   end = std::clamp<std::int64_t>(end, begin, n);
+  const std::int64_t length = end - begin;
   Shape s = *this;
-  s.dims_[a] = (end - begin + step - 1) / step;
-  s.offset_ = offset_ + begin * strides_[a];
-  s.strides_[a] = strides_[a] * step;
+  s.dims_[a] = length == 0 ? 0 : (length - 1) / step + 1;  // ceil(length / step) without overflow for a huge step
+  // With an element, begin < n and the new offset lies in this view's
+  // reach; with two, so does the new stride. Otherwise they are never
+  // applied, and the old ones stay (begin * stride might not fit).
+  if (s.dims_[a] > 0) s.offset_ = offset_ + begin * strides_[a];
+  if (s.dims_[a] > 1) s.strides_[a] = strides_[a] * step;
+  s.check_reach("slice");
   return s;
 }
 
+// Transpose and permute reorder dimensions with their strides: the element
+// count and the reach, checked when this shape was made, do not change.
 Shape Shape::transpose(int a, int b) const {
   const int x = normalize_axis(a), y = normalize_axis(b);
   Shape s = *this;

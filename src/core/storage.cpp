@@ -1,6 +1,8 @@
 #include "core/storage.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "frameworks/native/framework.hpp"
 #include "xylem/error.hpp"
@@ -46,6 +48,23 @@ void DeviceCopy::add_read(EventPtr event) {
 void DeviceCopy::append_write_deps(EventList& deps) const {
   deps.push(last_write);
   for (const auto& read : reads) deps.push(read);
+}
+
+std::size_t checked_bytes(const Shape& shape, DType dtype, const char* op) {
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), static_cast<std::int64_t>(size_of(dtype)), &bytes) ||
+      static_cast<std::uint64_t>(bytes) > std::numeric_limits<std::size_t>::max())
+    throw Error(ErrorCode::invalid_argument,
+                std::string(op) + ": shape " + shape.dims_string() + " of " + std::string(name(dtype)) + " holds " +
+                    std::to_string(shape.numel()) + " elements of " + std::to_string(size_of(dtype)) +
+                    " bytes, more bytes than int64 can count: no device can hold it");
+  return static_cast<std::size_t>(bytes);
+}
+
+Storage::Storage(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()))
+    throw Error(ErrorCode::invalid_argument,
+                "tensor storage of " + std::to_string(bytes) + " bytes: more than int64 can count");
 }
 
 Storage::~Storage() {

@@ -10,8 +10,10 @@
 #include <mutex>
 #include <vector>
 
+#include "xylem/dtype.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
+#include "xylem/shape.hpp"
 
 namespace xylem::detail {
 
@@ -56,9 +58,16 @@ struct DeviceCopy {
   void append_write_deps(EventList& deps) const;
 };
 
+// Bytes of a dense `shape` of `dtype`, checked to fit in int64 (so in
+// size_t and in any device's signed size too); throws invalid_argument
+// naming `op`, the shape and the dtype otherwise.
+[[nodiscard]] std::size_t checked_bytes(const Shape& shape, DType dtype, const char* op);
+
 class Storage {
  public:
-  explicit Storage(std::size_t bytes) : bytes_(bytes) {}
+  // Throws invalid_argument for more bytes than int64 holds: no device is
+  // ever asked for a size that wraps or reads as negative.
+  explicit Storage(std::size_t bytes);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

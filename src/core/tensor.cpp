@@ -1,6 +1,8 @@
 #include "xylem/tensor.hpp"
 
 #include <cstring>
+#include <new>
+#include <stdexcept>
 
 #include "core/half.hpp"
 #include "core/storage.hpp"
@@ -10,13 +12,13 @@
 namespace xylem {
 
 Tensor::Tensor(const Shape& shape, DType dtype)
-    : storage_(std::make_shared<detail::Storage>(static_cast<std::size_t>(shape.numel()) * size_of(dtype))),
+    : storage_(std::make_shared<detail::Storage>(detail::checked_bytes(shape, dtype, "Tensor"))),
       shape_(Shape(shape.dims())),
       dtype_(dtype) {}
 
 Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Shape& shape, DType dtype) {
   const Shape dense(shape.dims());
-  if (bytes != static_cast<std::size_t>(dense.numel()) * size_of(dtype))
+  if (bytes != detail::checked_bytes(dense, dtype, "Tensor::from"))
     throw Error(ErrorCode::shape_mismatch, "Tensor::from: " + std::to_string(bytes / size_of(dtype)) + " elements of " +
                                                std::string(name(dtype)) + " do not fill shape " + dense.dims_string());
   Tensor t(dense, dtype);
@@ -26,6 +28,28 @@ Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Shape& shap
   t.storage_->mark_written(host, nullptr);
   return t;
 }
+
+namespace {
+
+// alloc(n), its failures as out_of_memory naming the view and the real byte count.
+void* allocate_result(const std::function<void*(std::size_t)>& alloc, std::size_t n, const Shape& shape,
+                      DType dtype) {
+  const std::size_t bytes = detail::checked_bytes(shape, dtype, "reading a tensor");
+  const auto refuse = [&](const char* why) {
+    return Error(ErrorCode::out_of_memory, "reading a tensor (shape " + shape.dims_string() + ", " +
+                                               std::string(name(dtype)) + "): " + std::to_string(bytes) +
+                                               " bytes for the result " + why);
+  };
+  try {
+    return alloc(n);
+  } catch (const std::bad_alloc&) {
+    throw refuse("could not be allocated on the host");
+  } catch (const std::length_error&) {
+    throw refuse("exceed the largest host buffer");
+  }
+}
+
+}  // namespace
 
 void Tensor::require_defined(const char* what) const {
   if (!storage_) throw Error(ErrorCode::invalid_argument, std::string(what) + " on an empty Tensor handle");
@@ -48,13 +72,9 @@ Tensor Tensor::transpose(int a, int b) const {
 }
 Tensor Tensor::as_strided(const Shape& view) const {
   require_defined("as_strided");
-  bool negative = view.offset() < 0;
-  std::int64_t lowest = view.offset();
-  for (int a = 0; a < view.rank(); ++a)
-    if (view.strides()[a] < 0 && view.dims()[a] > 0) lowest += (view.dims()[a] - 1) * view.strides()[a];
-  negative = negative || lowest < 0;
+  // The Shape checked its own arithmetic: lowest() and extent() cannot overflow.
   const auto elements = static_cast<std::int64_t>(storage_->bytes() / size_of(dtype_));
-  if (negative || view.extent() > elements)
+  if (view.offset() < 0 || view.lowest() < 0 || view.extent() > elements)
     throw Error(ErrorCode::invalid_argument, "as_strided: view " + view.dims_string() + " with strides " +
                                                  view.strides_string() + " and offset " + std::to_string(view.offset()) +
                                                  " reaches outside the tensor's " + std::to_string(elements) +
@@ -76,6 +96,11 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
     throw Error(ErrorCode::uninitialized_read,
                 "reading a tensor (shape " + shape_.dims_string() + ", " + std::string(name(dtype_)) +
                     ") that was never written");
+  // The result's buffer is made now, on this thread, before anything is
+  // queued: a view too large for the host (a broadcast view may be far
+  // larger than its storage) fails here with a typed error.
+  const std::size_t n = static_cast<std::size_t>(shape_.numel());
+  void* result = allocate_result(alloc, n, shape_, dtype_);
   plugin::Device& host = detail::host_device();
   detail::DeviceCopy& copy = storage_->allocated_copy(host);
   storage_->make_current(copy);
@@ -85,13 +110,11 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
   gather.op = plugin::OpId::core_copy_view;
   gather.num_tensors = 2;
   gather.t[0] = {copy.data, shape_, dtype_};
-  gather.t[1] = {nullptr, Shape(shape_.dims()), dtype_};
+  gather.t[1] = {result, Shape(shape_.dims()), dtype_};
   const native::Kernel kernel = native::kernels().get(gather.op, dtype_);
-  const std::size_t n = static_cast<std::size_t>(shape_.numel());
   EventPtr deps[] = {copy.last_write};
   EventPtr done = host.host_task(
-      [gather, kernel, n, alloc = std::move(alloc)]() mutable {
-        gather.t[1].data = alloc(n);
+      [gather, kernel, n] {
         if (n) kernel(gather);
       },
       plugin::Deps(deps, copy.last_write ? 1u : 0u));

@@ -1,6 +1,8 @@
 // Shapes: dimensions, strides, offsets, views (reshape, slice, transpose,
-// permute) and their errors; and the same views on tensors, which share data.
+// permute) and their errors, sizes int64 cannot hold among them; and the
+// same views on tensors, which share data.
 #include <array>
+#include <limits>
 #include <sstream>
 
 #include "common/support.hpp"
@@ -240,3 +242,155 @@ TEST(TensorViews, Printing) {
 }
 
 }  // namespace
+
+// ---- sizes int64 cannot hold are refused where the shape is made ----------
+
+constexpr std::int64_t k32 = std::int64_t{1} << 32;
+constexpr std::int64_t k62 = std::int64_t{1} << 62;
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+
+Shape strided(I dims, I strides, std::int64_t offset) { return Shape::strided(dims, strides, offset); }
+
+// Fails unless `fn` throws invalid_argument whose message names `part`.
+#define XY_EXPECT_REFUSED(part, ...)                                                            \
+  do {                                                                                          \
+    const std::string xy_msg_ = XY_EXPECT_ERROR(ErrorCode::invalid_argument, __VA_ARGS__);      \
+    EXPECT_TRUE(xylem_test::contains(xy_msg_, part)) << "message does not name " << (part) << ": " << xy_msg_; \
+  } while (0)
+
+TEST(ShapeSizes, ElementCountsOverInt64AreRefused) {
+  XY_EXPECT_REFUSED("[4294967296, 4294967296]", (void)Shape({k32, k32}));
+  XY_EXPECT_REFUSED("[4611686018427387904, 3]", (void)Shape({k62, 3}));
+  XY_EXPECT_REFUSED("[9223372036854775807]", (void)Shape({kMax}));
+  XY_EXPECT_REFUSED("[2, 9223372036854775807]", (void)Shape({2, kMax}));
+  XY_EXPECT_REFUSED("[4611686018427387905]", (void)Shape({k62 + 1}));
+  XY_EXPECT_REFUSED("[65536, 65536, 65536, 65536]", (void)Shape({1 << 16, 1 << 16, 1 << 16, 1 << 16}));
+  // A zero dimension does not hide absurd others (NumPy's rule).
+  XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)Shape({0, k62, 4}));
+  XY_EXPECT_REFUSED("[4294967296, 4294967296]", (void)strided({k32, k32}, {1, 1}, 0));
+}
+
+TEST(ShapeSizes, ElementCountsAtTheLimitAreShapes) {
+  const Shape big{k62};
+  EXPECT_EQ(big.numel(), k62);
+  EXPECT_EQ(big.extent(), k62);
+  EXPECT_EQ(big.lowest(), 0);
+  const Shape split{k32, k62 / k32};
+  EXPECT_EQ(split.numel(), k62);
+  EXPECT_EQ(v(split.strides()), (I{k62 / k32, 1}));
+  const Shape empty{0, k62};
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_EQ(v(empty.strides()), (I{k62, 1}));
+  const Shape ones{1, 1, 1, 1, 1, 1, 1, k62};
+  EXPECT_EQ(ones.numel(), k62);
+  EXPECT_TRUE(ones.is_contiguous());
+}
+
+TEST(ShapeSizes, StridesAndOffsetsNearOverflow) {
+  // The last reachable element at INT64_MAX - 1: extent INT64_MAX still fits.
+  const Shape edge = strided({2}, {kMax - 1}, 0);
+  EXPECT_EQ(edge.extent(), kMax);
+  EXPECT_EQ(strided({2}, {1}, kMax - 2).extent(), kMax);
+  XY_EXPECT_REFUSED("strides [9223372036854775807]", (void)strided({2}, {kMax}, 0));  // extent past INT64_MAX
+  XY_EXPECT_REFUSED("offset 9223372036854775806", (void)strided({2}, {1}, kMax - 1));
+  XY_EXPECT_REFUSED("[3]", (void)strided({3}, {k62}, 0));            // 2 * 2^62
+  XY_EXPECT_REFUSED("[3, 3]", (void)strided({3, 3}, {k62 / 2, k62 / 2}, 0));  // each fits, the sum does not
+  XY_EXPECT_REFUSED("[2]", (void)strided({2}, {kMin}, 0));          // a span of 2^63
+  XY_EXPECT_REFUSED("[2, 2]", (void)strided({2, 2}, {k62, -k62}, 0));  // from -2^62 to 2^62
+  XY_EXPECT_REFUSED("[2]", (void)strided({2}, {-1}, kMin));        // below INT64_MIN
+  // Negative strides: the lowest element is tracked as well as the extent.
+  const Shape reversed = strided({4, 3}, {-3, -1}, 11);
+  EXPECT_EQ(reversed.lowest(), 0);
+  EXPECT_EQ(reversed.extent(), 12);
+  const Shape low = strided({2}, {-k62}, k62);
+  EXPECT_EQ(low.lowest(), 0);
+  EXPECT_EQ(low.extent(), k62 + 1);
+  // A stride is never applied along a dimension of size 0 or 1: any value goes.
+  const Shape unused = strided({1, 0}, {kMax, kMin}, 0);
+  EXPECT_EQ(unused.numel(), 0);
+  EXPECT_EQ(strided({1, 5}, {kMin, 1}, 0).extent(), 5);
+  // An empty view is still checked along its other dimensions.
+  XY_EXPECT_REFUSED("[0, 3]", (void)strided({0, 3}, {1, kMax}, 0));
+}
+
+TEST(ShapeSizes, SliceWithExtremeBounds) {
+  const Shape s{10};
+  EXPECT_EQ(s.slice(0, kMin, kMax), s);
+  EXPECT_EQ(s.slice(0, kMax, kMin).numel(), 0);
+  EXPECT_EQ(s.slice(0, kMin, kMin).numel(), 0);
+  EXPECT_EQ(s.slice(0, kMax, kMax).numel(), 0);
+  const Shape one = s.slice(0, 3, kMax, kMax);  // ceil(7 / INT64_MAX) = 1: no overflow in the rounding
+  EXPECT_EQ(one.dim(0), 1);
+  EXPECT_EQ(one.offset(), 3);
+  const Shape tail = s.slice(0, -3, kMax, 2);  // 7, 9
+  EXPECT_EQ(tail.dim(0), 2);
+  EXPECT_EQ(tail.stride(0), 2);
+  EXPECT_EQ(tail.offset(), 7);
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.slice(0, 0, 10, kMin));
+
+  // A view whose stride times the step, or begin times the stride, would
+  // overflow where no element needs it.
+  const Shape wide = strided({3}, {k62 / 2}, 0);
+  EXPECT_EQ(wide.slice(0, 0, 3, kMax).dim(0), 1);
+  EXPECT_EQ(wide.slice(0, 0, 3, 2).stride(0), k62);
+  EXPECT_EQ(wide.slice(0, 2, 3).offset(), k62);
+  const Shape none = wide.slice(0, 3, kMax);
+  EXPECT_EQ(none.numel(), 0);
+  EXPECT_EQ(none.offset(), 0);
+  const Shape reversed = strided({4}, {-2}, 6).slice(0, 1, 4, 2);  // elements 4 and 0
+  EXPECT_EQ(reversed.dim(0), 2);
+  EXPECT_EQ(reversed.stride(0), -4);
+  EXPECT_EQ(reversed.offset(), 4);
+  EXPECT_EQ(reversed.lowest(), 0);
+  EXPECT_EQ(reversed.extent(), 5);
+}
+
+TEST(ShapeSizes, ReshapeOverflowAndZeroDims) {
+  const Shape s{4};
+  XY_EXPECT_REFUSED("4294967296", (void)s.reshape({k32, k32}));
+  XY_EXPECT_REFUSED("4611686018427387904", (void)s.reshape({k62, 4}));
+  XY_EXPECT_REFUSED("9223372036854775807", (void)s.reshape({kMax, kMax}));
+  expect_reshape_refused(s, {-1, kMax});
+  expect_reshape_refused(s, {kMax, -1});
+
+  const Shape empty{0, 4};
+  EXPECT_EQ(empty.reshape({-1, 2}).dims_string(), "[0, 2]");
+  EXPECT_EQ(empty.reshape({4, 0, 5}).numel(), 0);
+  expect_reshape_refused(empty, {0, -1});  // any value fits: ambiguous
+  XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)empty.reshape({0, k62, 4}));
+
+  const Shape big{k62};
+  EXPECT_EQ(big.reshape({k32, -1}).dims_string(), "[4294967296, 1073741824]");
+  expect_reshape_refused(big, {-1, 3});
+
+  // A strided view with size-1 dimensions around a huge stride: the stride
+  // of a size-1 dimension is never applied, and computing it must not
+  // overflow (UBSan watches).
+  const Shape column = strided({2}, {k62}, 0);
+  const Shape lifted = column.reshape({1, 2, 1});
+  EXPECT_EQ(lifted.stride(1), k62);
+  EXPECT_EQ(lifted.extent(), k62 + 1);
+  const Shape pair = strided({2, 2}, {k62 / 2, k62 / 4}, 0);  // dense: 2^60 * 2 == 2^61
+  EXPECT_EQ(pair.reshape({4}).stride(0), k62 / 4);
+  EXPECT_EQ(pair.reshape({4}).extent(), pair.extent());
+  expect_reshape_refused(strided({2, 2}, {k62 / 2, k62 / 8}, 0), {4});  // a gap: 2^59 * 2 != 2^61
+  const Shape dense = strided({2, 2}, {k62 / 2, k62 / 4}, 0).slice(1, 0, 1);
+  EXPECT_EQ(dense.reshape({1, 2}).stride(1), k62 / 2);
+}
+
+TEST(ShapeSizes, TransposeAndPermuteKeepTheChecks) {
+  const Shape edge = strided({2, 3, 4}, {k62 / 4, -(k62 / 8), 1}, k62 / 2);
+  const Shape t = edge.transpose(0, 2);
+  const std::array<int, 3> order{1, 2, 0};
+  const Shape p = edge.permute(order);
+  for (const Shape& view : {t, p}) {
+    EXPECT_EQ(view.numel(), edge.numel());
+    EXPECT_EQ(view.extent(), edge.extent());
+    EXPECT_EQ(view.lowest(), edge.lowest());
+  }
+  // Views of the reordered shapes stay checked.
+  EXPECT_EQ(t.slice(2, 1, 2).offset(), k62 / 2 + k62 / 4);
+  expect_reshape_refused(t, {24});
+  EXPECT_EQ(p.slice(0, kMin, kMax).extent(), edge.extent());
+}
