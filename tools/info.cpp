@@ -30,6 +30,8 @@ int info(std::span<const std::string_view> args) {
     std::cout << "  " << std::left << std::setw(8) << fw.name << ' ';
     if (fw.available) {
       std::cout << "available (" << fw.source << ")\n";
+      // Broken files of the same name earlier on the path, and why.
+      if (!fw.reason.empty()) std::cout << "    " << fw.reason << "\n";
     } else {
       std::cout << "unavailable: " << fw.reason << "\n";
     }

@@ -20,7 +20,7 @@ const detail::FrameworkEntry& available_framework(const std::string& name) {
   const auto* entry = detail::find_framework(name);
   if (entry == nullptr) {
     std::string known;
-    for (const auto& e : detail::frameworks()) known += (known.empty() ? "" : ", ") + e.name;
+    for (const auto& known_name : detail::framework_names()) known += (known.empty() ? "" : ", ") + known_name;
     throw Error(ErrorCode::invalid_argument, "unknown framework '" + name + "' (known: " + known + ")");
   }
   if (!entry->available())
@@ -126,13 +126,16 @@ bool operator==(const Backend& a, const Backend& b) noexcept { return a.impl_->d
 
 std::vector<FrameworkStatus> Backend::frameworks() {
   std::vector<FrameworkStatus> result;
-  for (const auto& entry : detail::frameworks()) {
+  for (const auto* entry : detail::frameworks()) {
     FrameworkStatus status;
-    status.name = entry.name;
-    status.available = entry.available();
-    status.reason = entry.reason;
-    status.source = entry.source;
-    if (entry.framework) status.hardware = entry.framework->hardware();
+    status.name = entry->name;
+    status.available = entry->available();
+    // FrameworkStatus has no field of its own for the files passed over on
+    // the way to an available plugin: its reason carries them.
+    status.reason = status.available && !entry->passed_over.empty() ? "passed over " + entry->passed_over
+                                                                     : entry->reason;
+    status.source = entry->source;
+    if (entry->framework) status.hardware = entry->framework->hardware();
     result.push_back(std::move(status));
   }
   return result;

@@ -1,6 +1,8 @@
 #pragma once
-// Every framework xylem knows: native (built in) and the plugins found at
-// first use. Built once per process, thread-safe.
+// Every framework xylem knows: native (built in) and the plugins on the
+// search path. Plugins are loaded lazily, each the first time its framework
+// is asked for, so a program that only uses native never maps one (and a
+// broken plugin file cannot hurt it). Thread-safe.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,12 +16,21 @@ struct FrameworkEntry {
   plugin::Framework* framework = nullptr;  // null when the plugin failed
   std::string reason;                      // why it is unavailable
   std::string source;                      // "built in" or the plugin path
+  // For an available framework: the files of its name tried before the one
+  // taken, each with why it failed ("path: reason; path: reason"). For an
+  // unavailable one `reason` holds every file's failure instead.
+  std::string passed_over;
 
   [[nodiscard]] bool available() const noexcept { return framework != nullptr && !framework->hardware().empty(); }
 };
 
-// In order of preference: cuda, opencl, native, then any other plugin.
-[[nodiscard]] const std::vector<FrameworkEntry>& frameworks();
+// Every framework, loading every plugin not loaded yet. In order of
+// preference: cuda, opencl, native, then any other plugin.
+[[nodiscard]] std::vector<const FrameworkEntry*> frameworks();
+// One framework, loading only its plugin (nothing for native); null when no
+// such framework is known.
 [[nodiscard]] const FrameworkEntry* find_framework(std::string_view name);
+// The names frameworks() would list, without loading anything.
+[[nodiscard]] std::vector<std::string> framework_names();
 
 }  // namespace xylem::detail
