@@ -70,7 +70,7 @@ std::string check_plugin_file(std::span<const unsigned char> bytes) {
            std::to_string(sizeof(Elf64_Phdr));
   if (!range_fits(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))
     return "program headers (" + std::to_string(header.e_phnum) + " at offset " + std::to_string(header.e_phoff) +
-           ") extend past the end" + of_size;
+           ") extend past the end" + of_size + ": truncated";
   // e_shnum == 0 with e_shoff set: the count is in section 0 (extended
   // numbering), so at least that entry must be there.
   if (header.e_shoff != 0) {

@@ -1,11 +1,28 @@
 // The plugin loader: frameworks present and absent with the reason, the
 // working test framework "mirror", and broken plugins that must make their
-// framework unavailable (never crash). XYLEM_PLUGIN_PATH points at the test
-// plugins (set by ctest, or by the test main).
+// framework unavailable (never crash): truncated and garbage files, a
+// directory named like a plugin, a broken file earlier on the path than a
+// working one. Plugins load lazily: a native-only program maps none.
+// XYLEM_PLUGIN_PATH points at the test plugins (set by ctest, or by the test
+// main).
+#include <elf.h>
+#include <stdlib.h>
+
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
 #include <optional>
+#include <random>
+#include <sstream>
 
 #include "common/support.hpp"
+#include "core/plugin_file_check.hpp"
+#include "unit/child_process.hpp"
 
 namespace {
 
@@ -171,6 +188,260 @@ TEST_F(BestBackend, OverrideNamingABrokenPluginIsAnError) {
   setenv("XYLEM_BACKEND", "refuses", 1);
   const auto what = XY_EXPECT_ERROR(ErrorCode::plugin_unavailable, (void)Backend::best());
   EXPECT_TRUE(contains(what, "no hardware on purpose")) << what;
+}
+
+// ---- Plugin files that must be refused before dlopen ----
+
+namespace fs = std::filesystem;
+using Bytes = std::vector<unsigned char>;
+using xylem::detail::check_plugin_file;
+
+fs::path real_plugin() { return fs::path(XYLEM_TEST_PLUGIN_DIR) / "libxylem_mirror.so"; }
+
+Bytes read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const fs::path& path, const Bytes& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.flush()) << "cannot write " << path;
+}
+
+// A fresh directory, removed with everything in it at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string name = (fs::temp_directory_path() / "xylem-plugin-test-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
+    path_ = name;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// The sizes a truncated copy of a plugin of `size` bytes is cut to.
+std::vector<std::size_t> cut_sizes(std::size_t size) { return {0, 16, 64, size / 2, size - 1}; }
+
+TEST(PluginFile, ARealPluginPasses) {
+  const Bytes plugin = read_bytes(real_plugin());
+  ASSERT_GT(plugin.size(), 4096u) << real_plugin();
+  EXPECT_EQ(check_plugin_file(plugin), "");
+}
+
+TEST(PluginFile, TruncatedCopiesAreRefused) {
+  const Bytes plugin = read_bytes(real_plugin());
+  for (std::size_t size : cut_sizes(plugin.size())) {
+    const Bytes cut(plugin.begin(), plugin.begin() + static_cast<std::ptrdiff_t>(size));
+    const std::string reason = check_plugin_file(cut);
+    EXPECT_FALSE(reason.empty()) << "a copy cut to " << size << " of " << plugin.size() << " bytes passed";
+    EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
+  }
+}
+
+TEST(PluginFile, GarbageIsRefused) {
+  const auto seed = xylem_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  Bytes garbage(8192);
+  for (auto& b : garbage) b = static_cast<unsigned char>(rng());
+  EXPECT_TRUE(contains(check_plugin_file(garbage), "not an ELF file")) << xylem_test::seed_message(seed);
+  // A real header followed by garbage program headers: never passes.
+  const Bytes plugin = read_bytes(real_plugin());
+  Bytes mixed = plugin;
+  Elf64_Ehdr header;
+  std::memcpy(&header, plugin.data(), sizeof header);
+  for (std::size_t i = header.e_phoff; i < header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr); ++i)
+    mixed[i] = static_cast<unsigned char>(rng());
+  // Random program headers may by chance describe segments inside the file;
+  // what matters is that the check reads nothing outside the bytes (ASan).
+  (void)check_plugin_file(mixed);
+}
+
+// One header field changed at a time: each must be refused with its reason.
+TEST(PluginFile, HeaderFieldsAreChecked) {
+  const Bytes plugin = read_bytes(real_plugin());
+  Elf64_Ehdr header;
+  std::memcpy(&header, plugin.data(), sizeof header);
+  auto with_header = [&](auto change) {
+    Elf64_Ehdr h = header;
+    change(h);
+    Bytes bytes = plugin;
+    std::memcpy(bytes.data(), &h, sizeof h);
+    return check_plugin_file(bytes);
+  };
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_ident[EI_CLASS] = ELFCLASS32; }), "64-bit"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_ident[EI_DATA] = ELFDATA2MSB; }), "little-endian"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_type = ET_EXEC; }), "ET_DYN"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_machine = EM_ARM; }), "another machine"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_phoff = ~std::uint64_t{0} - 8; }), "program headers"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_phnum = 0xffff; }), "program headers"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_phentsize = 12; }), "program header entries"));
+  EXPECT_TRUE(contains(with_header([](Elf64_Ehdr& h) { h.e_shoff = ~std::uint64_t{0} - 100; }), "section headers"));
+
+  // The first PT_LOAD segment reaching past the end, and wrapping around.
+  auto with_load = [&](auto change) {
+    Bytes bytes = plugin;
+    for (std::size_t i = 0; i < header.e_phnum; ++i) {
+      Elf64_Phdr ph;
+      const std::size_t at = header.e_phoff + i * sizeof ph;
+      std::memcpy(&ph, bytes.data() + at, sizeof ph);
+      if (ph.p_type != PT_LOAD) continue;
+      change(ph);
+      std::memcpy(bytes.data() + at, &ph, sizeof ph);
+      break;
+    }
+    return check_plugin_file(bytes);
+  };
+  const std::uint64_t size = plugin.size();
+  EXPECT_TRUE(contains(with_load([&](Elf64_Phdr& ph) { ph.p_filesz = ph.p_memsz = size + 1; }), "PT_LOAD"));
+  EXPECT_TRUE(contains(with_load([](Elf64_Phdr& ph) { ph.p_offset = ~std::uint64_t{0} - 4; }), "PT_LOAD"));
+  EXPECT_TRUE(contains(with_load([](Elf64_Phdr& ph) {
+                         ph.p_offset = 4096;
+                         ph.p_filesz = ph.p_memsz = ~std::uint64_t{0} - 100;
+                       }),
+                       "PT_LOAD"));
+}
+
+// ---- Whole processes: loading from a path holding broken files ----
+
+struct ChildStatus {
+  bool available = false;
+  std::string reason, source;
+};
+
+// The frameworks a PluginChild.Report child printed, by name.
+std::map<std::string, ChildStatus> parse_report(const std::string& output) {
+  std::map<std::string, ChildStatus> report;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("XYLEM-STATUS\t", 0) != 0) continue;
+    std::istringstream fields(line.substr(13));
+    std::string name, available;
+    ChildStatus status;
+    std::getline(fields, name, '\t');
+    std::getline(fields, available, '\t');
+    std::getline(fields, status.reason, '\t');
+    std::getline(fields, status.source, '\t');
+    status.available = available == "1";
+    report[name] = status;
+  }
+  return report;
+}
+
+TEST(PluginLoading, BrokenFilesAreRefusedAndNeverHideAWorkingOne) {
+  const Bytes plugin = read_bytes(real_plugin());
+  TempDir tmp;
+  const fs::path broken = tmp.path() / "broken", wrong = tmp.path() / "wrong";
+  fs::create_directories(broken);
+  fs::create_directories(wrong);
+  std::vector<std::string> cut_names;
+  for (std::size_t size : cut_sizes(plugin.size())) {
+    cut_names.push_back("cut" + std::to_string(size));
+    write_bytes(broken / ("libxylem_" + cut_names.back() + ".so"), Bytes(plugin.begin(), plugin.begin() + static_cast<std::ptrdiff_t>(size)));
+  }
+  Bytes garbage(4096);
+  std::mt19937_64 rng(xylem_test::fresh_seed());
+  for (auto& b : garbage) b = static_cast<unsigned char>(rng());
+  write_bytes(broken / "libxylem_garbage.so", garbage);
+  fs::create_directories(broken / "libxylem_folder.so");
+  // mirror: cut in half first on the path, then a plugin of another API
+  // version under its name, then the real one.
+  write_bytes(broken / "libxylem_mirror.so", Bytes(plugin.begin(), plugin.begin() + static_cast<std::ptrdiff_t>(plugin.size() / 2)));
+  fs::copy_file(fs::path(XYLEM_TEST_PLUGIN_DIR) / "libxylem_badversion.so", wrong / "libxylem_mirror.so");
+
+  const auto child = xylem_test::run_this_test(
+      "PluginChild.Report", {{"XYLEM_TEST_CHILD", "report"},
+                             {"XYLEM_PLUGIN_PATH", broken.string() + ":" + wrong.string() + ":" + XYLEM_TEST_PLUGIN_DIR}});
+  ASSERT_TRUE(child.passed()) << child.describe();
+  const auto report = parse_report(child.output);
+  for (const auto& name : cut_names) {
+    ASSERT_TRUE(report.count(name)) << name << " not listed; " << child.describe();
+    EXPECT_FALSE(report.at(name).available);
+    EXPECT_TRUE(contains(report.at(name).reason, "refused")) << name << ": " << report.at(name).reason;
+  }
+  ASSERT_TRUE(report.count("garbage") && report.count("folder")) << child.describe();
+  EXPECT_TRUE(contains(report.at("garbage").reason, "not an ELF file")) << report.at("garbage").reason;
+  EXPECT_TRUE(contains(report.at("folder").reason, "directory")) << report.at("folder").reason;
+
+  ASSERT_TRUE(report.count("mirror")) << child.describe();
+  const ChildStatus& mirror = report.at("mirror");
+  EXPECT_TRUE(mirror.available) << mirror.reason;
+  EXPECT_EQ(fs::path(mirror.source), fs::path(XYLEM_TEST_PLUGIN_DIR) / "libxylem_mirror.so");
+  // The files passed over, each with its reason, for `xylem info`.
+  EXPECT_TRUE(contains(mirror.reason, (broken / "libxylem_mirror.so").string())) << mirror.reason;
+  EXPECT_TRUE(contains(mirror.reason, "truncated")) << mirror.reason;
+  EXPECT_TRUE(contains(mirror.reason, (wrong / "libxylem_mirror.so").string())) << mirror.reason;
+  EXPECT_TRUE(contains(mirror.reason, "API version")) << mirror.reason;
+  EXPECT_TRUE(contains(child.output, "mirror op ok")) << child.describe();
+}
+
+// The original failure: a truncated plugin on the path killed programs that
+// never asked for it. Native-only work must not even map a plugin.
+TEST(PluginLoading, NativeOnlyProgramsNeverLoadAPlugin) {
+  const Bytes plugin = read_bytes(real_plugin());
+  TempDir tmp;
+  const Bytes half(plugin.begin(), plugin.begin() + static_cast<std::ptrdiff_t>(plugin.size() / 2));
+  for (const char* name : {"opencl", "cuda", "mirror"}) write_bytes(tmp.path() / ("libxylem_" + std::string(name) + ".so"), half);
+  const auto child = xylem_test::run_this_test(
+      "PluginChild.NativeOnly", {{"XYLEM_TEST_CHILD", "native_only"},
+                                 {"XYLEM_BACKEND", "native"},
+                                 {"XYLEM_PLUGIN_PATH", tmp.path().string() + ":" + XYLEM_TEST_PLUGIN_DIR}});
+  EXPECT_TRUE(child.passed()) << child.describe();
+  EXPECT_TRUE(contains(child.output, "[  PASSED  ] 1 test")) << child.describe();
+}
+
+// ---- The children those tests start (skipped in a normal run) ----
+
+TEST(PluginChild, Report) {
+  if (!xylem_test::is_child("report")) GTEST_SKIP() << "runs only as PluginLoading's child process";
+  for (const auto& s : Backend::frameworks())
+    std::cout << "XYLEM-STATUS\t" << s.name << '\t' << s.available << '\t' << s.reason << '\t' << s.source << '\n';
+  // The mirror found behind the broken files works.
+  auto m = Backend::open("mirror");
+  const std::vector<double> data{0.5, -1.25, 3.0};
+  auto x = xylem::Tensor::from(data);
+  xylem::Tensor y(xylem::Shape{3}, xylem::f64);
+  xylem::nn::sigmoid(m, x, y);
+  const auto result = y.to_vector<double>();
+  for (std::size_t i = 0; i < data.size(); ++i) ASSERT_NEAR(result[i], 1.0 / (1.0 + std::exp(-data[i])), 1e-12);
+  std::cout << "mirror op ok\n";
+}
+
+// Lines of /proc/self/maps naming a plugin (libxylem_<name>.so).
+std::vector<std::string> mapped_plugins() {
+  std::ifstream maps("/proc/self/maps");
+  std::vector<std::string> found;
+  for (std::string line; std::getline(maps, line);)
+    if (contains(line, "libxylem_")) found.push_back(line);
+  return found;
+}
+
+TEST(PluginChild, NativeOnly) {
+  if (!xylem_test::is_child("native_only")) GTEST_SKIP() << "runs only as PluginLoading's child process";
+  auto native = Backend::native();
+  const auto seed = xylem_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto data = xylem_test::random_vector<double>(rng, 64, -4, 4);
+  auto x = xylem::Tensor::from(data);
+  xylem::Tensor y(xylem::Shape{64}, xylem::f64);
+  xylem::nn::sigmoid(native, x, y);
+  const auto result = y.to_vector<double>();
+  for (std::size_t i = 0; i < data.size(); ++i)
+    ASSERT_NEAR(result[i], 1.0 / (1.0 + std::exp(-data[i])), 1e-12) << xylem_test::seed_message(seed);
+  EXPECT_EQ(Backend::open("native"), native);
+  EXPECT_EQ(Backend::open("native:0"), native);
+  EXPECT_EQ(Backend::best(), native);  // XYLEM_BACKEND=native
+  const auto mapped = mapped_plugins();
+  EXPECT_TRUE(mapped.empty()) << "a native-only program mapped a plugin: " << mapped.front();
 }
 
 }  // namespace
