@@ -43,6 +43,14 @@ enum class FaultSite : std::uint8_t {
 // time; the destructor disarms it. The environment can arm one for a whole
 // process instead: XYLEM_FAULT=site:nth[:count[:framework]], site one of
 // allocation, kernel_build, transfer, library_call.
+//
+// What a failure raises, per site: allocation out_of_memory (after the
+// allocator flushed its cache and retried once: count 1 is absorbed by the
+// retry, count 2 reaches the caller), kernel_build compile_failed,
+// transfer and library_call what the framework's real failure raises
+// (device_lost, out_of_memory or internal). Calls made inside queued work
+// (native kernels) fail that work: its event, every later task that
+// depends on it and the next host read raise the error.
 class FaultInjection {
  public:
   FaultInjection(FaultSite site, std::uint64_t nth, std::string_view framework = {}, std::uint64_t count = 1);
@@ -52,6 +60,9 @@ class FaultInjection {
   // Calls at the site (of the framework) seen since arming, and failures made.
   [[nodiscard]] std::uint64_t calls() const noexcept;
   [[nodiscard]] std::uint64_t failures() const noexcept;
+  // Allocations (of the framework) retried after a failure flushed the
+  // allocator's cache, since arming.
+  [[nodiscard]] std::uint64_t retries() const noexcept;
 };
 
 }  // namespace xylem::testing

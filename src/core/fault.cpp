@@ -1,5 +1,6 @@
 // The test-only fault switch (xylem/testing.hpp, xylem/plugin/fault.hpp).
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@ struct Armed {
   std::uint64_t count = 0;  // failing calls from there
   std::uint64_t calls = 0;
   std::uint64_t failures = 0;
+  std::uint64_t retries = 0;
 };
 
 Armed& armed() {
@@ -35,6 +37,7 @@ void arm(testing::FaultSite site, std::uint64_t nth, std::string_view framework,
   a.count = count;
   a.calls = 0;
   a.failures = 0;
+  a.retries = 0;
   a.on.store(true, std::memory_order_release);
 }
 
@@ -63,11 +66,13 @@ void arm_from_environment() {
     start = colon + 1;
   }
   testing::FaultSite site{};
-  if (n < 2 || !parse_site(fields[0], site))
+  char* end = nullptr;
+  const std::uint64_t nth = n < 2 ? 0 : std::strtoull(fields[1].c_str(), &end, 10);
+  const bool nth_ok = n >= 2 && !fields[1].empty() && *end == '\0' && nth > 0;
+  if (!nth_ok || !parse_site(fields[0], site))
     throw Error(ErrorCode::invalid_argument,
-                "XYLEM_FAULT=\"" + text + "\": expected site:nth[:count[:framework]], site one of allocation, "
-                "kernel_build, transfer, library_call");
-  const std::uint64_t nth = std::strtoull(fields[1].c_str(), nullptr, 10);
+                "XYLEM_FAULT=\"" + text + "\": expected site:nth[:count[:framework]] with nth counting from 1, "
+                "site one of allocation, kernel_build, transfer, library_call");
   const std::uint64_t count = n > 2 && !fields[2].empty() ? std::strtoull(fields[2].c_str(), nullptr, 10) : 1;
   arm(site, nth, n > 3 ? fields[3] : std::string(), count);
 }
@@ -103,6 +108,11 @@ std::uint64_t FaultInjection::failures() const noexcept {
   return armed().failures;
 }
 
+std::uint64_t FaultInjection::retries() const noexcept {
+  std::lock_guard lock(armed().mutex);
+  return armed().retries;
+}
+
 }  // namespace testing
 
 namespace plugin {
@@ -111,8 +121,10 @@ bool should_fail(FaultSite site, std::string_view framework) noexcept {
   static const bool from_environment = [] {
     try {
       arm_from_environment();
-    } catch (const Error&) {
-      std::abort();  // a test harness typo: better loud than a silent pass
+    } catch (const Error& e) {
+      // A test harness typo: better loud than a silent pass.
+      std::fprintf(stderr, "%s\n", e.what());
+      std::abort();
     }
     return true;
   }();
@@ -125,6 +137,13 @@ bool should_fail(FaultSite site, std::string_view framework) noexcept {
   if (call < a.first || call - a.first >= a.count) return false;
   ++a.failures;
   return true;
+}
+
+void note_allocation_retry(std::string_view framework) noexcept {
+  Armed& a = armed();
+  if (!a.on.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(a.mutex);
+  if (a.framework.empty() || a.framework == framework) ++a.retries;
 }
 
 }  // namespace plugin

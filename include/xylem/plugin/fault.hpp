@@ -20,4 +20,9 @@ using testing::FaultSite;
 // `framework` is the caller's framework name ("native", "opencl", "cuda").
 [[nodiscard]] bool should_fail(FaultSite site, std::string_view framework) noexcept;
 
+// Called by a framework's allocator when an allocation failed and it has
+// flushed its cache and is about to retry (once): counted, while a
+// FaultInjection is armed, for its retries().
+void note_allocation_retry(std::string_view framework) noexcept;
+
 }  // namespace xylem::plugin
