@@ -3,15 +3,30 @@
 #include <tbb/parallel_for.h>
 
 #include <cstring>
+#include <string>
 
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::native {
 
+void* NativeDevice::allocate(std::size_t bytes) {
+  try {
+    return memory_.allocate(bytes);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::out_of_memory) throw;
+  }
+  // Native's cache is the frees queued behind pending work (release()):
+  // run them, then retry once; a second failure reaches the caller.
+  queue_.drain();
+  plugin::note_allocation_retry("native");
+  return memory_.allocate(bytes);
+}
+
 void NativeDevice::release(void* data, plugin::Deps after) noexcept {
   try {
-    (void)queue_.enqueue([this, data] { memory_.free(data); }, after);
+    (void)queue_.enqueue([this, data] { memory_.free(data); }, after, NativeQueue::OnFailedDep::run);
   } catch (...) {
     // Could not queue the free (out of memory for the task itself): wait
     // for everything, then free now.
@@ -21,6 +36,9 @@ void NativeDevice::release(void* data, plugin::Deps after) noexcept {
 }
 
 EventPtr NativeDevice::copy_bytes(void* dst, const void* src, std::size_t bytes, plugin::Deps deps) {
+  // A host memcpy cannot fail; an injected fault stands for a broken device.
+  if (plugin::should_fail(plugin::FaultSite::transfer, "native"))
+    throw Error(ErrorCode::device_lost, "native: copying " + std::to_string(bytes) + " bytes failed (injected fault)");
   return queue_.enqueue(
       [dst, src, bytes] {
         // Large copies in parallel chunks: one core cannot saturate memory.

@@ -11,7 +11,7 @@ class NativeDevice final : public plugin::Device {
   explicit NativeDevice(Hardware hardware) : hardware_(std::move(hardware)) {}
 
   const Hardware& hardware() const noexcept override { return hardware_; }
-  void* allocate(std::size_t bytes) override { return memory_.allocate(bytes); }
+  void* allocate(std::size_t bytes) override;
   void release(void* data, plugin::Deps after) noexcept override;
   EventPtr upload(void* dst, const void* host_src, std::size_t bytes, plugin::Deps deps) override;
   EventPtr download(void* host_dst, const void* src, std::size_t bytes, plugin::Deps deps) override;

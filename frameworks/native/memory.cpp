@@ -5,6 +5,7 @@
 #include <string>
 
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::native {
 namespace {
@@ -23,7 +24,9 @@ void* HostMemory::allocate(std::size_t bytes) {
                                               std::to_string(limit) + "-byte limit (" + std::to_string(in_use) +
                                               " bytes allocated)");
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* block = rounded + kHeader < bytes ? nullptr : std::aligned_alloc(kAlignment, rounded + kHeader);
+  void* block = rounded + kHeader < bytes || plugin::should_fail(plugin::FaultSite::allocation, "native")
+                    ? nullptr
+                    : std::aligned_alloc(kAlignment, rounded + kHeader);
   if (block == nullptr)
     throw Error(ErrorCode::out_of_memory, "native: the host could not allocate " + std::to_string(bytes) + " bytes (" +
                                               std::to_string(in_use) + " bytes allocated by xylem)");

@@ -62,7 +62,7 @@ NativeQueue::~NativeQueue() {
 }
 
 EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps) {
-  return push(deps, [&](Task& task) {
+  return push(deps, OnFailedDep::fail, [&](Task& task) {
     task.kernel = kernel;
     // Copy only the arguments in use: an OpCall is mostly empty slots.
     task.call.op = call.op;
@@ -73,30 +73,65 @@ EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin:
   });
 }
 
-EventPtr NativeQueue::enqueue(std::function<void()> fn, plugin::Deps deps) {
-  return push(deps, [&](Task& task) {
+EventPtr NativeQueue::enqueue(std::function<void()> fn, plugin::Deps deps, OnFailedDep on_failed_dep) {
+  return push(deps, on_failed_dep, [&](Task& task) {
     task.kernel = nullptr;
     task.fn = std::move(fn);
   });
 }
 
+void NativeQueue::TaskDeps::push(const EventPtr& event) {
+  if (size_ < inline_.size()) {
+    inline_[size_++] = event;
+  } else {
+    more_.push_back(event);
+  }
+}
+
+namespace {
+
+// Whether a complete event failed: its wait() rethrows the error.
+bool failed(const Event& event) {
+  try {
+    event.wait();
+    return false;
+  } catch (...) {
+    return true;
+  }
+}
+
+}  // namespace
+
+NativeQueue::TaskDeps NativeQueue::keep(plugin::Deps deps) const {
+  // Work on this queue is already ordered: its events are kept only to
+  // pass on an error, so those that completed cleanly are dropped. No
+  // deadlock when run() waits on other queues' events, maybe running their
+  // queue's work (see help()) while holding this queue's token: every dep
+  // was enqueued before this task, so each wait is on older work and a
+  // chain of waits cannot close into a cycle; and a token is never waited
+  // for by a thread holding one (helpers only try it; the worker locks its
+  // own holding nothing).
+  TaskDeps kept;
+  for (const auto& dep : deps) {
+    if (!dep) continue;
+    const bool keep_it = dep->queue() == this ? !dep->ready() || static_cast<const NativeEvent&>(*dep).failed()
+                                              : !dep->ready() || failed(*dep);
+    if (keep_it) kept.push(dep);
+  }
+  return kept;
+}
+
 template <class Fill>
-EventPtr NativeQueue::push(plugin::Deps deps, Fill&& fill) {
+EventPtr NativeQueue::push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& fill) {
   auto event = std::make_shared<NativeEvent>(this);
+  TaskDeps kept = keep(deps);
   bool wake;
   {
     std::lock_guard lock(mutex_);
     Task& task = pending_.emplace_back();
     fill(task);
-    // Work on this queue is already ordered; only other queues' events are
-    // kept. No deadlock when run() waits on them, maybe running their queue's
-    // work (see help()) while holding this queue's token: every dep was
-    // enqueued before this task, so each wait is on older work and a chain
-    // of waits cannot close into a cycle; and a token is never waited for
-    // by a thread holding one (helpers only try it; the worker locks its own
-    // holding nothing).
-    for (const auto& dep : deps)
-      if (dep && dep->queue() != this && !dep->ready()) task.foreign_deps.push_back(dep);
+    task.deps = std::move(kept);
+    task.on_failed_dep = on_failed_dep;
     task.event = event;
     if (!has_work_.load(std::memory_order_relaxed)) has_work_.store(true, std::memory_order_relaxed);
     wake = sleeping_;
@@ -108,7 +143,18 @@ EventPtr NativeQueue::push(plugin::Deps deps, Fill&& fill) {
 void NativeQueue::run(Task& task) noexcept {
   std::exception_ptr error;
   try {
-    for (const auto& dep : task.foreign_deps) dep->wait();
+    // This queue's deps ran before this task (the queue is in order): their
+    // wait() only rethrows an error. Others' may still run.
+    task.deps.for_each([&](const Event& dep) {
+      if (task.on_failed_dep == OnFailedDep::fail) {
+        dep.wait();
+        return;
+      }
+      try {
+        dep.wait();
+      } catch (...) {
+      }
+    });
     if (task.kernel) {
       task.kernel(task.call);
     } else {

@@ -9,6 +9,7 @@
 // two thread wake-ups that take ~50 us each when no core is free. Whoever
 // runs tasks holds the run token `runner_`, so tasks still run one at a
 // time and in order, on the worker or on a waiting caller.
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
@@ -40,6 +41,8 @@ class NativeEvent final : public Event {
   const void* queue() const noexcept override { return queue_; }
   void on_ready(std::function<void()> fn) const override;
   void complete(std::exception_ptr error) noexcept;
+  // Done, with an error.
+  [[nodiscard]] bool failed() const noexcept { return ready() && error_ != nullptr; }
 
  private:
   // May dangle once the queue is destroyed: used only while the event is
@@ -61,10 +64,17 @@ class NativeQueue {
   NativeQueue(const NativeQueue&) = delete;
   NativeQueue& operator=(const NativeQueue&) = delete;
 
+  // What a task does when one of its deps failed: fail with that error
+  // (work that computes data must not run on data never produced, and a
+  // host read must not return it), or run anyway (a free: the memory goes
+  // back whatever happened).
+  enum class OnFailedDep : std::uint8_t { fail, run };
+
   // Both return the event of the task; deps from other queues are waited
-  // for by whoever runs the task, never by the caller of enqueue.
+  // for by whoever runs the task, never by the caller of enqueue. A kernel
+  // fails when a dep failed.
   EventPtr enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps);
-  EventPtr enqueue(std::function<void()> fn, plugin::Deps deps);
+  EventPtr enqueue(std::function<void()> fn, plugin::Deps deps, OnFailedDep on_failed_dep = OnFailedDep::fail);
   // Waits until everything enqueued so far has run (running it here when
   // the worker is not).
   void drain();
@@ -72,18 +82,40 @@ class NativeQueue {
  private:
   friend class NativeEvent;
 
+  // The deps a task keeps: other queues' events not yet complete (waited
+  // for), and any that had failed or might yet fail (their error is passed
+  // on). Inline up to four, what most ops have: queuing allocates nothing.
+  class TaskDeps {
+   public:
+    void push(const EventPtr& event);
+    template <class F>
+    void for_each(F&& f) const {
+      for (std::size_t i = 0; i < size_; ++i) f(*inline_[i]);
+      for (const auto& event : more_) f(*event);
+    }
+
+   private:
+    std::array<EventPtr, 4> inline_;
+    std::size_t size_ = 0;
+    std::vector<EventPtr> more_;
+  };
+
   struct Task {
     Kernel kernel = nullptr;
     plugin::OpCall call;
     std::function<void()> fn;
-    std::vector<EventPtr> foreign_deps;
+    TaskDeps deps;
+    OnFailedDep on_failed_dep = OnFailedDep::fail;
     std::shared_ptr<NativeEvent> event;
   };
 
+  // The deps worth keeping (see TaskDeps), chosen before taking the lock:
+  // asking another framework's event whether it failed may cost a call.
+  [[nodiscard]] TaskDeps keep(plugin::Deps deps) const;
   // Builds the task in place in the pending list, under the lock: the
   // caller fills it through `fill`.
   template <class Fill>
-  EventPtr push(plugin::Deps deps, Fill&& fill);
+  EventPtr push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& fill);
   void run(Task& task) noexcept;
   void loop();
   // False once the queue is stopping and nothing is left to run.

@@ -12,6 +12,7 @@
 
 #include "frameworks/native/ops/strided.hpp"
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::native {
@@ -31,35 +32,52 @@ inline constexpr double kBlasSingleThreadMnk = 65536.0 * 4.0;
   return static_cast<blasint>(value);
 }
 
+// One OpenBLAS entry point, called like the function itself. Every
+// OpenBLAS call of the native kernels goes through here: the library-call
+// fault point (xylem/plugin/fault.hpp). OpenBLAS reports no failure of its
+// own (bad arguments go to xerbla, which prints), so an injected one stands
+// for a broken library and raises internal. The kernel runs queued: the
+// error fails its task, the tasks that depend on it and the next host read.
+template <auto Fn>
+struct Openblas {
+  const char* name;
+  template <class... Args>
+  auto operator()(Args... args) const {
+    if (plugin::should_fail(plugin::FaultSite::library_call, "native")) [[unlikely]]
+      throw Error(ErrorCode::internal, std::string("native: OpenBLAS ") + name + " failed (injected fault)");
+    return Fn(args...);
+  }
+};
+
 template <class T>
 struct Cblas;
 template <>
 struct Cblas<float> {
-  static constexpr auto asum = &cblas_sasum;
-  static constexpr auto axpy = &cblas_saxpy;
-  static constexpr auto copy = &cblas_scopy;
-  static constexpr auto dot = &cblas_sdot;
-  static constexpr auto nrm2 = &cblas_snrm2;
-  static constexpr auto scal = &cblas_sscal;
-  static constexpr auto swap = &cblas_sswap;
-  static constexpr auto iamax = &cblas_isamax;
-  static constexpr auto rot = &cblas_srot;
-  static constexpr auto gemv = &cblas_sgemv;
-  static constexpr auto gemm = &cblas_sgemm;
+  static constexpr Openblas<&cblas_sasum> asum{"cblas_sasum"};
+  static constexpr Openblas<&cblas_saxpy> axpy{"cblas_saxpy"};
+  static constexpr Openblas<&cblas_scopy> copy{"cblas_scopy"};
+  static constexpr Openblas<&cblas_sdot> dot{"cblas_sdot"};
+  static constexpr Openblas<&cblas_snrm2> nrm2{"cblas_snrm2"};
+  static constexpr Openblas<&cblas_sscal> scal{"cblas_sscal"};
+  static constexpr Openblas<&cblas_sswap> swap{"cblas_sswap"};
+  static constexpr Openblas<&cblas_isamax> iamax{"cblas_isamax"};
+  static constexpr Openblas<&cblas_srot> rot{"cblas_srot"};
+  static constexpr Openblas<&cblas_sgemv> gemv{"cblas_sgemv"};
+  static constexpr Openblas<&cblas_sgemm> gemm{"cblas_sgemm"};
 };
 template <>
 struct Cblas<double> {
-  static constexpr auto asum = &cblas_dasum;
-  static constexpr auto axpy = &cblas_daxpy;
-  static constexpr auto copy = &cblas_dcopy;
-  static constexpr auto dot = &cblas_ddot;
-  static constexpr auto nrm2 = &cblas_dnrm2;
-  static constexpr auto scal = &cblas_dscal;
-  static constexpr auto swap = &cblas_dswap;
-  static constexpr auto iamax = &cblas_idamax;
-  static constexpr auto rot = &cblas_drot;
-  static constexpr auto gemv = &cblas_dgemv;
-  static constexpr auto gemm = &cblas_dgemm;
+  static constexpr Openblas<&cblas_dasum> asum{"cblas_dasum"};
+  static constexpr Openblas<&cblas_daxpy> axpy{"cblas_daxpy"};
+  static constexpr Openblas<&cblas_dcopy> copy{"cblas_dcopy"};
+  static constexpr Openblas<&cblas_ddot> dot{"cblas_ddot"};
+  static constexpr Openblas<&cblas_dnrm2> nrm2{"cblas_dnrm2"};
+  static constexpr Openblas<&cblas_dscal> scal{"cblas_dscal"};
+  static constexpr Openblas<&cblas_dswap> swap{"cblas_dswap"};
+  static constexpr Openblas<&cblas_idamax> iamax{"cblas_idamax"};
+  static constexpr Openblas<&cblas_drot> rot{"cblas_drot"};
+  static constexpr Openblas<&cblas_dgemv> gemv{"cblas_dgemv"};
+  static constexpr Openblas<&cblas_dgemm> gemm{"cblas_dgemm"};
 };
 
 // Row-major gemm on dense-enough operands: c = alpha*op(a)*op(b) + beta*c,

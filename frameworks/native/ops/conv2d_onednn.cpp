@@ -41,6 +41,7 @@
 
 #include "frameworks/native/ops/conv2d.hpp"
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::native {
 namespace {
@@ -201,6 +202,10 @@ template <class Pd>
 
 // The plan of one pass, or nullptr when oneDNN has no fast kernel for it.
 std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g) {
+  // oneDNN compiles its kernels when a primitive is made: the kernel-build
+  // fault point, failing as oneDNN does.
+  if (plugin::should_fail(plugin::FaultSite::kernel_build, "native"))
+    throw dnnl::error(dnnl_runtime_error, "could not create a primitive (injected fault)");
   const auto fwd = forward_pd(g);
   if (!fwd) return nullptr;
   const Window w = window_of(g);
@@ -305,6 +310,9 @@ std::byte* workspace(std::size_t bytes) {
 }
 
 void run(const Plan& plan, const std::array<void*, 3>& user_data) {
+  // The library-call fault point, failing as oneDNN does.
+  if (plugin::should_fail(plugin::FaultSite::library_call, "native"))
+    throw dnnl::error(dnnl_runtime_error, "could not execute a primitive (injected fault)");
   const dnnl::engine& engine = cpu_engine();
   dnnl::stream& stream = cpu_stream();
   std::byte* ws = workspace(plan.workspace_bytes);
@@ -332,6 +340,13 @@ void run(const Plan& plan, const std::array<void*, 3>& user_data) {
   stream.wait();
 }
 
+// "conv2d on native, x [...], w [...]: oneDNN: ", before oneDNN's message.
+std::string describe(ConvPass pass, const ConvGeometry& g) {
+  return std::string(op_name(pass)) + " on native, x [" + std::to_string(g.n) + ", " + std::to_string(g.c) + ", " +
+         std::to_string(g.h) + ", " + std::to_string(g.w) + "], w [" + std::to_string(g.k) + ", " +
+         std::to_string(g.c_group()) + ", " + std::to_string(g.r) + ", " + std::to_string(g.s) + "]: oneDNN: ";
+}
+
 }  // namespace
 
 bool conv_onednn(ConvPass pass, const ConvGeometry& g, const ConvOperands<float>& ops) {
@@ -348,10 +363,14 @@ bool conv_onednn(ConvPass pass, const ConvGeometry& g, const ConvOperands<float>
   const std::int64_t image_in = g.c * g.h * g.w, image_out = g.k * g.p * g.q, filter = g.k * g.c_group() * g.r * g.s;
   try {
     std::shared_ptr<const Plan> small_plan, large_plan;
-    {
+    try {
       const OneOpenMpThread one;
       small_plan = plans().get(pass, small);
       large_plan = large.n == small.n ? small_plan : plans().get(pass, large);
+    } catch (const dnnl::error& e) {
+      // Making a primitive is where oneDNN compiles its kernels.
+      throw Error(e.status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::compile_failed,
+                  describe(pass, g) + e.what() + " (XYLEM_NATIVE_CONV=im2col avoids oneDNN)");
     }
     if (!small_plan || !large_plan) return false;
     // grad_filter: range 0 writes dw, the others their own partial dw.
@@ -385,11 +404,7 @@ bool conv_onednn(ConvPass pass, const ConvGeometry& g, const ConvOperands<float>
     return true;
   } catch (const dnnl::error& e) {
     const ErrorCode code = e.status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::internal;
-    throw Error(code, std::string(op_name(pass)) + " on native, x [" + std::to_string(g.n) + ", " +
-                          std::to_string(g.c) + ", " + std::to_string(g.h) + ", " + std::to_string(g.w) +
-                          "], w [" + std::to_string(g.k) + ", " + std::to_string(g.c_group()) + ", " +
-                          std::to_string(g.r) + ", " + std::to_string(g.s) + "]: oneDNN: " + e.what() +
-                          " (XYLEM_NATIVE_CONV=im2col avoids oneDNN)");
+    throw Error(code, describe(pass, g) + e.what() + " (XYLEM_NATIVE_CONV=im2col avoids oneDNN)");
   }
 }
 
