@@ -182,8 +182,9 @@ EventPtr Device::marker(const WaitList& waits, std::string_view what) const {
 cl_mem Device::scratch(std::size_t slot, std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 64);
   if (scratch_bytes_[slot] < bytes) {
+    // During a launch: the scratch buffers stay (the launch may hold one).
     cl_int status = CL_SUCCESS;
-    Mem mem(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+    Mem mem(create_buffer(bytes, /*drop_scratch=*/false, status));
     check(status, [&] { return "opencl: scratch buffer of " + std::to_string(bytes) + " bytes on " + label(); });
     scratch_[slot] = std::move(mem);
     scratch_bytes_[slot] = bytes;

@@ -13,9 +13,18 @@
 #include "frameworks/opencl/cl.hpp"
 #include "frameworks/opencl/package.hpp"
 #include "frameworks/opencl/queue.hpp"
+#include "xylem/plugin/fault.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::opencl {
+
+// A fault point (xylem/plugin/fault.hpp): `injected`, the status a real
+// failure of this kind returns, when the test switch fails this call; else
+// the call's own status. The caller checks it as it would any other.
+template <class Call>
+[[nodiscard]] cl_int unless_fault(plugin::FaultSite site, cl_int injected, Call&& call) {
+  return plugin::should_fail(site, "opencl") ? injected : call();
+}
 
 // What the kernels and launch code need to know about a device beyond its
 // Hardware description.
@@ -80,6 +89,13 @@ class Device final : public plugin::Device {
 
  private:
   [[nodiscard]] EventPtr marker(const WaitList& waits, std::string_view what) const;
+  // clCreateBuffer behind the allocation fault point; out of memory first
+  // releases what is held for later (see release_held_memory) and retries once.
+  [[nodiscard]] cl_mem create_buffer(std::size_t bytes, bool drop_scratch, cl_int& status);
+  // The device's cache: buffers whose release waits on queued work (freed
+  // from event callbacks) and, when `drop_scratch` (not during a launch),
+  // the scratch buffers.
+  void release_held_memory(bool drop_scratch);
 
   Hardware hardware_;
   DeviceInfo info_;

@@ -23,7 +23,7 @@ void* Device::allocate(std::size_t bytes) {
                                               ": the device allows at most " + bytes_text(info_.max_alloc) +
                                               " in one buffer");
   cl_int status = CL_SUCCESS;
-  cl_mem mem = clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, size, nullptr, &status);
+  cl_mem mem = create_buffer(size, /*drop_scratch=*/true, status);
   check(status, [&] { return "opencl: allocating " + bytes_text(bytes) + " on " + label(); });
   allocations_.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t now = allocated_.fetch_add(size, std::memory_order_relaxed) + size;
@@ -31,6 +31,34 @@ void* Device::allocate(std::size_t bytes) {
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
   return mem;
+}
+
+cl_mem Device::create_buffer(std::size_t bytes, bool drop_scratch, cl_int& status) {
+  const auto attempt = [&] {
+    cl_mem mem = nullptr;
+    status = unless_fault(plugin::FaultSite::allocation, CL_MEM_OBJECT_ALLOCATION_FAILURE, [&] {
+      cl_int created = CL_SUCCESS;
+      mem = clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &created);
+      return created;
+    });
+    return mem;
+  };
+  cl_mem mem = attempt();
+  if (status == CL_SUCCESS || error_code_of(status) != ErrorCode::out_of_memory) return mem;
+  release_held_memory(drop_scratch);
+  plugin::note_allocation_retry("opencl");
+  return attempt();
+}
+
+void Device::release_held_memory(bool drop_scratch) {
+  // Released buffers wait for a marker whose callback frees them: finish
+  // the queue, then run the callbacks it posted.
+  synchronize();
+  callbacks_->drain();
+  if (!drop_scratch) return;
+  std::lock_guard lock(launch_mutex_);
+  scratch_ = {};
+  scratch_bytes_ = {};
 }
 
 void Device::release(void* data, Deps after) noexcept {
@@ -69,8 +97,11 @@ EventPtr Device::upload(void* dst, const void* host_src, std::size_t bytes, Deps
   const WaitList waits(deps, context_.get(), queue_.get());
   if (bytes == 0) return marker(waits, "upload");
   cl_event done = nullptr;
-  check(clEnqueueWriteBuffer(queue_.get(), as_mem(dst), CL_FALSE, 0, bytes, host_src, waits.size(), waits.data(),
-                             &done),
+  check(unless_fault(plugin::FaultSite::transfer, CL_OUT_OF_RESOURCES,
+                     [&] {
+                       return clEnqueueWriteBuffer(queue_.get(), as_mem(dst), CL_FALSE, 0, bytes, host_src,
+                                                   waits.size(), waits.data(), &done);
+                     }),
         [&] { return "opencl: upload of " + bytes_text(bytes) + " to " + label(); });
   return wrap(done);
 }
@@ -79,8 +110,11 @@ EventPtr Device::download(void* host_dst, const void* src, std::size_t bytes, De
   const WaitList waits(deps, context_.get(), queue_.get());
   if (bytes == 0) return marker(waits, "download");
   cl_event done = nullptr;
-  check(clEnqueueReadBuffer(queue_.get(), as_mem(src), CL_FALSE, 0, bytes, host_dst, waits.size(), waits.data(),
-                            &done),
+  check(unless_fault(plugin::FaultSite::transfer, CL_OUT_OF_RESOURCES,
+                     [&] {
+                       return clEnqueueReadBuffer(queue_.get(), as_mem(src), CL_FALSE, 0, bytes, host_dst,
+                                                  waits.size(), waits.data(), &done);
+                     }),
         [&] { return "opencl: download of " + bytes_text(bytes) + " from " + label(); });
   return wrap(done);
 }
@@ -92,7 +126,11 @@ EventPtr Device::copy_from(plugin::Device& src_device, const void* src, void* ds
   const WaitList waits(deps, context_.get(), queue_.get());
   if (bytes == 0) return marker(waits, "copy");
   cl_event done = nullptr;
-  check(clEnqueueCopyBuffer(queue_.get(), as_mem(src), as_mem(dst), 0, 0, bytes, waits.size(), waits.data(), &done),
+  check(unless_fault(plugin::FaultSite::transfer, CL_OUT_OF_RESOURCES,
+                     [&] {
+                       return clEnqueueCopyBuffer(queue_.get(), as_mem(src), as_mem(dst), 0, 0, bytes, waits.size(),
+                                                  waits.data(), &done);
+                     }),
         [&] { return "opencl: copy of " + bytes_text(bytes) + " from " + source->label() + " to " + label(); });
   return wrap(done);
 }

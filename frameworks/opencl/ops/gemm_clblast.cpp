@@ -6,6 +6,7 @@
 #include <string>
 
 #include "frameworks/opencl/ops/gemm.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::opencl {
 
@@ -22,13 +23,18 @@ std::string clblast_status(clblast::StatusCode status) {
   return text;
 }
 
-// Takes the event of a CLBlast call, or throws with its status.
-void finish_call(Launcher& launch, clblast::StatusCode status, cl_event event, const char* routine) {
+// Makes one CLBlast call (`call` returns its status), behind the
+// library-call fault point; takes the event it enqueued, or throws with its
+// status. CLBlast passes OpenCL's own codes through (out of resources, a
+// failed build of its kernels), which mean what they mean elsewhere.
+template <class Call>
+void clblast_call(Launcher& launch, const char* routine, cl_event& event, Call&& call) {
+  const clblast::StatusCode status =
+      plugin::should_fail(plugin::FaultSite::library_call, "opencl") ? clblast::StatusCode::kUnknownError : call();
   if (status != clblast::StatusCode::kSuccess) {
     if (event) clReleaseEvent(event);
-    throw Error(status == clblast::StatusCode::kOpenCLOutOfResources || status == clblast::StatusCode::kOpenCLOutOfHostMemory
-                    ? ErrorCode::out_of_memory
-                    : ErrorCode::internal,
+    const int code = static_cast<int>(status);
+    throw Error(code > -1000 ? error_code_of(code) : ErrorCode::internal,
                 launch.describe() + ": CLBlast " + routine + " failed: " + clblast_status(status));
   }
   launch.enqueued(event);
@@ -44,12 +50,13 @@ void gemm_as(Launcher& launch, const GemmDims& g) {
   launch.wait_for_deps();
   cl_command_queue queue = launch.device().queue();
   cl_event event = nullptr;
-  const auto status = clblast::Gemm<T>(
-      clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
-      static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), size(leading_dim(a)), mem_of(b),
-      size(b.view.offset()), size(leading_dim(b)), static_cast<T>(g.beta), mem_of(c), size(c.view.offset()),
-      size(leading_dim(c)), &queue, &event);
-  finish_call(launch, status, event, "Gemm");
+  clblast_call(launch, "Gemm", event, [&] {
+    return clblast::Gemm<T>(clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m),
+                            size(g.n), size(g.k), static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()),
+                            size(leading_dim(a)), mem_of(b), size(b.view.offset()), size(leading_dim(b)),
+                            static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), size(leading_dim(c)), &queue,
+                            &event);
+  });
 }
 
 // The leading dimension and batch stride of a rank-3 view [batch, rows,
@@ -73,12 +80,13 @@ void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
   launch.wait_for_deps();
   cl_command_queue queue = launch.device().queue();
   cl_event event = nullptr;
-  const auto status = clblast::GemmStridedBatched<T>(
-      clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
-      static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), am.ld, am.stride, mem_of(b), size(b.view.offset()),
-      bm.ld, bm.stride, static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), cm.ld, cm.stride, size(batch),
-      &queue, &event);
-  finish_call(launch, status, event, "GemmStridedBatched");
+  clblast_call(launch, "GemmStridedBatched", event, [&] {
+    return clblast::GemmStridedBatched<T>(
+        clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
+        static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), am.ld, am.stride, mem_of(b), size(b.view.offset()),
+        bm.ld, bm.stride, static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), cm.ld, cm.stride, size(batch),
+        &queue, &event);
+  });
 }
 
 }  // namespace
