@@ -3,6 +3,7 @@
 #include <string>
 
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::cuda {
 namespace {
@@ -43,6 +44,9 @@ std::string where(int device, std::string_view what) {
 }
 
 }  // namespace
+
+bool library_call_fails() noexcept { return plugin::should_fail(plugin::FaultSite::library_call, "cuda"); }
+bool transfer_fails() noexcept { return plugin::should_fail(plugin::FaultSite::transfer, "cuda"); }
 
 void throw_cuda(cudaError_t err, const char* call, int device, std::string_view what) {
   throw Error(code_of(err), where(device, what) + ": " + call + " failed: " + cudaGetErrorName(err) + " (" +

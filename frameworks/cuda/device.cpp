@@ -95,7 +95,7 @@ EventPtr CudaDevice::upload(void* dst, const void* host_src, std::size_t bytes, 
   if (bytes >= kStagingThreshold && !is_pinned(host_src, ordinal_)) {
     staging_.upload(transfer_->stream(), dst, host_src, bytes);
   } else if (bytes > 0) {
-    XY_CUDA(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, transfer_->stream()), ordinal_, "upload");
+    XY_CUDA_TRANSFER(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, transfer_->stream()), ordinal_, "upload");
   }
   return transfer_->advance();
 }
@@ -106,7 +106,7 @@ EventPtr CudaDevice::download(void* host_dst, const void* src, std::size_t bytes
   if (bytes >= kStagingThreshold && !is_pinned(host_dst, ordinal_)) {
     staging_.download(transfer_->stream(), host_dst, src, bytes);
   } else if (bytes > 0) {
-    XY_CUDA(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, transfer_->stream()), ordinal_,
+    XY_CUDA_TRANSFER(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, transfer_->stream()), ordinal_,
             "download");
   }
   return transfer_->advance();
@@ -139,14 +139,14 @@ EventPtr CudaDevice::copy_from(plugin::Device& src_device, const void* src, void
     // bandwidth, so a second stream would gain nothing.
     wait_for(*compute_, deps, "copy");
     if (bytes > 0)
-      XY_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_->stream()), ordinal_, "copy");
+      XY_CUDA_TRANSFER(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, compute_->stream()), ordinal_, "copy");
     return compute_->advance();
   }
   if (!enable_peer(from->ordinal_)) return nullptr;  // the core stages through the host
   wait_for(*transfer_, deps, "peer copy");
   fence_transfer(dst);
   if (bytes > 0)
-    XY_CUDA(cudaMemcpyPeerAsync(dst, ordinal_, src, from->ordinal_, bytes, transfer_->stream()), ordinal_,
+    XY_CUDA_TRANSFER(cudaMemcpyPeerAsync(dst, ordinal_, src, from->ordinal_, bytes, transfer_->stream()), ordinal_,
             "peer copy");
   return transfer_->advance();
 }

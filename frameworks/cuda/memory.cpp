@@ -11,6 +11,7 @@
 
 #include "check.hpp"
 #include "xylem/error.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::cuda {
 namespace {
@@ -32,6 +33,13 @@ std::string human(std::uint64_t bytes) {
   else
     std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / double(kMiB));
   return buf;
+}
+
+// cudaMalloc behind the allocation fault point: a failed one is not made,
+// and reports what the driver reports when memory runs out.
+cudaError_t injected_or_malloc(void** out, std::size_t bytes) {
+  if (plugin::should_fail(plugin::FaultSite::allocation, "cuda")) return cudaErrorMemoryAllocation;
+  return cudaMalloc(out, bytes);
 }
 
 }  // namespace
@@ -59,7 +67,7 @@ std::uint64_t memory_limit_from_env() {
 
 DeviceBuffer::DeviceBuffer(int device, std::size_t bytes, const char* what) {
   XY_CUDA(cudaSetDevice(device), device, what);
-  XY_CUDA(cudaMalloc(&ptr_, bytes), device, what);
+  XY_CUDA(injected_or_malloc(&ptr_, bytes), device, what);
 }
 
 DeviceBuffer::~DeviceBuffer() { (void)cudaFree(ptr_); }  // errors ignored: see queue.cpp
@@ -107,11 +115,12 @@ void* CachingAllocator::allocate(std::size_t bytes) {
       block = find_free(pool, size);
       if (block == nullptr) {
         release_cached_segments();
+        plugin::note_allocation_retry("cuda");
         block = new_segment(segment, small);
         if (block == nullptr && segment > round_up(size, kLargeRound) && !small)
           block = new_segment(round_up(size, kLargeRound), small);
       }
-      if (block == nullptr) throw_oom(size);
+      if (block == nullptr) throw_oom(bytes);
     }
   }
   split(block, size);
@@ -185,7 +194,7 @@ CachingAllocator::Block* CachingAllocator::find_free(Pool& pool, std::size_t siz
 bool CachingAllocator::try_device_malloc(std::size_t bytes, void** out) {
   if (limit_ != 0 && stats_.reserved + bytes > limit_) return false;
   XY_CUDA(cudaSetDevice(device_), device_, "allocate");
-  cudaError_t err = cudaMalloc(out, bytes);
+  cudaError_t err = injected_or_malloc(out, bytes);
   if (err == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();  // clear it: out of memory is handled here
     return false;
@@ -295,7 +304,8 @@ void CachingAllocator::throw_oom(std::size_t bytes) const {
   else
     (void)cudaGetLastError();
   throw Error(ErrorCode::out_of_memory,
-              "cuda:" + std::to_string(device_) + ": out of memory allocating " + human(bytes) + " (allocated " +
+              "cuda:" + std::to_string(device_) + ": out of memory allocating " + std::to_string(bytes) + " bytes (" +
+                  human(bytes) + "; allocated " +
                   human(stats_.allocated) + ", reserved " + human(stats_.reserved) +
                   (limit_ ? ", limit " + human(limit_) + " from XYLEM_CUDA_MEMORY_LIMIT" : std::string()) +
                   device_state + "); free tensors you no longer need or raise the limit");

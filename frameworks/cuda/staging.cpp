@@ -124,7 +124,7 @@ void StagingPool::upload(cudaStream_t stream, void* dst, const void* src, std::s
     const std::size_t n = std::min(kChunk, bytes - off);
     wait(b);
     host_copier().copy(b.host, s + off, n);
-    XY_CUDA(cudaMemcpyAsync(d + off, b.host, n, cudaMemcpyHostToDevice, stream), device_, "upload");
+    XY_CUDA_TRANSFER(cudaMemcpyAsync(d + off, b.host, n, cudaMemcpyHostToDevice, stream), device_, "upload");
     XY_CUDA(cudaEventRecord(b.done, stream), device_, "upload");
     b.busy = true;
   }
@@ -140,7 +140,7 @@ void StagingPool::download(cudaStream_t stream, void* dst, const void* src, std:
     Buffer& b = buffers_[c % kBuffers];
     const std::size_t off = c * kChunk;
     wait(b);
-    XY_CUDA(cudaMemcpyAsync(b.host, s + off, std::min(kChunk, bytes - off), cudaMemcpyDeviceToHost, stream),
+    XY_CUDA_TRANSFER(cudaMemcpyAsync(b.host, s + off, std::min(kChunk, bytes - off), cudaMemcpyDeviceToHost, stream),
             device_, "download");
     XY_CUDA(cudaEventRecord(b.done, stream), device_, "download");
     b.busy = true;
