@@ -1,5 +1,7 @@
 // xylem::blas level 1 on vectors of odd sizes, contiguous and strided:
-// asum, dot, nrm2, iamax (into a tensor and as a future), axpy, scal, copy, swap.
+// asum, dot, nrm2, iamax (into a tensor and as a future), axpy, scal, copy, swap;
+// iamax with NaN and Inf (NumPy's argmax rule: the first NaN wins) on
+// contiguous, strided and negative-stride views.
 #include "conformance/conformance.hpp"
 
 namespace conformance {
@@ -123,6 +125,78 @@ TEST_P(Blas1, iamax) {
     late[90001] = 3;
     auto x = input<T>(Layout::contiguous, {100003}, 0, 1, &late);
     EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), 70001);
+  });
+}
+
+// NumPy's argmax of |x|: the first NaN, else the first largest magnitude.
+std::int64_t iamax_reference(const std::vector<double>& v) {
+  std::int64_t best = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) return static_cast<std::int64_t>(i);
+    if (std::abs(v[i]) > std::abs(v[static_cast<std::size_t>(best)])) best = static_cast<std::int64_t>(i);
+  }
+  return best;
+}
+
+// `logical` as a rank-1 view with `stride` (1, 3 or -2) into a host tensor
+// whose other elements are NaN: a kernel that reads outside the view finds
+// a NaN and returns its index.
+template <class T>
+Tensor iamax_view(const std::vector<double>& logical, std::int64_t stride) {
+  const auto n = static_cast<std::int64_t>(logical.size());
+  const std::int64_t step = std::abs(stride), first = stride < 0 ? 1 + (n - 1) * step : 1;
+  std::vector<T> base(static_cast<std::size_t>(2 + (n - 1) * step), static_cast<T>(kNaN));
+  for (std::int64_t i = 0; i < n; ++i)
+    base[static_cast<std::size_t>(first + i * stride)] = static_cast<T>(logical[static_cast<std::size_t>(i)]);
+  const std::int64_t dims[] = {n}, strides[] = {stride};
+  return Tensor::from(base).as_strided(Shape::strided(dims, strides, first));
+}
+
+TEST_P(Blas1, iamax_nan) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    auto probe = input<T>(Layout::contiguous, {3});
+    if (!runs(OpId::blas_iamax, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::iamax(backend, probe.view).get(); })) {
+      return;
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    std::uniform_real_distribution<double> value(-5, 5);
+    for (std::int64_t stride : {1, 3, -2}) {
+      for (std::int64_t n : {1, 7, 33, 1000}) {
+        SCOPED_TRACE("length " + std::to_string(n) + ", stride " + std::to_string(stride));
+        std::vector<double> v(static_cast<std::size_t>(n));
+        for (double& e : v) e = static_cast<T>(value(rng));
+        // A NaN at every position, a second one after it, an Inf before it.
+        for (std::int64_t p = 0; p < n; ++p) {
+          std::vector<double> w = v;
+          w[static_cast<std::size_t>(p)] = kNaN;
+          if (p + 1 < n) w[static_cast<std::size_t>(p + 1 + (n - p - 1) / 2)] = -kNaN;
+          if (p > 0) w[static_cast<std::size_t>(p / 2)] = -inf;
+          const std::int64_t got = xylem::blas::iamax(backend, iamax_view<T>(w, stride)).get();
+          ASSERT_EQ(got, p) << "NaN at " << p;
+        }
+        // All NaN: the first.
+        EXPECT_EQ(xylem::blas::iamax(backend, iamax_view<T>(std::vector<double>(v.size(), kNaN), stride)).get(), 0);
+        // Inf and -Inf without a NaN: the first infinite magnitude.
+        std::vector<double> w = v;
+        w[v.size() - 1] = inf;
+        w[v.size() / 2] = -inf;
+        EXPECT_EQ(xylem::blas::iamax(backend, iamax_view<T>(w, stride)).get(), iamax_reference(w)) << "Inf";
+        // The same through a result tensor.
+        Tensor result(Shape{1}, xylem::i64);
+        xylem::blas::iamax(backend, iamax_view<T>(w, stride), result);
+        EXPECT_EQ(result.to_vector<std::int64_t>(), std::vector<std::int64_t>{iamax_reference(w)});
+      }
+    }
+    // Far into a long vector (past any per-thread block), after a larger
+    // finite value and an Inf.
+    std::vector<double> late(100003, 1.0);
+    late[1000] = 7;
+    late[50000] = -inf;
+    late[90001] = kNaN;
+    late[95000] = kNaN;
+    EXPECT_EQ(xylem::blas::iamax(backend, iamax_view<T>(late, 1)).get(), 90001);
+    EXPECT_EQ(xylem::blas::iamax(backend, iamax_view<T>(late, -2)).get(), 90001);
   });
 }
 

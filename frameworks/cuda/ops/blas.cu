@@ -1,6 +1,8 @@
 // blas level 1 (our kernels: any stride, also negative, results stay on the
 // GPU) and gemm (cuBLAS). Semantics follow native's blas.cpp: empty sums are
-// 0, iamax is 0-based, the first maximum in the view's order, -1 when empty.
+// 0, iamax is 0-based, the first maximum in the view's order (a NaN is
+// larger than everything: the first NaN wins, as NumPy's argmax; cuBLAS's
+// Isamax does not do this, so it is not used), -1 when empty.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -126,7 +128,8 @@ struct Best {
 __device__ Best better(Best a, Best b) {
   if (a.index < 0) return b;
   if (b.index < 0) return a;
-  if (b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
+  if (isnan(a.value)) return isnan(b.value) && b.index < a.index ? b : a;
+  if (isnan(b.value) || b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
   return a;
 }
 
@@ -154,7 +157,8 @@ __global__ void __launch_bounds__(kReduceThreads) iamax_partials(Strided<const T
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const double v = fabs(double(x.first[i * x.stride]));
-    if (b.index < 0 || v > b.value) b = {v, i};  // i only grows: ties keep the first
+    // i only grows: ties keep the first, and so does a NaN (nothing is greater).
+    if (b.index < 0 || v > b.value || (isnan(v) && !isnan(b.value))) b = {v, i};
   }
   b = block_best(b);
   if (threadIdx.x == 0) values[blockIdx.x] = b.value, indices[blockIdx.x] = b.index;

@@ -82,26 +82,44 @@ void scal_kernel(const OpCall& call) {
   });
 }
 
-// Index of the first maximum of |x_i| in the view's order, 0-based; -1 for
-// an empty vector (there is no index to give). A negative stride reverses
-// the order BLAS scans in, which would make ties resolve to the last
-// maximum, so those views are scanned here instead.
+// Index of the first maximum of |x_i| in the view's order, 0-based, a NaN
+// counting as larger than everything (the first NaN wins, as NumPy's argmax
+// and xylem's own); -1 for an empty vector (the core refuses those).
+// OpenBLAS's i?amax does not follow that rule (its kernels skip or keep a
+// NaN depending on where it falls), so each piece is summed first, asum
+// being NaN exactly when the piece holds one, and a piece with a NaN is
+// scanned here. A negative stride reverses the order BLAS scans in, which
+// would make ties resolve to the last maximum, so those views are scanned
+// here too.
 template <class T>
 void iamax_kernel(const OpCall& call) {
   const auto x = vec<T>(call.t[0]);
   std::int64_t best = -1;
   T best_abs = 0;
-  if (x.stride >= 0) {
+  // The rule element by element over [begin, end): strictly greater
+  // replaces, so ties keep the first; true when a NaN ended the search.
+  const auto scan = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const T v = std::abs(x.first[i * x.stride]);
+      if (std::isnan(v)) {
+        best = i;
+        return true;
+      }
+      if (best < 0 || v > best_abs) best = i, best_abs = v;
+    }
+    return false;
+  };
+  if (x.stride < 0) {
+    scan(0, x.n);
+  } else {
     const blasint inc = to_blasint("iamax", x.stride);
-    pieces(x.n, [&](std::int64_t b, std::int64_t len) {
-      const auto i = static_cast<std::int64_t>(Cblas<T>::iamax(blasint(len), x.lowest(b, len), inc));
+    for (std::int64_t b = 0; b < x.n; b += kBlasMax) {
+      const std::int64_t len = std::min(kBlasMax, x.n - b);
+      T* const first = x.lowest(b, len);
+      if (std::isnan(Cblas<T>::asum(blasint(len), first, inc)) && scan(b, b + len)) break;
+      const auto i = static_cast<std::int64_t>(Cblas<T>::iamax(blasint(len), first, inc));
       const T v = std::abs(x.first[(b + i) * x.stride]);
       if (best < 0 || v > best_abs) best = b + i, best_abs = v;
-    });
-  } else {
-    for (std::int64_t i = 0; i < x.n; ++i) {
-      const T v = std::abs(x.first[i * x.stride]);
-      if (best < 0 || v > best_abs) best = i, best_abs = v;
     }
   }
   *element_ptr<std::int64_t>(call.t[1]) = best;

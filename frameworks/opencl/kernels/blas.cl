@@ -182,12 +182,15 @@ kernel void KNAME(nrm2_p2)(global const T* part, long m, global T* out, long oo,
   if (lid == 0) out[oo] = scale[0] * sqrt(ssq[0]);
 }
 
-/* iamax: the first index of the largest |x_i| (-1 for an empty vector).
- * Pairs (value, index); an empty slot has index -1 and loses to anything. */
+/* iamax: the first index of the largest |x_i|, a NaN counting as larger
+ * than everything (the first NaN wins, as NumPy's argmax); -1 for an empty
+ * vector. Pairs (value, index); an empty slot has index -1 and loses to
+ * anything. */
 inline bool XF(xy_iamax_better)(T va, long ia, T vb, long ib) {
   if (ib < 0) return false;
   if (ia < 0) return true;
-  return vb > va || (vb == va && ib < ia);
+  if (isnan(va)) return isnan(vb) && ib < ia;
+  return isnan(vb) || vb > va || (vb == va && ib < ia);
 }
 
 #define XY_IAMAX_TREE(val, idx)                                                            \
@@ -220,7 +223,8 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     VI vat = (VI)0;
     for (; i + VW <= end; i += VW) {
       const VT v = fabs(VLOAD(0, x + i));
-      const VI better = v > vbest;
+      /* A lane keeps its first NaN: nothing is greater than a NaN. */
+      const VI better = (v > vbest) | (isnan(v) & ~isnan(vbest));
       vbest = select(vbest, v, better);
       vat = select(vat, (VI)(i - begin) + VIOTA, better);
     }
@@ -231,7 +235,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     best = lane_best[0];
     at = lane_at[0];
     for (int l = 1; l < VW; ++l) {
-      if (lane_best[l] > best || (lane_best[l] == best && lane_at[l] < at)) {
+      if (XF(xy_iamax_better)(best, at, lane_best[l], lane_at[l])) {
         best = lane_best[l];
         at = lane_at[l];
       }
@@ -239,7 +243,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     at += begin;
     for (; i < end; ++i) {
       const T v = fabs(x[i]);
-      if (v > best) {
+      if (v > best || (isnan(v) && !isnan(best))) {
         best = v;
         at = i;
       }
@@ -249,7 +253,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
   {
     XY_FOR_SHARE(i, n) {
       const T v = fabs(x[xo + i * xs]);
-      if (at < 0 || v > best) {
+      if (at < 0 || v > best || (isnan(v) && !isnan(best))) {
         best = v;
         at = i;
       }

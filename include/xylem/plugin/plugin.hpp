@@ -58,7 +58,7 @@ inline constexpr std::size_t kMaxOpTensors = 8;
 //   creation::normal   t0=y; f0=mean, f1=stddev; i0=seed, i1=counter offset
 //   core::copy_view    t0=x, t1=y; same dims and dtype, any strides
 //   blas level 1       vectors are rank-1 views (any stride, also negative); result is a
-//                      one-element tensor of x's dtype (iamax: i64, 0-based, first maximum)
+//                      one-element tensor of x's dtype (iamax: i64, 0-based, first max |x|, the first NaN wins)
 //     axpy: y += f0*x   scal: x *= f0   swap: x <-> y   copy: y = x
 //     rot:  (x, y) <- (f0*x + f1*y, f0*y - f1*x)   (c = f0, s = f1)
 //   blas::gemv         t0=a [m, n], t1=x, t2=y (rank-1); i0=transpose a; f0=alpha, f1=beta;
