@@ -12,6 +12,7 @@
 #include "frameworks/opencl/device.hpp"
 #include "frameworks/opencl/program_cache.hpp"
 #include "frameworks/opencl/sources.hpp"
+#include "xylem/plugin/fault.hpp"
 
 namespace xylem::opencl {
 
@@ -146,21 +147,44 @@ std::vector<unsigned char> program_binary(cl_program program) {
   return binary;
 }
 
-// A program from the cached binary, or nothing when the driver refuses it
-// (another driver build, say): the caller then compiles from source.
-Program from_binary(cl_context context, const DeviceInfo& device, const std::vector<unsigned char>& binary,
+// The kernels a built program holds, as kernel_name_list() gives them; ""
+// when the driver cannot say (then only the key and checksum vouch for an
+// entry).
+std::string program_kernel_names(cl_program program) {
+  std::size_t size = 0;
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string names(size, '\0');
+  if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, names.data(), nullptr) != CL_SUCCESS) return {};
+  while (!names.empty() && names.back() == '\0') names.pop_back();
+  return kernel_name_list(names);
+}
+
+void fault_point(Family family, const DeviceInfo& device, const char* from) {
+  if (plugin::should_fail(plugin::FaultSite::kernel_build, "opencl"))
+    throw Error(ErrorCode::compile_failed, "opencl: building the " + std::string(name(family)) + " kernels for " +
+                                               device.name + " from " + from + " failed (injected fault)");
+}
+
+// A program from a cache entry, or nothing when the driver refuses the
+// binary (another driver build, say) or the program does not hold the
+// kernels the entry names (another program's binary): the caller then
+// compiles from source.
+Program from_binary(cl_context context, const DeviceInfo& device, Family family, const CacheEntry& entry,
                     const std::string& options) {
-  const unsigned char* ptr = binary.data();
-  const std::size_t size = binary.size();
+  fault_point(family, device, "its cached binary");
+  const unsigned char* ptr = entry.binary.data();
+  const std::size_t size = entry.binary.size();
   cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
   Program program(clCreateProgramWithBinary(context, 1, &device.id, &size, &ptr, &binary_status, &status));
   if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return {};
   if (clBuildProgram(program.get(), 1, &device.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) return {};
+  if (program_kernel_names(program.get()) != entry.kernel_names) return {};
   return program;
 }
 
 Program from_source(cl_context context, const DeviceInfo& device, Family family, const std::string& source,
                     const std::string& options) {
+  fault_point(family, device, "source");
   const char* text = source.c_str();
   const std::size_t length = source.size();
   cl_int status = CL_SUCCESS;
@@ -232,21 +256,19 @@ std::unique_ptr<ProgramPackage> build_package(Family family, cl_context context,
 
   Program program;
   bool from_cache = false;
-  if (auto binary = cache.load(key)) {
-    program = from_binary(context, device, *binary, options);
-    if (program) {
-      from_cache = true;
-    } else {
-      cache.remove(key);  // stale: this driver cannot use it
-    }
+  if (auto entry = cache.load(key)) {
+    program = from_binary(context, device, family, *entry, options);
+    from_cache = static_cast<bool>(program);
   }
   if (!program) {
     program = from_source(context, device, family, source, options);
     // Most of a first compile on PoCL is here, not in the build: asked for
     // the binary, PoCL compiles every kernel of the program for a generic
     // work-group size (measured: about 0.2 s a kernel, 4-5 s for a family
-    // of 25-30 on 2 cores, against 0.3 s for the build itself).
-    cache.store(key, program_binary(program.get()));
+    // of 25-30 on 2 cores, against 0.3 s for the build itself). The store
+    // replaces whatever entry was there (stale, corrupt or another
+    // program's).
+    (void)cache.store(key, CacheEntry{program_kernel_names(program.get()), program_binary(program.get())});
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto package = std::make_unique<ProgramPackage>(std::move(program), device, ms, from_cache);

@@ -193,41 +193,13 @@ TEST_F(BestBackend, OverrideNamingABrokenPluginIsAnError) {
 // ---- Plugin files that must be refused before dlopen ----
 
 namespace fs = std::filesystem;
-using Bytes = std::vector<unsigned char>;
+using xylem_test::Bytes;
+using xylem_test::read_bytes;
+using xylem_test::TempDir;
+using xylem_test::write_bytes;
 using xylem::detail::check_plugin_file;
 
 fs::path real_plugin() { return fs::path(XYLEM_TEST_PLUGIN_DIR) / "libxylem_mirror.so"; }
-
-Bytes read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const fs::path& path, const Bytes& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.flush()) << "cannot write " << path;
-}
-
-// A fresh directory, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "xylem-plugin-test-XXXXXX").string();
-    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const noexcept { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // The sizes a truncated copy of a plugin of `size` bytes is cut to.
 std::vector<std::size_t> cut_sizes(std::size_t size) { return {0, 16, 64, size / 2, size - 1}; }
