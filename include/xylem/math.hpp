@@ -73,8 +73,11 @@ void cast(const Backend& b, const Tensor& x, Tensor& out);  // out's dtype is th
 // ---- reductions -----------------------------------------------------------
 // Along `axes` (any set, negative counting from the end; empty: all axes).
 // With keepdim the reduced axes stay as size 1, otherwise they are removed.
-// sum of nothing is 0, mean and var of nothing NaN; max, min, argmax and
-// argmin of nothing raise invalid_argument. max and min propagate NaN.
+// Over an axis of size 0 (NumPy's and PyTorch's rules): a sum is 0, mean and
+// var NaN; max, min, argmax and argmin raise invalid_argument, even where the
+// result has no elements. A result with no elements (a [0, n] tensor reduced
+// along axis 1) is written, so the next op can read it. max and min
+// propagate NaN.
 // argmax/argmin give i64 indices into the reduced axes taken together in
 // row-major order (for one axis: the index along it); the first extreme
 // wins, a NaN counting as the extreme. var divides by n - correction.

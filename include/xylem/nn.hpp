@@ -8,6 +8,9 @@
 // views. Elementwise ops may run in place (out the same tensor as x).
 // Images are NCHW. Optional tensors (gamma, beta, bias, ...) may be empty
 // handles (Tensor{}).
+// Empty batches work: an output with no elements is written (valid, empty),
+// and an output that sums over nothing is 0 (conv2d with C = 0, the filter
+// or gamma/beta gradients of an empty batch). Exceptions are noted below.
 #include <cstdint>
 #include <vector>
 
@@ -47,7 +50,9 @@ void log_softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int a
 
 // ---- layer normalisation over the last `normalized_rank` axes --------------
 // Statistics (mean, rstd = 1/sqrt(var + eps), one per normalised row) are
-// f32 for f16/bf16/f32 inputs and f64 for f64; backward needs them.
+// f32 for f16/bf16/f32 inputs and f64 for f64; backward needs them. Rows of
+// length 0: y is empty, mean and rstd NaN (the mean and variance of no
+// values, as xylem::mean and var).
 struct NormStats {
   Tensor mean;
   Tensor rstd;
@@ -65,7 +70,9 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
 // variance takes the unbiased batch variance). Inference: uses the running
 // statistics. Running statistics and gamma/beta are [C]; running_mean and
 // running_var in the statistics dtype (see NormStats). Returns the mean and
-// variance used, for backward.
+// variance used, for backward. Training needs more than one value per
+// channel (N times the spatial size; an empty batch raises invalid_argument,
+// as PyTorch).
 struct BatchNormStats {
   Tensor mean;
   Tensor var;
@@ -79,6 +86,8 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
 // ---- convolution (cross-correlation, as PyTorch and cuDNN) -----------------
 // x [N, C, H, W], w [K, C/groups, R, S], y [N, K, P, Q] with
 // P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1 (Q likewise).
+// R and S must be at least 1; sizes past int64 (huge padding or dilation)
+// raise invalid_argument naming the shapes.
 struct Conv2d {
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
@@ -93,7 +102,8 @@ void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Ten
 // ---- pooling ----------------------------------------------------------------
 // Windows of kernel_h x kernel_w, moved by stride (0: the kernel size);
 // padding never wins a max. Average pooling divides by the whole window
-// (count_include_pad) or by its real elements.
+// (count_include_pad) or by its real elements. Windows, strides, H and W
+// must be at least 1 (every window holds a real element); N and C may be 0.
 struct Pool2d {
   int kernel_h = 2, kernel_w = 2;
   int stride_h = 0, stride_w = 0;
@@ -136,8 +146,10 @@ void linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tenso
 
 // ---- losses (mean over the batch) ------------------------------------------
 // Cross-entropy of logits x [N, C] against class indices target [N] (i64):
-// mean_n (logsumexp(x[n]) - x[n, target[n]]). A target outside [0, C) makes
-// the loss NaN. The loss is a one-element tensor of x's dtype.
+// mean_n (logsumexp(x[n]) - x[n, target[n]]). A target outside [0, C) raises
+// invalid_argument (the targets are read to the host for this check). The
+// loss is a one-element tensor of x's dtype: NaN for an empty batch (N = 0),
+// as PyTorch's mean over nothing.
 [[nodiscard]] Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target);
 // dx = (softmax(x) - onehot(target)) / N, times the loss's gradient (1 by default).
 void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss = 1.0);

@@ -6,6 +6,7 @@
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/math.hpp"
@@ -113,6 +114,11 @@ void nrm2(const Backend& b, const Tensor& x, Tensor& result) {
 }
 void iamax(const Backend& b, const Tensor& x, Tensor& result) {
   require_vector(OpId::blas_iamax, "x", x);
+  // BLAS answers "no index" (0 in its 1-based count); any index we gave
+  // could be used as one, so an empty vector is an error, as argmax's is.
+  if (x.numel() == 0)
+    throw Error(ErrorCode::invalid_argument, std::string(plugin::op_name(OpId::blas_iamax)) + ": x has shape " +
+                                                 x.shape().dims_string() + ": an empty vector has no largest element");
   reduce(b, OpId::blas_iamax, x, nullptr, result, DType::i64);
 }
 void dot(const Backend& b, const Tensor& x, const Tensor& y, Tensor& result) {
@@ -183,7 +189,10 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
                                                std::to_string(cols) + "], x " + x.shape().dims_string() + " and y " +
                                                y.shape().dims_string() + "; need x [" + std::to_string(cols) +
                                                "] and y [" + std::to_string(rows) + "]");
-  if (rows == 0) return;
+  if (rows == 0) {  // y is empty
+    ops::fill_output(b, name, y);
+    return;
+  }
   if (cols == 0) {  // y = beta y
     if (beta == 0) {
       fill(b, y, 0.0);
@@ -221,7 +230,10 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
                 std::string(name) + ": op(a) is [" + std::to_string(m) + ", " + std::to_string(k) + "], op(b) is [" +
                     std::to_string(kb) + ", " + std::to_string(n) + "] and c is " + c.shape().dims_string() +
                     "; need op(a) [m, k], op(b) [k, n], c [m, n]");
-  if (m == 0 || n == 0) return;
+  if (m == 0 || n == 0) {  // c is empty
+    ops::fill_output(b, name, c);
+    return;
+  }
   if (k == 0) {  // c = beta c; BLAS would reject the empty operands' leading dimensions
     scale_in_place(b, beta, c);
     return;
@@ -299,7 +311,10 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
                                                bm.shape().dims_string() + " and c " + c.shape().dims_string() +
                                                " do not make a batched product: need op(a) [batch or 1, m, k], "
                                                "op(b) [batch or 1, k, n], c [batch, m, n]");
-  if (batch == 0 || m == 0 || n == 0) return;
+  if (batch == 0 || m == 0 || n == 0) {  // c is empty
+    ops::fill_output(b, name, c);
+    return;
+  }
   if (k == 0) {  // c = beta c
     scale_in_place(b, beta, c);
     return;

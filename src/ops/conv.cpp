@@ -5,6 +5,7 @@
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
 #include "xylem/nn.hpp"
 
@@ -22,14 +23,33 @@ void require_image(std::string_view name, const char* arg, const Tensor& t) {
                                                t.shape().dims_string() + "; expected rank 4 (NCHW)");
 }
 
+// Sizes derived from user parameters can pass int64's range: these give
+// invalid_argument naming the shapes instead of a wrapped value.
+// `describe()` names them; it runs only on failure, so a call costs no
+// string formatting.
+template <class Describe>
+std::int64_t checked_mul(std::string_view name, std::int64_t a, std::int64_t b, const char* what, Describe&& describe) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error(ErrorCode::invalid_argument, std::string(name) + ": " + what + " overflows int64 (" + describe() + ")");
+  return r;
+}
+
 // Output extent of one spatial axis; invalid_argument when nothing fits.
+// `window` >= 1 (checked by the callers).
+template <class Describe>
 std::int64_t out_extent(std::string_view name, const char* axis, std::int64_t in, std::int64_t window,
-                        std::int64_t stride, std::int64_t pad, std::int64_t dilation) {
-  const std::int64_t span = dilation * (window - 1) + 1;
-  ops::require_argument(in + 2 * pad >= span, name,
-                        std::string("the ") + axis + " window (" + str(span) + " with dilation) is larger than the padded input (" +
-                            str(in + 2 * pad) + ")");
-  return (in + 2 * pad - span) / stride + 1;
+                        std::int64_t stride, std::int64_t pad, std::int64_t dilation, Describe&& describe) {
+  const std::int64_t span = checked_mul(name, dilation, window - 1, "the dilated window", describe) + 1;
+  std::int64_t padded = 0;
+  if (__builtin_add_overflow(in, checked_mul(name, 2, pad, "the padding", describe), &padded))
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name) + ": the padded " + axis + " overflows int64 (" + describe() + ")");
+  if (padded < span)
+    throw Error(ErrorCode::invalid_argument, std::string(name) + ": the " + axis + " window (" + str(span) +
+                                                 " with dilation) is larger than the padded input (" + str(padded) +
+                                                 "; " + describe() + ")");
+  return (padded - span) / stride + 1;
 }
 
 void require_conv_params(std::string_view name, const Conv2d& p) {
@@ -39,9 +59,21 @@ void require_conv_params(std::string_view name, const Conv2d& p) {
   ops::require_argument(p.groups >= 1, name, "groups must be at least 1");
 }
 
+std::string describe_conv(const Shape& x, const Shape& w, const Conv2d& p) {
+  return "x " + x.dims_string() + ", w " + w.dims_string() + ", stride " + str(p.stride_h) + "x" + str(p.stride_w) +
+         ", padding " + str(p.pad_h) + "x" + str(p.pad_w) + ", dilation " + str(p.dilation_h) + "x" +
+         str(p.dilation_w) + ", groups " + str(p.groups);
+}
+
 Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const Conv2d& p) {
   require_conv_params(name, p);
+  const auto shapes = [&] { return describe_conv(x, w, p); };
   const std::int64_t n = x.dims()[0], c = x.dims()[1], k = w.dims()[0];
+  // PyTorch and cuDNN refuse an empty filter window too: it would give an
+  // output larger than the input, of nothing but padding.
+  if (w.dims()[2] < 1 || w.dims()[3] < 1)
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name) + ": the filter window is empty (" + shapes() + "); R and S must be at least 1");
   ops::require_argument(c % p.groups == 0 && k % p.groups == 0, name,
                         "groups " + str(p.groups) + " must divide the input channels (" + str(c) +
                             ") and the output channels (" + str(k) + ")");
@@ -49,8 +81,18 @@ Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const C
     throw Error(ErrorCode::shape_mismatch, std::string(name) + ": w has shape " + w.dims_string() + " but x " +
                                                x.dims_string() + " with groups " + str(p.groups) + " needs " +
                                                str(c / p.groups) + " input channels per filter");
-  const std::int64_t ph = out_extent(name, "height", x.dims()[2], w.dims()[2], p.stride_h, p.pad_h, p.dilation_h);
-  const std::int64_t pw = out_extent(name, "width", x.dims()[3], w.dims()[3], p.stride_w, p.pad_w, p.dilation_w);
+  const std::int64_t ph =
+      out_extent(name, "height", x.dims()[2], w.dims()[2], p.stride_h, p.pad_h, p.dilation_h, shapes);
+  const std::int64_t pw =
+      out_extent(name, "width", x.dims()[3], w.dims()[3], p.stride_w, p.pad_w, p.dilation_w, shapes);
+  const std::int64_t plane = checked_mul(name, ph, pw, "the output plane", shapes);
+  (void)checked_mul(name, checked_mul(name, n, k, "y's size", shapes), plane, "y's size", shapes);
+  // The im2col engines lower one image and group to a [C/groups*R*S, P*Q]
+  // matrix; its bytes (f64 at most) must be a size too.
+  const char* col = "the im2col matrix of one image";
+  const std::int64_t crs =
+      checked_mul(name, checked_mul(name, w.dims()[1], w.dims()[2], col, shapes), w.dims()[3], col, shapes);
+  (void)checked_mul(name, checked_mul(name, crs, plane, col, shapes), std::int64_t(sizeof(double)), col, shapes);
   return Shape{n, k, ph, pw};
 }
 
@@ -94,7 +136,12 @@ Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2d& p) {
 void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d";
   require_conv(name, {"x", x}, {"w", w}, {"y", y}, p);
-  if (y.numel() == 0) return;
+  // y empty (N or K 0): written, holding nothing. x empty but y not (C 0,
+  // or an empty plane in padding): every term is padding or absent, y = 0.
+  if (y.numel() == 0 || x.numel() == 0) {
+    ops::fill_output(b, name, y);
+    return;
+  }
   detail::OpLaunch launch(b, OpId::nn_conv2d, name);
   launch.read(x).read(w).write(y);
   conv_integers(launch, p).launch();
@@ -103,7 +150,12 @@ void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const
 void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d_grad_data";
   require_conv(name, {"dx", dx}, {"w", w}, {"dy", dy}, p);
-  if (dx.numel() == 0) return;
+  // dx empty: written, holding nothing; no output channels (K 0): dx sums
+  // over nothing, 0.
+  if (dx.numel() == 0 || dy.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   detail::OpLaunch launch(b, OpId::nn_conv2d_grad_data, name);
   launch.read(dy).read(w).write(dx);
   conv_integers(launch, p).launch();
@@ -112,7 +164,11 @@ void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tenso
 void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dw, const Conv2d& p) {
   constexpr std::string_view name = "nn::conv2d_grad_filter";
   require_conv(name, {"x", x}, {"dw", dw}, {"dy", dy}, p);
-  if (dw.numel() == 0) return;
+  // An empty batch (or input plane): dw sums over nothing, 0.
+  if (dw.numel() == 0 || x.numel() == 0 || dy.numel() == 0) {
+    ops::fill_output(b, name, dw);
+    return;
+  }
   detail::OpLaunch launch(b, OpId::nn_conv2d_grad_filter, name);
   launch.read(x).read(dy).write(dw);
   conv_integers(launch, p).launch();
@@ -127,14 +183,28 @@ Pool2d resolved(const Pool2d& p) {
   return r;
 }
 
+std::string describe_pool(const Shape& x, const Pool2d& p) {
+  return "x " + x.dims_string() + ", window " + str(p.kernel_h) + "x" + str(p.kernel_w) + ", stride " +
+         str(p.stride_h) + "x" + str(p.stride_w) + ", padding " + str(p.pad_h) + "x" + str(p.pad_w);
+}
+
 Shape pool_output(std::string_view name, const Shape& x, const Pool2d& p) {
-  ops::require_argument(p.kernel_h >= 1 && p.kernel_w >= 1, name, "the window must be at least 1x1");
-  ops::require_argument(p.stride_h >= 1 && p.stride_w >= 1, name, "strides must be at least 1");
-  // Every window must hold a real element (as PyTorch requires).
-  ops::require_argument(p.pad_h >= 0 && p.pad_w >= 0 && 2 * p.pad_h <= p.kernel_h && 2 * p.pad_w <= p.kernel_w, name,
-                        "padding must be between 0 and half the window");
-  const std::int64_t ph = out_extent(name, "height", x.dims()[2], p.kernel_h, p.stride_h, p.pad_h, 1);
-  const std::int64_t pw = out_extent(name, "width", x.dims()[3], p.kernel_w, p.stride_w, p.pad_w, 1);
+  const auto shapes = [&] { return describe_pool(x, p); };
+  const auto require = [&](bool ok, const char* what) {
+    if (!ok) throw Error(ErrorCode::invalid_argument, std::string(name) + ": " + what + " (" + shapes() + ")");
+  };
+  require(p.kernel_h >= 1 && p.kernel_w >= 1, "the window must be at least 1x1");
+  require(p.stride_h >= 1 && p.stride_w >= 1, "strides must be at least 1");
+  // Every window must hold a real element (as PyTorch requires), so the
+  // image plane may not be empty either (N and C may be 0).
+  require(p.pad_h >= 0 && p.pad_w >= 0 && 2 * std::int64_t(p.pad_h) <= p.kernel_h &&
+              2 * std::int64_t(p.pad_w) <= p.kernel_w,
+          "padding must be between 0 and half the window");
+  require(x.dims()[2] >= 1 && x.dims()[3] >= 1, "the image plane is empty: H and W must be at least 1");
+  const std::int64_t ph = out_extent(name, "height", x.dims()[2], p.kernel_h, p.stride_h, p.pad_h, 1, shapes);
+  const std::int64_t pw = out_extent(name, "width", x.dims()[3], p.kernel_w, p.stride_w, p.pad_w, 1, shapes);
+  (void)checked_mul(name, checked_mul(name, x.dims()[0], x.dims()[1], "y's size", shapes),
+                    checked_mul(name, ph, pw, "y's size", shapes), "y's size", shapes);
   return Shape{x.dims()[0], x.dims()[1], ph, pw};
 }
 
@@ -154,7 +224,10 @@ void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor
   ops::require_defined(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
   ops::require_dims(name, "y", y, pool_output(name, x.shape(), p));
-  if (y.numel() == 0) return;
+  if (y.numel() == 0) {  // N or C 0: written, holding nothing
+    ops::fill_output(b, name, y);
+    return;
+  }
   detail::OpLaunch launch(b, op, name);
   launch.read(x).write(y);
   pool_integers(launch, p).launch();
@@ -181,7 +254,10 @@ void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_dims(name, "dy", dy, pool_output(name, x.shape(), p));
   ops::require_like(name, "x", x, "dx", dx);
-  if (dx.numel() == 0) return;
+  if (dx.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   detail::OpLaunch launch(b, OpId::nn_max_pool2d_grad, name);
   launch.read(x).read(dy).write(dx);
   pool_integers(launch, p).launch();
@@ -193,7 +269,10 @@ void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2
   require_image(name, "dx", dx);
   ops::require_same_dtype(name, "dx", dx, "dy", dy);
   ops::require_dims(name, "dy", dy, pool_output(name, dx.shape(), p));
-  if (dx.numel() == 0) return;
+  if (dx.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   detail::OpLaunch launch(b, OpId::nn_avg_pool2d_grad, name);
   launch.read(dy).write(dx);
   pool_integers(launch, p).launch();
@@ -226,7 +305,10 @@ void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
   constexpr std::string_view name = "nn::lrn";
   require_lrn(name, x, p);
   ops::require_like(name, "x", x, "y", y);
-  if (x.numel() == 0) return;
+  if (x.numel() == 0) {
+    ops::fill_output(b, name, y);
+    return;
+  }
   ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn, name)
       .read(channels4(b, x))
@@ -245,7 +327,10 @@ void lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& 
   ops::require_like(name, "x", x, "y", y);
   ops::require_like(name, "x", x, "dy", dy);
   ops::require_like(name, "x", x, "dx", dx);
-  if (x.numel() == 0) return;
+  if (x.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn_grad, name)
       .read(channels4(b, x))

@@ -1,10 +1,12 @@
 // xylem::nn layer and batch normalisation, forward and backward. Layer norm
 // runs on [rows, n] views; batch norm on [N, C, S] views with per-channel
 // statistics, its running statistics updated with blas::scal/axpy.
+#include <limits>
 #include <string>
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
@@ -53,7 +55,15 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
   NormStats stats{Tensor(leading(x.shape(), cut), stat_dtype(x.dtype())),
                   Tensor(leading(x.shape(), cut), stat_dtype(x.dtype()))};
   const std::int64_t rows = stats.mean.numel();
-  if (x.numel() == 0) return stats;
+  if (x.numel() == 0) {
+    // No rows: everything is empty. Rows of length 0: y is empty and each
+    // row's mean and variance are those of no values, NaN (as xylem::mean
+    // and var), so rstd is NaN too.
+    ops::fill_output(b, name, y);
+    ops::fill_output(b, name, stats.mean, std::numeric_limits<double>::quiet_NaN());
+    ops::fill_output(b, name, stats.rstd, std::numeric_limits<double>::quiet_NaN());
+    return stats;
+  }
   const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
   ops::GroupedOutput y2(b, y, y.shape(), cut);
   detail::OpLaunch(b, OpId::nn_layer_norm, name)
@@ -86,7 +96,12 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
   if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
   if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, features, x.dtype());
   if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, features, x.dtype());
-  if (x.numel() == 0) return;
+  if (x.numel() == 0) {  // dx is empty; dgamma and dbeta sum over no rows (or are empty): 0
+    if (dx.defined()) ops::fill_output(b, name, dx);
+    if (dgamma.defined()) ops::fill_output(b, name, dgamma);
+    if (dbeta.defined()) ops::fill_output(b, name, dbeta);
+    return;
+  }
   const std::int64_t rows = rows_shape.numel(), n = features.numel();
   const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
   const Tensor dy2 = ops::grouped2(b, dy, dy.shape(), cut);
@@ -131,6 +146,21 @@ void require_batch_input(std::string_view name, const Tensor& x) {
                                                "; expected [N, C, ...]");
 }
 
+// The values behind each channel's statistics: N*S, whatever C is.
+std::int64_t per_channel_count(const Shape& x) {
+  std::int64_t count = x.dims()[0];
+  for (int a = 2; a < x.rank(); ++a) count *= x.dims()[std::size_t(a)];
+  return count;
+}
+
+// Training normalises with the batch's statistics: they need values.
+void require_batch_values(std::string_view name, const Tensor& x, std::int64_t min_count) {
+  if (per_channel_count(x.shape()) < min_count)
+    throw Error(ErrorCode::invalid_argument, std::string(name) + ": training needs " +
+                                                 (min_count > 1 ? "more than one value" : "values") +
+                                                 " per channel (x has shape " + x.shape().dims_string() + ")");
+}
+
 // x as [N, C, S].
 Tensor batch3(const Backend& b, const Tensor& x) { return ops::grouped3(b, x, x.shape(), 1, 2); }
 
@@ -156,11 +186,9 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   const Tensor be = optional_vector(b, name, "beta", beta, per_channel, x.dtype());
   stat_vector(name, "running_mean", running_mean, channels, x.dtype());
   stat_vector(name, "running_var", running_var, channels, x.dtype());
-  const std::int64_t per_channel_count = channels == 0 ? 0 : x.numel() / channels;
-  if (training)
-    ops::require_argument(per_channel_count > 1 || x.numel() == 0, name,
-                          "training needs more than one value per channel (x has shape " + x.shape().dims_string() +
-                              ")");
+  // As PyTorch: one value per channel has no variance, none has no mean.
+  const std::int64_t count = per_channel_count(x.shape());
+  if (training) require_batch_values(name, x, 2);
 
   BatchNormStats stats;
   if (training) {
@@ -168,7 +196,14 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   } else {
     stats = {running_mean, running_var};
   }
-  if (x.numel() == 0) return stats;
+  if (x.numel() == 0) {  // C = 0 in training, or an empty batch in inference: y is empty
+    ops::fill_output(b, name, y);
+    if (training) {
+      ops::fill_output(b, name, stats.mean);
+      ops::fill_output(b, name, stats.var);
+    }
+    return stats;
+  }
   const Tensor x3 = batch3(b, x);
   if (training) {
     detail::OpLaunch(b, OpId::nn_batch_norm_stats, name).read(x3).write(stats.mean).write(stats.var).launch();
@@ -186,7 +221,7 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   y3.finish();
   if (training) {
     // running = (1 - m) running + m batch; the variance unbiased.
-    const double unbiased = double(per_channel_count) / double(per_channel_count - 1);
+    const double unbiased = double(count) / double(count - 1);
     blas::scal(b, 1 - momentum, running_mean);
     blas::axpy(b, momentum, stats.mean, running_mean);
     blas::scal(b, 1 - momentum, running_var);
@@ -209,7 +244,13 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
   if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
   if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, per_channel, x.dtype());
   if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, per_channel, x.dtype());
-  if (x.numel() == 0) return;
+  if (training) require_batch_values(name, x, 1);
+  if (x.numel() == 0) {  // dx is empty; dgamma and dbeta sum over nothing (or are empty): 0
+    if (dx.defined()) ops::fill_output(b, name, dx);
+    if (dgamma.defined()) ops::fill_output(b, name, dgamma);
+    if (dbeta.defined()) ops::fill_output(b, name, dbeta);
+    return;
+  }
   const Tensor x3 = batch3(b, x);
   const Tensor dy3 = batch3(b, dy);
   // grad_input needs the sums even when the caller does not want them.

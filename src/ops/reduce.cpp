@@ -11,8 +11,8 @@
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
-#include "xylem/creation.hpp"
 #include "xylem/math.hpp"
 #include "xylem/plugin/math.h"
 
@@ -65,14 +65,20 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
 
   std::int64_t count = 1;
   for (int a : axes) count *= x.shape().dims()[std::size_t(a)];
+  // Over nothing (NumPy, PyTorch): a sum is 0, a mean or variance NaN (0/0);
+  // max, min, argmax and argmin have no answer, even where out is empty.
   if (count == 0) {
     const bool has_identity = code == XY_RED_SUM || code == XY_RED_MEAN || code == XY_RED_VAR;
     ops::require_argument(has_identity, name,
-                          "reducing zero elements (shape " + x.shape().dims_string() + ") has no result");
-    if (out.numel() > 0) fill(b, out, code == XY_RED_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+                          "reducing along an axis of size 0 (x has shape " + x.shape().dims_string() +
+                              ") has no result; expected reduction axes of non-zero size");
+    ops::fill_output(b, name, out, code == XY_RED_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN());
     return;
   }
-  if (out.numel() == 0) return;
+  if (out.numel() == 0) {  // [0, n] along axis 1, say: an empty result, written
+    ops::fill_output(b, name, out);
+    return;
+  }
 
   // Where the reduced axes go: a run [lo, hi) stays; otherwise kept axes
   // first, reduced axes last.

@@ -4,6 +4,7 @@
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
 #include "xylem/nn.hpp"
 
@@ -25,7 +26,10 @@ void forward(const Backend& b, std::string_view name, int log, const Tensor& x, 
   ops::require_float(name, "x", x);
   ops::require_like(name, "x", x, "y", y);
   const int a = normalise_axis(name, x, axis);
-  if (x.numel() == 0) return;
+  if (x.numel() == 0) {  // nothing to normalise: y is as empty as x
+    ops::fill_output(b, name, y);
+    return;
+  }
   const Tensor x3 = ops::grouped3(b, x, x.shape(), a, a + 1);
   ops::GroupedOutput y3(b, y, y.shape(), a, a + 1);
   detail::OpLaunch(b, OpId::nn_softmax, name).read(x3).write(y3.tensor()).integer(log).launch();
@@ -38,7 +42,10 @@ void backward(const Backend& b, std::string_view name, int log, const Tensor& y,
   ops::require_like(name, "y", y, "dy", dy);
   ops::require_like(name, "y", y, "dx", dx);
   const int a = normalise_axis(name, y, axis);
-  if (y.numel() == 0) return;
+  if (y.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   const Tensor y3 = ops::grouped3(b, y, y.shape(), a, a + 1);
   const Tensor dy3 = ops::grouped3(b, dy, dy.shape(), a, a + 1);
   ops::GroupedOutput dx3(b, dx, dx.shape(), a, a + 1);

@@ -2,9 +2,11 @@
 // Linear and MSE are compositions of other ops; dropout and cross-entropy
 // have kernels of their own (plugin.hpp).
 #include <string>
+#include <vector>
 
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
+#include "ops/empty.hpp"
 #include "ops/layout.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
@@ -24,7 +26,10 @@ DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Gene
   ops::require_like(name, "x", x, "y", y);
   ops::require_argument(p >= 0 && p < 1, name, "p must be in [0, 1), not " + std::to_string(p));
   const DropoutMask mask{p, gen.seed(), gen.advance(std::uint64_t(x.numel()))};
-  if (x.numel() == 0) return mask;
+  if (x.numel() == 0) {
+    ops::fill_output(b, name, y);
+    return mask;
+  }
   detail::OpLaunch(b, OpId::nn_dropout, name)
       .read(x)
       .write(y)
@@ -40,7 +45,10 @@ void dropout_grad(const Backend& b, const Tensor& dy, Tensor& dx, const DropoutM
   ops::require_float(name, "dy", dy);
   ops::require_like(name, "dy", dy, "dx", dx);
   ops::require_argument(mask.p >= 0 && mask.p < 1, name, "the mask's p must be in [0, 1)");
-  if (dy.numel() == 0) return;
+  if (dy.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   detail::OpLaunch(b, OpId::nn_dropout_grad, name)
       .read(dy)
       .write(dx)
@@ -129,17 +137,38 @@ void require_classes(std::string_view name, const Tensor& x, const Tensor& targe
   ops::require_dims(name, "target", target, Shape{x.shape().dims()[0]});
 }
 
+// Called after the cheap checks: it reads the targets to the host.
+void require_targets_in_range(std::string_view name, const Tensor& x, const Tensor& target) {
+  const std::int64_t n = x.shape().dims()[0], classes = x.shape().dims()[1];
+  if (n == 0) return;
+  if (classes == 0)
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name) + ": x has no classes (shape " + x.shape().dims_string() + ")");
+  // The kernels would give NaN for a target outside [0, C): a wrong answer
+  // that looks like a diverged loss. Checking it here reads the targets to
+  // the host, which waits only for target's own writer (not for x or the
+  // queue), and raises before any output changes.
+  const std::vector<std::int64_t> targets = target.to_vector<std::int64_t>();
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] < 0 || targets[i] >= classes)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(name) + ": target[" + std::to_string(i) + "] is " + std::to_string(targets[i]) +
+                      ", outside [0, C) for C = " + std::to_string(classes) + " classes (x has shape " +
+                      x.shape().dims_string() + "); targets are class indices");
+  }
+}
+
 }  // namespace
 
+// The mean over no rows is NaN (0/0), as PyTorch's cross_entropy gives for
+// an empty batch; mean() writes it without reading `rows`.
 Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
   constexpr std::string_view name = "nn::cross_entropy";
   require_classes(name, x, target);
+  require_targets_in_range(name, x, target);
   const std::int64_t n = x.shape().dims()[0];
   Tensor rows(Shape{n}, x.dtype());
-  if (n > 0) {
-    ops::require_argument(x.shape().dims()[1] > 0, name, "x has no classes (shape " + x.shape().dims_string() + ")");
-    detail::OpLaunch(b, OpId::nn_cross_entropy, name).read(x).read(target).write(rows).launch();
-  }
+  if (n > 0) detail::OpLaunch(b, OpId::nn_cross_entropy, name).read(x).read(target).write(rows).launch();
   return mean(b, rows);
 }
 
@@ -147,8 +176,12 @@ void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target,
   constexpr std::string_view name = "nn::cross_entropy_grad";
   require_classes(name, x, target);
   ops::require_like(name, "x", x, "dx", dx);
+  require_targets_in_range(name, x, target);
   const std::int64_t n = x.shape().dims()[0];
-  if (x.numel() == 0) return;
+  if (n == 0) {  // dx [0, C] is empty
+    ops::fill_output(b, name, dx);
+    return;
+  }
   const Tensor per_row = full(b, Shape{n}, x.dtype(), dloss / double(n));
   detail::OpLaunch(b, OpId::nn_cross_entropy_grad, name).read(x).read(target).read(per_row).write(dx).launch();
 }
@@ -172,7 +205,10 @@ void mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, Tens
   constexpr std::string_view name = "nn::mse_loss_grad";
   require_pair(name, x, target);
   ops::require_like(name, "x", x, "dx", dx);
-  if (x.numel() == 0) return;
+  if (x.numel() == 0) {
+    ops::fill_output(b, name, dx);
+    return;
+  }
   const Tensor scale = full(b, Shape{}, x.dtype(), 2.0 * dloss / double(x.numel()));
   mul(b, sub(b, x, target), scale, dx);
 }

@@ -3,7 +3,8 @@
 // dropout mask is math.h's Philox stream (the same on every framework for
 // one Generator seed), its keep rate near 1-p and the kept values scaled by
 // 1/(1-p); linear over any leading axes, with and without bias; losses with
-// huge logits and out-of-range targets (NaN); gradients also against finite
+// huge logits; out-of-range targets (invalid_argument naming the target, its
+// position and C; outputs untouched); gradients also against finite
 // differences of the backend's forward op (f64); bad arguments.
 #include "conformance/conformance.hpp"
 #include "conformance/gradcheck.hpp"
@@ -260,6 +261,16 @@ class Train : public Conformance {
     return l;
   }
 
+  // `call` raises invalid_argument naming the bad target `value`, its
+  // position `at` and the class count.
+  void expect_bad_target(const std::function<void()>& call, std::size_t at, std::int64_t value, std::int64_t classes) {
+    const std::string message = XY_EXPECT_ERROR(xylem::ErrorCode::invalid_argument, call());
+    for (const std::string& part : {std::string("cross_entropy"), "target[" + std::to_string(at) + "] is " + std::to_string(value),
+                                   "C = " + std::to_string(classes)}) {
+      EXPECT_TRUE(xylem_test::contains(message, part)) << "'" << part << "' is missing from: " << message;
+    }
+  }
+
   struct CeCase {
     std::int64_t n, c;
     double offset;
@@ -282,6 +293,10 @@ class Train : public Conformance {
         SCOPED_TRACE(std::to_string(c.n) + " x " + std::to_string(c.c) + " offset " + std::to_string(c.offset) + " " +
                      name(c.layout) + (with_bad ? ", a target out of range" : ""));
         auto l = logits(dtype, c.n, c.c, c.offset, c.layout, with_bad ? std::vector<std::size_t>{0} : std::vector<std::size_t>{});
+        if (with_bad) {
+          expect_bad_target([&] { (void)xylem::nn::cross_entropy(backend, l.x.view, l.target_tensor); }, 0, -1, c.c);
+          continue;
+        }
         const Tensor loss = xylem::nn::cross_entropy(backend, l.x.view, l.target_tensor);
         EXPECT_EQ(loss.dtype(), dtype);
         ASSERT_EQ(loss.numel(), 1);
@@ -293,17 +308,13 @@ class Train : public Conformance {
           for (std::int64_t j = 0; j < c.c; ++j) m = std::max(m, xs[static_cast<std::size_t>(i * c.c + j)]);
           for (std::int64_t j = 0; j < c.c; ++j) s += std::exp(xs[static_cast<std::size_t>(i * c.c + j)] - m);
           const std::int64_t t = l.target[static_cast<std::size_t>(i)];
-          const double row = t < 0 || t >= c.c ? kNaN : m + std::log(s) - xs[static_cast<std::size_t>(i * c.c + t)];
+          const double row = m + std::log(s) - xs[static_cast<std::size_t>(i * c.c + t)];
           sum += row;
           mag += std::abs(m) + std::log(s) + std::abs(row) + 1;
         }
         const double expect = sum / double(c.n);
-        if (with_bad) {
-          EXPECT_TRUE(std::isnan(got)) << "cross_entropy with a target out of range: " << got;
-        } else {
-          EXPECT_NEAR(got, expect, tol(dtype).elem * std::abs(expect) + 4 * acc(dtype, c.c + c.n) * mag / double(c.n))
-              << "cross_entropy";
-        }
+        EXPECT_NEAR(got, expect, tol(dtype).elem * std::abs(expect) + 4 * acc(dtype, c.c + c.n) * mag / double(c.n))
+            << "cross_entropy";
       }
     }
   }
@@ -323,6 +334,13 @@ class Train : public Conformance {
                      name(c.layout) + " dloss " + std::to_string(dloss) + (with_bad ? ", a target out of range" : ""));
         auto l = logits(dtype, c.n, c.c, c.offset, c.layout, with_bad ? std::vector<std::size_t>{1} : std::vector<std::size_t>{});
         auto dx = output(dtype, c.layout == Layout::padded ? Layout::transposed : Layout::contiguous, {c.n, c.c});
+        if (with_bad) {  // the poisoned dx stays as it was
+          const auto before = xylem_test::snapshot(dx.base);
+          expect_bad_target([&] { xylem::nn::cross_entropy_grad(backend, l.x.view, l.target_tensor, dx.view, dloss); },
+                            1, c.c, c.c);
+          XY_EXPECT_UNCHANGED(dx.base, before);
+          continue;
+        }
         xylem::nn::cross_entropy_grad(backend, l.x.view, l.target_tensor, dx.view, dloss);
         const auto xs = l.x.values();
         std::vector<double> expect(xs.size());
@@ -333,8 +351,7 @@ class Train : public Conformance {
           const std::int64_t t = l.target[static_cast<std::size_t>(i)];
           for (std::int64_t j = 0; j < c.c; ++j) {
             const auto k = static_cast<std::size_t>(i * c.c + j);
-            expect[k] = t < 0 || t >= c.c ? kNaN
-                                          : (std::exp(xs[k] - m) / s - (j == t)) * dloss / double(c.n);
+            expect[k] = (std::exp(xs[k] - m) / s - (j == t)) * dloss / double(c.n);
           }
         }
         const double unit = dloss / double(c.n);
