@@ -1,8 +1,10 @@
 #include "core/dispatch.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
+#include "core/overlap.hpp"
 #include "core/storage.hpp"
 #include "xylem/error.hpp"
 
@@ -22,6 +24,28 @@ bool covers_whole_storage(const Tensor& t) {
   const Shape& v = t.shape();
   return v.offset() == 0 && v.is_contiguous() &&
          static_cast<std::size_t>(v.numel()) * size_of(t.dtype()) == t.storage()->bytes();
+}
+
+// Ops whose kernels compute each output element from the input elements at
+// the same logical position only, so an input may be the output itself
+// (the same elements, in place).
+bool elementwise(plugin::OpId op) {
+  using plugin::OpId;
+  switch (op) {
+    case OpId::core_copy_view:
+    case OpId::blas_axpy:
+    case OpId::blas_copy:
+    case OpId::math_unary:
+    case OpId::math_binary:
+    case OpId::math_compare:
+    case OpId::math_where:
+    case OpId::math_cast:
+    case OpId::nn_dropout:
+    case OpId::nn_dropout_grad:
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::string describe_arg(plugin::OpId op, int index) {
@@ -46,6 +70,14 @@ OpLaunch& OpLaunch::arg(const Tensor& t, Access access) {
 }
 
 EventPtr OpLaunch::launch() {
+  const InputsToCopy to_copy = check_overlaps();
+  const Backend& target = choose_backend();
+  copy_inputs(target, to_copy);
+  if (writes_nothing()) return mark_empty_outputs_written();
+  return launch_on(target);
+}
+
+const Backend& OpLaunch::choose_backend() {
   plugin::Device& device = backend_.device();
   DType dtype = call_.t[0].dtype;
   bool supported = device.supports(call_.op, dtype);
@@ -55,14 +87,80 @@ EventPtr OpLaunch::launch() {
     dtype = call_.t[1].dtype;
   }
   if (!supported) {
-    if (backend_.config().fallback == Fallback::native && backend_.framework() != "native")
-      return launch_on(Backend::native());
+    if (backend_.config().fallback == Fallback::native && backend_.framework() != "native") {
+      fallback_ = Backend::native();
+      return *fallback_;
+    }
     throw Error(ErrorCode::unsupported, std::string(name_) + " is not available for " +
                                             std::string(name(dtype)) + " on " + backend_.id() + " (" +
                                             backend_.hardware().name +
                                             "); use another backend or BackendConfig::fallback = Fallback::native");
   }
-  return launch_on(backend_);
+  return backend_;
+}
+
+OpLaunch::InputsToCopy OpLaunch::check_overlaps() const {
+  const int n = call_.num_tensors;
+  InputsToCopy copy{};
+  for (int w = 0; w < n; ++w) {
+    if (tensors_[w] == nullptr || access_[w] == Access::read) continue;
+    const Tensor& out = *tensors_[w];
+    if (may_self_overlap(out.shape()))
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(name_) + ": output '" + describe_arg(call_.op, w) + "' (shape " +
+                      out.shape().dims_string() + ", strides " + out.shape().strides_string() +
+                      ") names some elements more than once; write into a tensor of its own and copy from it");
+    for (int r = 0; r < n; ++r) {
+      if (r == w || tensors_[r] == nullptr || !tensors_[r]->shares_data_with(out)) continue;
+      const Shape& in = tensors_[r]->shape();
+      if (!may_overlap(out.shape(), in)) continue;
+      if (access_[r] != Access::read)
+        throw Error(ErrorCode::invalid_argument,
+                    std::string(name_) + ": outputs '" + describe_arg(call_.op, std::min(r, w)) + "' and '" +
+                        describe_arg(call_.op, std::max(r, w)) +
+                        "' share memory; give each output a tensor of its own");
+      if (elementwise(call_.op) && same_elements(out.shape(), in)) continue;  // in place
+      copy[r] = true;
+    }
+  }
+  return copy;
+}
+
+void OpLaunch::copy_inputs(const Backend& backend, const InputsToCopy& copy) {
+  // Inputs that overlap an output are read, through a copy, before the op
+  // writes anything.
+  for (int r = 0; r < call_.num_tensors; ++r) {
+    if (!copy[r]) continue;
+    const Tensor& input = *tensors_[r];
+    copies_[r] = Tensor(Shape(input.shape().dims()), input.dtype());
+    OpLaunch(backend, plugin::OpId::core_copy_view, name_).read(input).write(copies_[r]).launch_on(backend);
+    tensors_[r] = &copies_[r];
+    call_.t[r].view = copies_[r].shape();
+  }
+}
+
+bool OpLaunch::writes_nothing() const {
+  bool any_output = false;
+  for (int i = 0; i < call_.num_tensors; ++i) {
+    if (tensors_[i] == nullptr || access_[i] == Access::read) continue;
+    if (tensors_[i]->numel() > 0) return false;
+    any_output = true;
+  }
+  return any_output;
+}
+
+EventPtr OpLaunch::mark_empty_outputs_written() {
+  // An output with no elements is complete as it is. Its storage counts as
+  // written when it has no bytes at all; a larger storage seen through an
+  // empty view is left as it was.
+  for (int i = 0; i < call_.num_tensors; ++i) {
+    if (tensors_[i] == nullptr || access_[i] == Access::read) continue;
+    Storage& storage = *tensors_[i]->storage();
+    std::lock_guard lock(storage.mutex);
+    if (storage.bytes() == 0 && !storage.written())
+      storage.mark_written(storage.allocated_copy(host_device()), nullptr);
+  }
+  return ready_event();
 }
 
 EventPtr OpLaunch::launch_on(const Backend& backend) {
@@ -80,7 +178,9 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
     while (u < num_uses && uses[u].storage != s) ++u;
     if (u == num_uses) uses[num_uses++] = StorageUse{s, false, false, i, nullptr};
     const Access a = access_[i];
-    uses[u].reads |= a != Access::write || !covers_whole_storage(*tensors_[i]);
+    // Reading no elements needs no data (an empty batch that was never written).
+    const bool empty = tensors_[i]->numel() == 0;
+    uses[u].reads |= !empty && (a != Access::write || !covers_whole_storage(*tensors_[i]));
     uses[u].writes |= a != Access::read;
     use_of[i] = u;
   }
@@ -101,7 +201,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
     // fresh tensor is fine (the rest stays unset, as with new memory).
     if (use.reads && !use.storage->written()) {
       for (int i = 0; i < n; ++i) {
-        if (use_of[i] == u && access_[i] != Access::write)
+        if (use_of[i] == u && access_[i] != Access::write && tensors_[i]->numel() > 0)
           throw Error(ErrorCode::uninitialized_read,
                       std::string(name_) + ": argument '" + describe_arg(call_.op, i) +
                           "' (shape " + tensors_[i]->shape().dims_string() + ", " +

@@ -4,6 +4,7 @@
 // the call with an OpLaunch and launch it.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "xylem/backend.hpp"
@@ -54,10 +55,28 @@ class OpLaunch {
   // enqueues the kernel and records the reads and writes. Throws before
   // any tensor changes. Falls back to native when the device cannot run
   // the op and the backend is configured to.
+  //
+  // Arguments that share memory follow NumPy's rule: the result is as if
+  // every input were read before any output is written. An input that
+  // overlaps an output is first copied to a temporary, except the exact
+  // same elements in an elementwise op (in place, which its kernels
+  // handle). Outputs that overlap each other, or an output view that names
+  // one element twice, are an invalid_argument. A launch whose outputs
+  // all have no elements runs nothing: they are valid as they are.
   EventPtr launch();
 
  private:
   OpLaunch& arg(const Tensor& t, Access access);
+  // Which inputs overlap an output (invalid_argument where outputs overlap
+  // each other or themselves).
+  using InputsToCopy = std::array<bool, plugin::kMaxOpTensors>;
+  [[nodiscard]] InputsToCopy check_overlaps() const;
+  // The backend the op runs on: this one, or native as a fallback.
+  const Backend& choose_backend();
+  // Replaces those inputs by copies made on `backend`.
+  void copy_inputs(const Backend& backend, const InputsToCopy& copy);
+  [[nodiscard]] bool writes_nothing() const;  // every output has no elements
+  EventPtr mark_empty_outputs_written();
   EventPtr launch_on(const Backend& backend);
 
   const Backend& backend_;
@@ -65,6 +84,8 @@ class OpLaunch {
   plugin::OpCall call_;
   std::array<const Tensor*, plugin::kMaxOpTensors> tensors_{};
   std::array<Access, plugin::kMaxOpTensors> access_{};
+  std::array<Tensor, plugin::kMaxOpTensors> copies_{};
+  std::optional<Backend> fallback_;  // native, when the op falls back to it  // inputs copied away from an output
   int num_f_ = 0;
   int num_i_ = 0;
 };
