@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "core/overlap.hpp"
@@ -56,6 +57,16 @@ std::string describe_arg(plugin::OpId op, int index) {
     sig = space == std::string_view::npos ? std::string_view() : sig.substr(space + 1);
   }
   return std::string(sig.substr(0, sig.find(':')));
+}
+
+// A launch that failed may have run part of its work (a framework queues
+// several commands for one op): an output copy on the device is no longer
+// trusted where another copy holds the same version.
+void forget_partial_writes(std::span<StorageUse> uses) {
+  for (StorageUse& use : uses) {
+    if (!use.writes || use.copy->version != use.storage->latest()) continue;
+    if (use.storage->current_elsewhere(*use.copy)) use.copy->version = 0;
+  }
 }
 
 }  // namespace
@@ -222,18 +233,33 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
   for (int u = 0; u < num_uses; ++u)
     if (uses[u].reads) uses[u].storage->make_current(*uses[u].copy);
 
+  // Data dependencies carry their writer's failure into this op (its input
+  // would be garbage); a dependency kept only for order (an earlier read,
+  // the last write of data this op overwrites whole) is dropped once done,
+  // so a tensor whose writer failed can be written afresh.
   EventList deps;
+  const auto for_order = [&deps](const EventPtr& event) {
+    if (event && !event->ready()) deps.push(event);
+  };
   for (int u = 0; u < num_uses; ++u) {
     const DeviceCopy& copy = *uses[u].copy;
-    if (uses[u].writes) {
-      copy.append_write_deps(deps);
-    } else {
+    if (uses[u].reads) {
       deps.push(copy.last_write);
+    } else {
+      for_order(copy.last_write);
     }
+    if (uses[u].writes)
+      for (const EventPtr& read : copy.reads) for_order(read);
   }
   for (int i = 0; i < n; ++i) call_.t[i].data = use_of[i] < 0 ? nullptr : uses[use_of[i]].copy->data;
 
-  EventPtr done = device.launch(call_, deps.span());
+  EventPtr done;
+  try {
+    done = device.launch(call_, deps.span());
+  } catch (...) {
+    forget_partial_writes(std::span(uses.data(), static_cast<std::size_t>(num_uses)));
+    throw;
+  }
 
   for (int u = 0; u < num_uses; ++u) {
     if (uses[u].writes) {

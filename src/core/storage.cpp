@@ -82,6 +82,12 @@ DeviceCopy* Storage::find(const plugin::Device& device) noexcept {
   return nullptr;
 }
 
+bool Storage::current_elsewhere(const DeviceCopy& copy) const noexcept {
+  for (const auto& other : copies_)
+    if (&other != &copy && other.data != nullptr && other.version == latest_) return true;
+  return false;
+}
+
 DeviceCopy& Storage::allocated_copy(plugin::Device& device) {
   DeviceCopy* copy = find(device);
   if (copy == nullptr) {
