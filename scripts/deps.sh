@@ -8,6 +8,7 @@ packages=(
   libdnnl-dev                                    # native: oneDNN 2.x convolutions (optional)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev  # opencl plugin, PoCL for CI
   googletest libgtest-dev                        # tests
+  clang libclang-rt-14-dev                       # tests: libFuzzer (clang 14's runtime)
   libeigen3-dev                                  # benchmarks: the host peer
 )
 missing=()

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: the Release build (with the OpenCL
 # and CUDA plugins where their toolkits are present; CUDA tests skip
-# themselves without a GPU), then AddressSanitizer+UBSan, then
-# ThreadSanitizer over the runtime's concurrency tests.
-# Usage: scripts/test.sh            (all three)
+# themselves without a GPU), then AddressSanitizer+UBSan, then the
+# libFuzzer fuzzers (clang), then ThreadSanitizer over the runtime's
+# concurrency tests and the soak test.
+# Usage: scripts/test.sh            (all four)
 #        XYLEM_TEST_QUICK=1 scripts/test.sh   (Release only)
+#        XYLEM_FUZZ_SECONDS=600 scripts/test.sh  (longer fuzzing; tests/fuzz/CMakeLists.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -33,13 +35,25 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-step "ThreadSanitizer (the runtime: unit tests of queue, coherence, futures, threads)"
+step "Fuzzing (libFuzzer under ASan + UBSan, each fuzzer for XYLEM_FUZZ_SECONDS on its seed corpus)"
+# clang, as libFuzzer is clang's; its own tree (the sanitizers and coverage
+# of clang's build differ from gcc's). Tests on: the fuzzers are CTest tests.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_FUZZ=ON \
+  -DXYLEM_SANITIZE=address,undefined -DXYLEM_OPENCL=OFF -DXYLEM_CUDA=OFF -DXYLEM_BUILD_BENCH=OFF \
+  -DXYLEM_BUILD_TESTS=ON -DXYLEM_FUZZ_SECONDS="${XYLEM_FUZZ_SECONDS:-30}"
+cmake --build build-fuzz -j"$jobs" --target xylem_fuzzers
+ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -L fuzz
+
+step "ThreadSanitizer (the runtime: unit tests of queue, coherence, futures, threads; the soak test)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_SANITIZE=thread \
   -DXYLEM_CUDA=OFF -DXYLEM_OPENCL=OFF -DXYLEM_BUILD_BENCH=OFF
 # Only what the unit tests need: the conformance suite is the ASan step's.
 cmake --build build-tsan -j"$jobs" --target \
   xylem_shape_test xylem_dtype_test xylem_plugin_test xylem_coherence_test xylem_movement_test \
-  xylem_async_test xylem_threads_test xylem_errors_test
+  xylem_async_test xylem_threads_test xylem_errors_test xylem_soak_test
+# The soak test here is native only (OpenCL is off) and shorter than in the
+# Release step: TSan slows it about tenfold.
+XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
 TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1 suppressions=$PWD/scripts/tsan.supp" \
-  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L unit
+  ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L 'unit|soak'
 
