@@ -7,6 +7,7 @@
 // libFuzzer saves the input.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +36,22 @@ inline void note_rejection(const std::string& op, const xylem::Error& e) {
   std::fprintf(stderr, "note: %s rejected arguments the reference accepts: %s\n", op.c_str(), e.what());
 }
 
+// Calls that gave an answer (checked) and calls that raised, by op; printed
+// at exit when XYLEM_FUZZ_STATS is set, to see that the fuzzer reaches
+// past the argument checks.
+struct Counts {
+  std::map<std::string, std::pair<long, long>> by_op;
+  ~Counts() {
+    if (!std::getenv("XYLEM_FUZZ_STATS")) return;
+    for (const auto& [op, n] : by_op) std::fprintf(stderr, "stats: %-18s %7ld checked %7ld raised\n", op.c_str(), n.first, n.second);
+  }
+};
+inline void count(const std::string& op, bool answered) {
+  static Counts counts;
+  auto& n = counts.by_op[op];
+  ++(answered ? n.first : n.second);
+}
+
 // `call` runs the op; `valid` says whether the reference accepts the
 // arguments, `expect` computes its answer for out's logical elements.
 template <class Call, class Expect>
@@ -48,11 +65,13 @@ void run(const std::string& op, const std::string& what, bool valid, const std::
     const std::string diff = check(all, nullptr, {});
     if (!diff.empty()) finding(what, std::string(" failed (") + e.what() + ") but changed data:" + diff);
     if (valid) note_rejection(op, e);
+    count(op, false);
     return;
   } catch (const std::exception& e) {
     finding(what, std::string(" threw an exception that is not a xylem::Error: ") + e.what());
   }
   if (!valid) finding(what, " accepted arguments the reference rejects");
+  count(op, true);
   const std::string diff = check(all, out, expect());
   if (!diff.empty()) finding(what, diff);
 }
