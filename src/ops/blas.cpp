@@ -38,11 +38,19 @@ void require_result(OpId op, const Tensor& result, DType dtype) {
                                                "; expected " + std::string(xylem::name(dtype)));
 }
 
+// BLAS takes an increment of 0 to mean "no elements" (OpenBLAS returns 0
+// for asum and nrm2): an input broadcast along its one axis is made dense.
+Tensor blas_input(const Backend& b, const Tensor& x) {
+  return x.numel() > 1 && x.shape().strides()[0] == 0 ? contiguous(b, x) : x;
+}
+
 void reduce(const Backend& b, OpId op, const Tensor& x, const Tensor* y, Tensor& result, DType result_dtype) {
   require_result(op, result, result_dtype);
   detail::OpLaunch launch(b, op);
-  launch.read(x);
-  if (y) launch.read(*y);
+  const Tensor xs = blas_input(b, x);
+  const Tensor ys = y ? blas_input(b, *y) : Tensor();
+  launch.read(xs);
+  if (y) launch.read(ys);
   launch.write(result).launch();
 }
 
@@ -153,11 +161,11 @@ Future<std::int64_t> iamax(const Backend& b, const Tensor& x) {
 
 void axpy(const Backend& b, double alpha, const Tensor& x, Tensor& y) {
   require_pair(OpId::blas_axpy, x, y);
-  detail::OpLaunch(b, OpId::blas_axpy).read(x).read_write(y).scalar(alpha).launch();
+  detail::OpLaunch(b, OpId::blas_axpy).read(blas_input(b, x)).read_write(y).scalar(alpha).launch();
 }
 void copy(const Backend& b, const Tensor& x, Tensor& y) {
   require_pair(OpId::blas_copy, x, y);
-  detail::OpLaunch(b, OpId::blas_copy).read(x).write(y).launch();
+  detail::OpLaunch(b, OpId::blas_copy).read(blas_input(b, x)).write(y).launch();
 }
 void scal(const Backend& b, double alpha, Tensor& x) {
   require_vector(OpId::blas_scal, "x", x);
@@ -202,7 +210,7 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
     return;
   }
   const Tensor a_view = normalise(b, a, trans);
-  detail::OpLaunch(b, op).read(a_view).read(x).accumulate(y, beta).integer(trans).scalar(alpha).scalar(beta).launch();
+  detail::OpLaunch(b, op).read(a_view).read(blas_input(b, x)).accumulate(y, beta).integer(trans).scalar(alpha).scalar(beta).launch();
 }
 
 namespace {
