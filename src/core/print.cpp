@@ -1,5 +1,7 @@
 // Printing tensors: values in shortest round-trip form for their dtype,
-// nested brackets per dimension, long dimensions elided in the middle.
+// nested brackets per dimension, long dimensions elided in the middle (and
+// not read: only the elements shown are).
+#include <array>
 #include <charconv>
 #include <ostream>
 
@@ -25,21 +27,61 @@ std::string format_value(double v, DType dtype) {
   return std::string(buffer, r.ptr);
 }
 
+// Elements shown along a dimension of n: all, or kEdgeItems at each end.
+std::int64_t shown(std::int64_t n) { return n > kElideAbove ? 2 * kEdgeItems : n; }
+
+// The shown elements only, row-major over the shown dimensions: one read per
+// combination of head and tail of the elided dimensions. A view far larger
+// than memory (a broadcast one) prints without being read whole.
+std::vector<double> shown_values(const Tensor& t) {
+  const Shape& shape = t.shape();
+  std::vector<int> elided;
+  std::int64_t count = 1;
+  for (int a = 0; a < shape.rank(); ++a) {
+    if (shape.dims()[a] > kElideAbove) elided.push_back(a);
+    count *= shown(shape.dims()[a]);
+  }
+  if (elided.empty()) return t.to_doubles();
+  std::vector<double> out(static_cast<std::size_t>(count));
+  for (unsigned mask = 0; mask < (1u << elided.size()); ++mask) {
+    Tensor block = t;
+    std::array<std::int64_t, kMaxRank> first{};  // where the block starts among the shown elements
+    for (std::size_t k = 0; k < elided.size(); ++k) {
+      const int a = elided[k];
+      const std::int64_t n = shape.dims()[a];
+      const bool tail = (mask >> k) & 1u;
+      block = block.slice(a, tail ? n - kEdgeItems : 0, tail ? n : kEdgeItems);
+      first[a] = tail ? kEdgeItems : 0;
+    }
+    const std::vector<double> values = block.to_doubles();
+    std::array<std::int64_t, kMaxRank> at{};
+    for (const double v : values) {
+      std::int64_t position = 0;
+      for (int a = 0; a < shape.rank(); ++a) position = position * shown(shape.dims()[a]) + first[a] + at[a];
+      out[static_cast<std::size_t>(position)] = v;
+      for (int a = shape.rank() - 1; a >= 0 && ++at[a] == block.shape().dims()[a]; --a) at[a] = 0;
+    }
+  }
+  return out;
+}
+
+// `values` holds the shown elements only (shown_values); `base` is the
+// position of this sub-array among them.
 void print_dim(std::ostream& os, const std::vector<double>& values, const Shape& shape, DType dtype, int axis,
                std::int64_t base) {
   const std::int64_t n = shape.dims()[axis];
   std::int64_t inner = 1;
-  for (int a = axis + 1; a < shape.rank(); ++a) inner *= shape.dims()[a];
+  for (int a = axis + 1; a < shape.rank(); ++a) inner *= shown(shape.dims()[a]);
   os << '[';
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t i = 0, position = 0; i < n; ++i, ++position) {
     if (n > kElideAbove && i == kEdgeItems) {
       os << "..., ";
       i = n - kEdgeItems;
     }
     if (axis + 1 == shape.rank()) {
-      os << format_value(values[static_cast<std::size_t>(base + i)], dtype);
+      os << format_value(values[static_cast<std::size_t>(base + position)], dtype);
     } else {
-      print_dim(os, values, shape, dtype, axis + 1, base + i * inner);
+      print_dim(os, values, shape, dtype, axis + 1, base + position * inner);
     }
     if (i + 1 < n) os << ", ";
   }
@@ -53,7 +95,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (t.version() == 0) {
     os << "[uninitialized]";
   } else {
-    const auto values = t.to_doubles();
+    const auto values = shown_values(t);
     if (t.rank() == 0) {
       os << format_value(values.at(0), t.dtype());
     } else {

@@ -35,11 +35,15 @@ namespace {
 void* allocate_result(const std::function<void*(std::size_t)>& alloc, std::size_t n, const Shape& shape,
                       DType dtype) {
   const std::size_t bytes = detail::checked_bytes(shape, dtype, "reading a tensor");
-  const auto refuse = [&](const char* why) {
+  const auto refuse = [&](const std::string& why) {
     return Error(ErrorCode::out_of_memory, "reading a tensor (shape " + shape.dims_string() + ", " +
                                                std::string(name(dtype)) + "): " + std::to_string(bytes) +
                                                " bytes for the result " + why);
   };
+  // More than the host's memory cannot be had (and a sanitizer's operator
+  // new would end the process rather than throw): refused before trying.
+  const std::uint64_t memory = detail::host_device().hardware().memory_bytes;
+  if (memory != 0 && bytes > memory) throw refuse("exceed the host's " + std::to_string(memory) + " bytes of memory");
   try {
     return alloc(n);
   } catch (const std::bad_alloc&) {

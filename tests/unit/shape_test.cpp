@@ -241,8 +241,6 @@ TEST(TensorViews, Printing) {
   EXPECT_NE(s.find("strides=[2, 1]"), std::string::npos) << s;
 }
 
-}  // namespace
-
 // ---- sizes int64 cannot hold are refused where the shape is made ----------
 
 constexpr std::int64_t k32 = std::int64_t{1} << 32;
@@ -394,3 +392,31 @@ TEST(ShapeSizes, TransposeAndPermuteKeepTheChecks) {
   expect_reshape_refused(t, {24});
   EXPECT_EQ(p.slice(0, kMin, kMax).extent(), edge.extent());
 }
+
+// Long dimensions print their first and last three elements, from the
+// right places of a view.
+TEST(TensorViews, PrintingElidesLongDimensions) {
+  auto t = Tensor::from(xylem_test::iota_vector<double>(20 * 30), Shape{20, 30}).transpose();  // [30, 20]
+  std::ostringstream os;
+  os << t;
+  // Row c of the transpose is column c of the iota: c, 30 + c, 60 + c, ...
+  const auto row = [](std::ostringstream& out, int c) {
+    out << '[' << c << ", " << 30 + c << ", " << 60 + c << ", ..., " << 17 * 30 + c << ", " << 18 * 30 + c << ", "
+        << 19 * 30 + c << ']';
+  };
+  std::ostringstream want;
+  want << '[';
+  for (int c : {0, 1, 2, -1, 27, 28, 29}) {
+    if (c == -1) {
+      want << "..., ";
+      continue;
+    }
+    row(want, c);
+    want << (c == 29 ? "" : ", ");
+  }
+  want << "] shape=[30, 20], strides=[1, 30]";
+  const std::string expected = want.str();
+  EXPECT_EQ(os.str(), expected);
+}
+
+}  // namespace

@@ -187,18 +187,15 @@ TEST_P(SizesOn, ExtremeSlicesReadTheRightElements) {
   expect_intact();
 }
 
-// Printing a view too large to read says so with a typed error; it never
-// crashes or prints garbage.
-TEST_P(SizesOn, PrintingAHugeViewIsTyped) {
-  const Tensor one = Tensor::from(std::vector<float>{values[1]});
+// Printing reads only the elements it shows: a view far larger than any
+// memory prints at once.
+TEST_P(SizesOn, PrintingAHugeViewReadsOnlyWhatItShows) {
+  const Tensor one = Tensor::from(std::vector<float>{1.5f});
   const Tensor wide = one.as_strided(strided({k50, 2}, {0, 0}, 0));
   std::ostringstream os;
-  try {
-    os << wide;
-    EXPECT_TRUE(xylem_test::contains(os.str(), "shape=[1125899906842624, 2]")) << os.str();
-  } catch (const xylem::Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::out_of_memory) << e.what();
-  }
+  os << wide;
+  EXPECT_EQ(os.str(), "[[1.5, 1.5], [1.5, 1.5], [1.5, 1.5], ..., [1.5, 1.5], [1.5, 1.5], [1.5, 1.5]] "
+                      "shape=[1125899906842624, 2], strides=[0, 0]");
   expect_intact();
 }
 
