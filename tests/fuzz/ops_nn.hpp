@@ -38,14 +38,9 @@ inline void fuzz_gemm(Ctx& c) {
   const std::int64_t m = pick_extent(c.p), n = pick_extent(c.p), batch = batched ? 1 + c.p.pick(3) : 1;
   std::int64_t k = pick_extent(c.p);
   while (batch * k * std::max(m, n) > kMaxElements) k /= 2;
-  const auto want = [&](std::int64_t rows, std::int64_t cols, bool trans) {
-    Dims d = trans ? Dims{cols, rows} : Dims{rows, cols};
-    if (batched) d.insert(d.begin(), batch);
-    return d;
-  };
   const auto operand = [&](std::int64_t rows, std::int64_t cols, bool trans) {
-    Dims d = want(rows, cols, trans);
-    if (batched && c.p.one_in(3)) d[0] = 1;  // one matrix for every batch
+    Dims d = trans ? Dims{cols, rows} : Dims{rows, cols};
+    if (batched) d.insert(d.begin(), c.p.one_in(3) ? 1 : batch);  // batch 1: one matrix for every batch
     return d;
   };
   const DType t = pick_dtype(c.p);
@@ -56,13 +51,18 @@ inline void fuzz_gemm(Ctx& c) {
   const Dims cd = batched ? Dims{batch, m, n} : Dims{m, n};
   const Arg o = make_out(c.backend, c.p, maybe_wrong(c.p, t), maybe_wrong(c.p, cd), {&a, &b});
   const bool dtype_ok = t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
-  // The shapes must be the ones made above, up to a batch-1 operand.
-  const auto fits = [&](const Dims& d, const Dims& want) {
-    return d.size() == want.size() && std::equal(d.begin() + (batched ? 1 : 0), d.end(), want.begin() + (batched ? 1 : 0)) &&
-           (!batched || d[0] == batch || d[0] == 1);
+  // The rule, from the shapes as they are: c [batch, m, n] or [m, n]; op(a)
+  // [m, k] and op(b) [k, n], each with c's batch or batch 1 in front.
+  const auto shapes_ok = [&] {
+    const std::size_t r = o.dims.size();
+    if ((r != 2 && r != 3) || a.dims.size() != r || b.dims.size() != r) return false;
+    const auto rows = [&](const Dims& d, bool tr) { return d[r - (tr ? 1 : 2)]; };
+    const auto cols = [&](const Dims& d, bool tr) { return d[r - (tr ? 2 : 1)]; };
+    const bool batch_ok = r == 2 || ((a.dims[0] == o.dims[0] || a.dims[0] == 1) && (b.dims[0] == o.dims[0] || b.dims[0] == 1));
+    return batch_ok && cols(a.dims, ta) == rows(b.dims, tb) && rows(a.dims, ta) == o.dims[r - 2] &&
+           cols(b.dims, tb) == o.dims[r - 1];
   };
-  const bool valid = dtype_ok && b.dtype == t && o.dtype == t && o.dims == cd && fits(a.dims, want(m, k, ta)) &&
-                     fits(b.dims, want(k, n, tb));
+  const bool valid = dtype_ok && b.dtype == t && o.dtype == t && shapes_ok();
   const std::string what = "blas::gemm ta " + std::to_string(ta) + " tb " + std::to_string(tb) + " alpha " +
                            std::to_string(alpha) + " beta " + std::to_string(beta) + " a " + a.describe() + ", b " +
                            b.describe() + ", c " + o.describe();
