@@ -233,7 +233,7 @@ xylem::Tensor random_16bit(std::int64_t n, xylem::DType dtype, std::uint64_t see
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<std::uint16_t> bits(std::size_t(n * n));
   for (auto& b : bits) b = dtype == xylem::f16 ? f16_bits(u(rng)) : bf16_bits(u(rng));
-  return xylem::Tensor::from_bytes(bits.data(), bits.size() * sizeof(std::uint16_t), xylem::Shape{n, n}, dtype);
+  return xylem::Tensor::from_bytes(bits.data(), bits.size() * sizeof(std::uint16_t), xylem::Layout{n, n}, dtype);
 }
 
 }  // namespace
@@ -260,8 +260,8 @@ int main(int argc, char** argv) try {
     dev.release(dst, {});
     rows.push_back({"copy_gbs", "device copy 1 GiB", "GB/s", 2.0 * double(bytes) / t_copy / 1e9, true});
 
-    xylem::Tensor x = xylem::uniform(be, xylem::Shape{gib_floats}, xylem::f32, gen, -4, 4);
-    xylem::Tensor y(xylem::Shape{gib_floats}, xylem::f32);
+    xylem::Tensor x = xylem::uniform(be, xylem::Layout{gib_floats}, xylem::f32, gen, -4, 4);
+    xylem::Tensor y(xylem::Layout{gib_floats}, xylem::f32);
     const double t = time_per_call(o.reps, 10, [&] { xylem::nn::sigmoid(be, x, y); }, sync);
     rows.push_back({"sigmoid_gbs", "sigmoid 1 GiB f32", "GB/s", 2.0 * double(bytes) / t / 1e9, true});
     // Our own elementwise kernel with no arithmetic: separates the kernel's
@@ -272,16 +272,16 @@ int main(int argc, char** argv) try {
 
   if (all) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
     const std::int64_t n = o.quick ? 1024 : 8192;
-    xylem::Tensor x = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -8, 8);
-    xylem::Tensor y(xylem::Shape{n, n}, xylem::f32);
+    xylem::Tensor x = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -8, 8);
+    xylem::Tensor y(xylem::Layout{n, n}, xylem::f32);
     const double moved = 2.0 * double(n) * double(n) * sizeof(float);
     const double t = time_per_call(o.reps, 10, [&] { xylem::nn::softmax(be, x, -1, y); }, sync);
     rows.push_back({"softmax_gbs", "softmax 8192x8192 f32", "GB/s", moved / t / 1e9, true});
     const double tl = time_per_call(o.reps, 10, [&] { xylem::nn::log_softmax(be, x, -1, y); }, sync);
     rows.push_back({"log_softmax_gbs", "log_softmax 8192x8192 f32", "GB/s", moved / tl / 1e9, true});
     // layer_norm over the same rows (gamma 1, beta 0, as PyTorch's figure).
-    const xylem::Tensor gamma = xylem::ones(be, xylem::Shape{n}, xylem::f32);
-    const xylem::Tensor beta = xylem::zeros(be, xylem::Shape{n}, xylem::f32);
+    const xylem::Tensor gamma = xylem::ones(be, xylem::Layout{n}, xylem::f32);
+    const xylem::Tensor beta = xylem::zeros(be, xylem::Layout{n}, xylem::f32);
     const double tn =
         time_per_call(o.reps, 10, [&] { (void)xylem::nn::layer_norm(be, x, 1, gamma, beta, 1e-5, y); }, sync);
     rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
@@ -290,9 +290,9 @@ int main(int argc, char** argv) try {
   {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
-    xylem::Tensor x = xylem::uniform(be, xylem::Shape{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);
-    xylem::Tensor w = xylem::uniform(be, xylem::Shape{64, 64, 3, 3}, xylem::f32, gen, -1, 1);
-    xylem::Tensor y(xylem::Shape{batch, 64, 56, 56}, xylem::f32);
+    xylem::Tensor x = xylem::uniform(be, xylem::Layout{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);
+    xylem::Tensor w = xylem::uniform(be, xylem::Layout{64, 64, 3, 3}, xylem::f32, gen, -1, 1);
+    xylem::Tensor y(xylem::Layout{batch, 64, 56, 56}, xylem::f32);
     xylem::nn::Conv2d p;
     p.pad_h = p.pad_w = 1;
     const double flop = 2.0 * double(batch) * 64 * 56 * 56 * 64 * 9;
@@ -318,9 +318,9 @@ int main(int argc, char** argv) try {
 
   {  // gemm
     const std::int64_t n = o.quick ? 1024 : 8192;
-    xylem::Tensor a = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -1, 1);
-    xylem::Tensor b = xylem::uniform(be, xylem::Shape{n, n}, xylem::f32, gen, -1, 1);
-    xylem::Tensor c(xylem::Shape{n, n}, xylem::f32);
+    xylem::Tensor a = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -1, 1);
+    xylem::Tensor b = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -1, 1);
+    xylem::Tensor c(xylem::Layout{n, n}, xylem::f32);
     const auto gemm = [&] { xylem::blas::gemm(be, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1, a, b, 0, c); };
     const double flop = 2.0 * double(n) * double(n) * double(n);
     ::unsetenv("XYLEM_CUDA_TF32");
@@ -337,7 +337,7 @@ int main(int argc, char** argv) try {
       const bool half = dtype == xylem::f16;
       xylem::Tensor a = random_16bit(n, dtype, half ? 1 : 3);
       xylem::Tensor b = random_16bit(n, dtype, half ? 2 : 4);
-      xylem::Tensor c(xylem::Shape{n, n}, dtype);
+      xylem::Tensor c(xylem::Layout{n, n}, dtype);
       const auto gemm = [&] { xylem::blas::gemm(be, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1, a, b, 0, c); };
       try {  // a refusal (a build without 16-bit gemm) skips the row, not the rest of the benchmark
         rows.push_back({half ? "gemm_fp16_tflops" : "gemm_bf16_tflops", half ? "gemm 8192 fp16" : "gemm 8192 bf16",
@@ -349,8 +349,8 @@ int main(int argc, char** argv) try {
   }
 
   if (all) {  // host time per small op: the enqueue loop alone
-    xylem::Tensor x = xylem::uniform(be, xylem::Shape{1024}, xylem::f32, gen, -1, 1);
-    xylem::Tensor y(xylem::Shape{1024}, xylem::f32);
+    xylem::Tensor x = xylem::uniform(be, xylem::Layout{1024}, xylem::f32, gen, -1, 1);
+    xylem::Tensor y(xylem::Layout{1024}, xylem::f32);
     const int iters = o.quick ? 2000 : 20000;
     const auto sigmoid = [&] { xylem::nn::sigmoid(be, x, y); };
     const EnqueueTimes op = time_enqueue(o.reps, iters, sigmoid, sync);
@@ -363,8 +363,8 @@ int main(int argc, char** argv) try {
     call.op = xylem::plugin::OpId::math_unary;
     call.i[0] = XY_UN_SIGMOID;
     call.num_tensors = 2;
-    call.t[0] = {px, xylem::Shape{1024}, xylem::f32};
-    call.t[1] = {py, xylem::Shape{1024}, xylem::f32};
+    call.t[0] = {px, xylem::Layout{1024}, xylem::f32};
+    call.t[1] = {py, xylem::Layout{1024}, xylem::f32};
     const auto launch = [&] { (void)dev.launch(call, {}); };
     const auto dsync = [&] { dev.synchronize(); };
     const EnqueueTimes raw = time_enqueue(o.reps, iters, launch, dsync);
@@ -403,8 +403,8 @@ int main(int argc, char** argv) try {
       call.op = xylem::plugin::OpId::math_unary;
       call.i[0] = XY_UN_SIGMOID;
       call.num_tensors = 2;
-      call.t[0] = {px, xylem::Shape{gib_floats}, xylem::f32};
-      call.t[1] = {py, xylem::Shape{gib_floats}, xylem::f32};
+      call.t[0] = {px, xylem::Layout{gib_floats}, xylem::f32};
+      call.t[1] = {py, xylem::Layout{gib_floats}, xylem::f32};
       // Kernels for about as long as the upload takes, so either could hide the other.
       const auto kernels = [&] {
         for (int i = 0; i < 8; ++i) (void)dev.launch(call, {});

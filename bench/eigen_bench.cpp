@@ -160,8 +160,8 @@ int main(int argc, char** argv) {
     const xylem::Tensor xb = xylem::uniform(be, {n, n}, xylem::f32, gen, -4, 4);
     const xylem::Tensor xp = xylem::uniform(be, {n, n}, xylem::f32, gen, 0.01, 8);  // for sqrt, log
     const xylem::Tensor xv = xylem::uniform(be, {n}, xylem::f32, gen, -4, 4);
-    xylem::Tensor y(xylem::Shape{n, n}, xylem::f32), y_all(xylem::Shape{}, xylem::f32);
-    xylem::Tensor y_row(xylem::Shape{n}, xylem::f32);
+    xylem::Tensor y(xylem::Layout{n, n}, xylem::f32), y_all(xylem::Layout{}, xylem::f32);
+    xylem::Tensor y_row(xylem::Layout{n}, xylem::f32);
     const auto ha = xa.to_vector<float>(), hb = xb.to_vector<float>(), hp = xp.to_vector<float>();
     const auto hv = xv.to_vector<float>();
     Matrix a = Eigen::Map<const Matrix>(ha.data(), n, n), b = Eigen::Map<const Matrix>(hb.data(), n, n);

@@ -117,8 +117,8 @@ double relative_difference(const xylem::Tensor& a, const xylem::Tensor& b) {
 
 void bench_case(const xylem::Backend& be, const Case& c, int reps, std::vector<Row>& rows) {
   xylem::Generator gen(11);
-  const xylem::Shape xs{c.n, c.c, c.h, c.w}, ws{c.k, c.c / c.p.groups, c.r, c.s};
-  const xylem::Shape ys = xylem::nn::conv2d_output_shape(xs, ws, c.p);
+  const xylem::Layout xs{c.n, c.c, c.h, c.w}, ws{c.k, c.c / c.p.groups, c.r, c.s};
+  const xylem::Layout ys = xylem::nn::conv2d_output_shape(xs, ws, c.p);
   const xylem::Tensor x = xylem::uniform(be, xs, xylem::f32, gen, -1, 1);
   const xylem::Tensor w = xylem::uniform(be, ws, xylem::f32, gen, -1, 1);
   const xylem::Tensor dy = xylem::uniform(be, ys, xylem::f32, gen, -1, 1);
@@ -145,7 +145,7 @@ void bench_case(const xylem::Backend& be, const Case& c, int reps, std::vector<R
     row.onednn = onednn;
     row.im2col = im2col;
     // Both engines' results, compared.
-    xylem::Tensor other(pass.out->shape(), xylem::f32);
+    xylem::Tensor other(pass.out->layout(), xylem::f32);
     pass.run(*pass.out);
     be.synchronize();  // the kernel reads XYLEM_NATIVE_CONV when it runs
     use_im2col(true);
@@ -167,10 +167,10 @@ struct ReluAfterConv {
 ReluAfterConv bench_relu_after_conv(const xylem::Backend& be, int reps) {
   xylem::Generator gen(5);
   const Case c{"resnet3x3", 8, 64, 56, 56, 64, 3, 3, {1, 1, 1, 1, 1, 1, 1}};
-  const xylem::Shape xs{c.n, c.c, c.h, c.w}, ws{c.k, c.c, c.r, c.s};
+  const xylem::Layout xs{c.n, c.c, c.h, c.w}, ws{c.k, c.c, c.r, c.s};
   const xylem::Tensor x = xylem::uniform(be, xs, xylem::f32, gen, -1, 1);
   const xylem::Tensor w = xylem::uniform(be, ws, xylem::f32, gen, -1, 1);
-  xylem::Tensor y(xylem::nn::conv2d_output_shape(xs, ws, c.p), xylem::f32), z(y.shape(), xylem::f32);
+  xylem::Tensor y(xylem::nn::conv2d_output_shape(xs, ws, c.p), xylem::f32), z(y.layout(), xylem::f32);
   std::vector<double> t_onednn, t_im2col, t_idle;
   const auto relu_seconds = [&] {
     const auto t0 = Clock::now();
@@ -191,7 +191,7 @@ ReluAfterConv bench_relu_after_conv(const xylem::Backend& be, int reps) {
     const double t = relu_seconds();
     if (r >= 0) t_idle.push_back(t);
   }
-  return {y.shape().numel(), timing(t_onednn), timing(t_im2col), timing(t_idle)};
+  return {y.layout().numel(), timing(t_onednn), timing(t_im2col), timing(t_idle)};
 }
 
 void print_table(const xylem::Backend& be, const std::vector<Row>& rows, const ReluAfterConv& relu) {

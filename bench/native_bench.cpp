@@ -110,7 +110,7 @@ void bench_sigmoid(const xylem::Backend& be, const Options& o, Results& r) {
 
   xylem::Generator gen(42);
   xylem::Tensor x = xylem::uniform(be, {n}, xylem::f32, gen, -8, 8);
-  xylem::Tensor y(xylem::Shape{n}, xylem::f32);
+  xylem::Tensor y(xylem::Layout{n}, xylem::f32);
   const auto host_x = x.to_vector<float>();
   HostBuffer<float> hx{std::size_t(n)}, hy{std::size_t(n)};
   std::memcpy(hx.get(), host_x.data(), std::size_t(n) * sizeof(float));

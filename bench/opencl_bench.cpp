@@ -73,7 +73,7 @@ double max_ulp(const Backend& b, const std::function<void(const Backend&, const 
   const std::int64_t n = 1 << 22;
   std::vector<float> x(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = lo + (hi - lo) * static_cast<float>(i) / n;
-  Tensor tx = Tensor::from(x), ty(Shape{n}, f32);
+  Tensor tx = Tensor::from(x), ty(Layout{n}, f32);
   op(b, tx, ty);
   const std::vector<float> y = ty.to_vector<float>();
   double worst = 0;
@@ -108,10 +108,10 @@ int startup_child(const Options& o) {
   Backend b = Backend::open(o.device);
   const double open_s = seconds_since(t_open);
   const std::int64_t n = 4096;
-  Tensor x(Shape{64, 64}, f32);
-  Tensor y(Shape{64, 64}, f32);
-  Tensor r(Shape{1}, f32);
-  Tensor z(Shape{64, 64}, f32);
+  Tensor x(Layout{64, 64}, f32);
+  Tensor y(Layout{64, 64}, f32);
+  Tensor r(Layout{1}, f32);
+  Tensor z(Layout{64, 64}, f32);
   struct Step {
     const char* family;
     std::function<void()> op;
@@ -242,16 +242,16 @@ int main(int argc, char** argv) {
     };
     auto inputs = [n](const Backend& b, int k) {
       Generator g(7 + static_cast<std::uint64_t>(k));
-      return uniform(b, Shape{n}, f32, g, -4, 4);
+      return uniform(b, Layout{n}, f32, g, -4, 4);
     };
 
     compare("fill", bytes, 0.9, [&](const Backend& b) {
-      auto y = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto y = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, y] { fill(b, *y, 0.5); };
     });
     compare("copy", 2 * bytes, 0.9, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto y = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto y = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, y] { blas::copy(b, *x, *y); };
     });
     compare("scal", 2 * bytes, 0.9, [&](const Backend& b) {
@@ -265,61 +265,61 @@ int main(int argc, char** argv) {
     });
     compare("relu", 2 * bytes, 0.9, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto y = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto y = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, y] { nn::relu(b, *x, *y); };
     });
     compare("relu_grad", 3 * bytes, 0.9, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
       auto dy = std::make_shared<Tensor>(inputs(b, 1));
-      auto dx = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto dx = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, dy, dx] { nn::relu_grad(b, *x, *dy, *dx); };
     });
     compare("sigmoid_grad", 3 * bytes, 0.9, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
       auto dy = std::make_shared<Tensor>(inputs(b, 1));
-      auto dx = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto dx = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, dy, dx] { nn::sigmoid_grad(b, *x, *dy, *dx); };
     });
     compare("tanh_grad", 3 * bytes, 0.9, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
       auto dy = std::make_shared<Tensor>(inputs(b, 1));
-      auto dx = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto dx = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, dy, dx] { nn::tanh_grad(b, *x, *dy, *dx); };
     });
     compare("sigmoid", 2 * bytes, 0.8, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto y = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto y = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, y] { nn::sigmoid(b, *x, *y); };
     });
     compare("tanh", 2 * bytes, 0, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto y = std::make_shared<Tensor>(zeros(b, Shape{n}, f32));
+      auto y = std::make_shared<Tensor>(zeros(b, Layout{n}, f32));
       return [&b, x, y] { nn::tanh(b, *x, *y); };
     });
     compare("transpose copy", 2 * bytes, 0, [&](const Backend& b) {
       const std::int64_t side = 4096;
-      auto x = std::make_shared<Tensor>(uniform(b, Shape{side, n / side}, f32, *std::make_unique<Generator>(3)));
+      auto x = std::make_shared<Tensor>(uniform(b, Layout{side, n / side}, f32, *std::make_unique<Generator>(3)));
       return [&b, x] { (void)contiguous(b, x->transpose()); };
     });
     compare("dot", 2 * bytes, 0, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
       auto y = std::make_shared<Tensor>(inputs(b, 1));
-      auto r = std::make_shared<Tensor>(Shape{1}, f32);
+      auto r = std::make_shared<Tensor>(Layout{1}, f32);
       return [&b, x, y, r] { blas::dot(b, *x, *y, *r); };
     });
     compare("asum", bytes, 0, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto r = std::make_shared<Tensor>(Shape{1}, f32);
+      auto r = std::make_shared<Tensor>(Layout{1}, f32);
       return [&b, x, r] { blas::asum(b, *x, *r); };
     });
     compare("nrm2", bytes, 0, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto r = std::make_shared<Tensor>(Shape{1}, f32);
+      auto r = std::make_shared<Tensor>(Layout{1}, f32);
       return [&b, x, r] { blas::nrm2(b, *x, *r); };
     });
     compare("iamax", bytes, 0, [&](const Backend& b) {
       auto x = std::make_shared<Tensor>(inputs(b, 0));
-      auto r = std::make_shared<Tensor>(Shape{1}, i64);
+      auto r = std::make_shared<Tensor>(Layout{1}, i64);
       return [&b, x, r] { blas::iamax(b, *x, *r); };
     });
 
@@ -331,7 +331,7 @@ int main(int argc, char** argv) {
     // of the same bytes, which is what a transfer to a CPU device is.
     if (o.wants("download") || o.wants("upload")) {
       Row down{"download", "GB/s", 0, 0, 0}, up{"upload", "GB/s", 0, 0, 0};
-      Tensor on_ocl = inputs(ocl, 0), on_nat = inputs(nat, 0), resident = inputs(ocl, 1), r(Shape{1}, f32);
+      Tensor on_ocl = inputs(ocl, 0), on_nat = inputs(nat, 0), resident = inputs(ocl, 1), r(Layout{1}, f32);
       std::vector<float> from(static_cast<std::size_t>(n), 1.0f), to(static_cast<std::size_t>(n), 0.0f);
       std::vector<double> t_down, t_down_nat, t_up, t_asum, t_memcpy;
       for (int i = 0; i < o.runs; ++i) {
@@ -382,9 +382,9 @@ int main(int argc, char** argv) {
       };
       std::vector<Engine> engines = {{"ours", &ocl, "ours", {}}, {"CLBlast", &ocl, "clblast", {}}, {"native", &nat, nullptr, {}}};
       Generator g(11);
-      Tensor a0 = uniform(nat, Shape{m, m}, f32, g), b0 = uniform(nat, Shape{m, m}, f32, g);
-      Tensor ao = contiguous(ocl, a0), bo = contiguous(ocl, b0), co = zeros(ocl, Shape{m, m}, f32);
-      Tensor an = contiguous(nat, a0), bn = contiguous(nat, b0), cn = zeros(nat, Shape{m, m}, f32);
+      Tensor a0 = uniform(nat, Layout{m, m}, f32, g), b0 = uniform(nat, Layout{m, m}, f32, g);
+      Tensor ao = contiguous(ocl, a0), bo = contiguous(ocl, b0), co = zeros(ocl, Layout{m, m}, f32);
+      Tensor an = contiguous(nat, a0), bn = contiguous(nat, b0), cn = zeros(nat, Layout{m, m}, f32);
       const int runs = std::max(3, o.runs / 2);
       for (int i = -1; i < runs; ++i) {  // i == -1: warm-up
         for (Engine& e : engines) {

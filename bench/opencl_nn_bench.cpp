@@ -16,23 +16,23 @@ namespace {
 
 using namespace xylem;
 
-std::shared_ptr<Tensor> random(const Backend& b, const Shape& shape, DType dtype, std::uint64_t seed,
+std::shared_ptr<Tensor> random(const Backend& b, const Layout& shape, DType dtype, std::uint64_t seed,
                                double low = -1, double high = 1) {
   Generator g(seed);
   Tensor x = uniform(b, shape, f32, g, low, high);  // uniform draws f32 and f64 only
   return std::make_shared<Tensor>(dtype == f32 ? x : cast(b, x, dtype));
 }
 
-std::shared_ptr<Tensor> empty(const Backend& b, const Shape& shape, DType dtype) {
+std::shared_ptr<Tensor> empty(const Backend& b, const Layout& shape, DType dtype) {
   return std::make_shared<Tensor>(zeros(b, shape, dtype));
 }
 
 void conv_rows(const Compare& compare) {
   // A ResNet-like 3x3 layer: x [8, 64, 32, 32], w [64, 64, 3, 3], padding 1.
-  const Shape xs{8, 64, 32, 32}, ws{64, 64, 3, 3};
+  const Layout xs{8, 64, 32, 32}, ws{64, 64, 3, 3};
   nn::Conv2d p;
   p.pad_h = p.pad_w = 1;
-  const Shape ys = nn::conv2d_output_shape(xs, ws, p);
+  const Layout ys = nn::conv2d_output_shape(xs, ws, p);
   const double flops = 2.0 * static_cast<double>(ys.numel()) * static_cast<double>(ws.numel() / ws.dims()[0]);
   compare("conv2d 3x3", "GFLOP/s", flops, 0, [&](const Backend& b) {
     auto x = random(b, xs, f32, 1), w = random(b, ws, f32, 2), y = empty(b, ys, f32);
@@ -49,16 +49,16 @@ void conv_rows(const Compare& compare) {
 }
 
 // [16, 64, side, side] images of about n elements (an even side).
-Shape images(std::int64_t n) {
+Layout images(std::int64_t n) {
   auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(n) / 1024.0));
   side = std::max<std::int64_t>(2, side / 2 * 2);
-  return Shape{16, 64, side, side};
+  return Layout{16, 64, side, side};
 }
 
 void norm_and_pool_rows(const Compare& compare, std::int64_t n) {
-  const Shape xs = images(n);
+  const Layout xs = images(n);
   const double bytes = static_cast<double>(xs.numel()) * 4;
-  const Shape cs{xs.dims()[1]};
+  const Layout cs{xs.dims()[1]};
   compare("batch_norm train", "GB/s", 2 * bytes, 0, [&](const Backend& b) {
     auto x = random(b, xs, f32, 4), y = empty(b, xs, f32);
     auto gamma = random(b, cs, f32, 5, 0.5, 1.5), beta = random(b, cs, f32, 6);
@@ -77,7 +77,7 @@ void norm_and_pool_rows(const Compare& compare, std::int64_t n) {
     };
   });
   const nn::Pool2d pool;  // 2x2, stride 2
-  const Shape ys = nn::pool2d_output_shape(xs, pool);
+  const Layout ys = nn::pool2d_output_shape(xs, pool);
   compare("max_pool 2x2", "GB/s", 1.25 * bytes, 0, [&](const Backend& b) {
     auto x = random(b, xs, f32, 8), y = empty(b, ys, f32);
     return [&b, x, y, pool] { nn::max_pool2d(b, *x, *y, pool); };
@@ -109,17 +109,17 @@ void norm_and_pool_rows(const Compare& compare, std::int64_t n) {
 void math_rows(const Compare& compare, std::int64_t n) {
   // Column sums: wide rows (4096 columns) and narrow ones (64).
   for (const std::int64_t cols : {std::int64_t{4096}, std::int64_t{64}}) {
-    const Shape xs{std::max<std::int64_t>(n / cols, 1), cols};
+    const Layout xs{std::max<std::int64_t>(n / cols, 1), cols};
     compare("sum axis0 x" + std::to_string(cols), "GB/s", static_cast<double>(xs.numel()) * 4, 0,
             [&](const Backend& b) {
-              auto x = random(b, xs, f32, 12), y = empty(b, Shape{cols}, f32);
+              auto x = random(b, xs, f32, 12), y = empty(b, Layout{cols}, f32);
               return [&b, x, y] { sum(b, *x, Reduction{{0}, false}, *y); };
             });
   }
   for (const DType dtype : {bf16, f32}) {
     compare("exp " + std::string(name(dtype)), "GB/s", 2.0 * static_cast<double>(n) * static_cast<double>(size_of(dtype)), 0,
             [&](const Backend& b) {
-              auto x = random(b, Shape{n}, dtype, 13, -4, 4), y = empty(b, Shape{n}, dtype);
+              auto x = random(b, Layout{n}, dtype, 13, -4, 4), y = empty(b, Layout{n}, dtype);
               return [&b, x, y] { exp(b, *x, *y); };
             });
   }

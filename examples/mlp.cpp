@@ -20,7 +20,7 @@
 namespace {
 
 using xylem::Backend;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 namespace nn = xylem::nn;
 
@@ -35,9 +35,9 @@ struct Layer {
 
 Layer make_layer(const Backend& be, xylem::Generator& gen, std::int64_t in, std::int64_t out) {
   const double bound = 1.0 / std::sqrt(double(in));  // PyTorch's default initialisation range
-  return {xylem::uniform(be, Shape{out, in}, xylem::f32, gen, -bound, bound),
-          xylem::uniform(be, Shape{out}, xylem::f32, gen, -bound, bound), Tensor(Shape{out, in}, xylem::f32),
-          Tensor(Shape{out}, xylem::f32)};
+  return {xylem::uniform(be, Layout{out, in}, xylem::f32, gen, -bound, bound),
+          xylem::uniform(be, Layout{out}, xylem::f32, gen, -bound, bound), Tensor(Layout{out, in}, xylem::f32),
+          Tensor(Layout{out}, xylem::f32)};
 }
 
 // p -= lr * dp, through blas::axpy on the flattened parameter.
@@ -52,17 +52,17 @@ float value(const Tensor& scalar) { return scalar.to_vector<float>().at(0); }
 std::vector<float> train(const Backend& be) {
   xylem::Generator gen(2024);
   // Inputs, and the teacher's labels: argmax of a random linear map.
-  const Tensor x = xylem::uniform(be, Shape{kSamples, kInputs}, xylem::f32, gen, -2, 2);
-  const Tensor teacher = xylem::uniform(be, Shape{kClasses, kInputs}, xylem::f32, gen, -1, 1);
-  Tensor teacher_logits(Shape{kSamples, kClasses}, xylem::f32);
+  const Tensor x = xylem::uniform(be, Layout{kSamples, kInputs}, xylem::f32, gen, -2, 2);
+  const Tensor teacher = xylem::uniform(be, Layout{kClasses, kInputs}, xylem::f32, gen, -1, 1);
+  Tensor teacher_logits(Layout{kSamples, kClasses}, xylem::f32);
   nn::linear(be, x, teacher, Tensor{}, teacher_logits);
   const Tensor labels = xylem::argmax(be, teacher_logits, {{1}});
 
   Layer l1 = make_layer(be, gen, kInputs, kHidden);
   Layer l2 = make_layer(be, gen, kHidden, kClasses);
-  Tensor h(Shape{kSamples, kHidden}, xylem::f32), a(h.shape(), xylem::f32);
-  Tensor logits(Shape{kSamples, kClasses}, xylem::f32), dlogits(logits.shape(), xylem::f32);
-  Tensor da(h.shape(), xylem::f32), dh(h.shape(), xylem::f32), none;
+  Tensor h(Layout{kSamples, kHidden}, xylem::f32), a(h.layout(), xylem::f32);
+  Tensor logits(Layout{kSamples, kClasses}, xylem::f32), dlogits(logits.layout(), xylem::f32);
+  Tensor da(h.layout(), xylem::f32), dh(h.layout(), xylem::f32), none;
 
   std::vector<float> losses;
   for (int step = 1; step <= kSteps; ++step) {

@@ -10,7 +10,7 @@ int main() {
     auto backend = xylem::Backend::best();
     std::vector<double> data{3.5, 12.4, 0.5, 6.5};
     auto x = xylem::Tensor::from(data);                // lives on the host until used elsewhere
-    xylem::Tensor result(xylem::Shape{4}, xylem::f64);  // no memory yet
+    xylem::Tensor result(xylem::Layout{4}, xylem::f64);  // no memory yet
     xylem::nn::sigmoid(backend, x, result);            // moves x where needed, enqueues, returns
     std::cout << "on " << backend << ":\n" << result << "\n";
   } catch (const xylem::Error& e) {

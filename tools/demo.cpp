@@ -39,7 +39,7 @@ void run_example(const std::string& label, const std::function<Backend()>& choos
   std::cout << "  backend: " << backend << "\n";
   std::vector<double> data{3.5, 12.4, 0.5, 6.5};
   Tensor x = timer.step("Tensor::from (host data)", [&] { return Tensor::from(data); });
-  Tensor result = timer.step("Tensor(Shape{4}, f64): no memory yet", [] { return Tensor(Shape{4}, f64); });
+  Tensor result = timer.step("Tensor(Layout{4}, f64): no memory yet", [] { return Tensor(Layout{4}, f64); });
   timer.step("nn::sigmoid: sync x, enqueue, return", [&] {
     nn::sigmoid(backend, x, result);
     return 0;

@@ -22,14 +22,14 @@ class Generator {
   std::uint64_t offset_ = 0;
 };
 
-Tensor zeros(const Backend& backend, const Shape& shape, DType dtype);
-Tensor ones(const Backend& backend, const Shape& shape, DType dtype);
-Tensor full(const Backend& backend, const Shape& shape, DType dtype, double value);
+Tensor zeros(const Backend& backend, const Layout& shape, DType dtype);
+Tensor ones(const Backend& backend, const Layout& shape, DType dtype);
+Tensor full(const Backend& backend, const Layout& shape, DType dtype, double value);
 // start, start+step, ... (n elements): shape {n}.
 Tensor arange(const Backend& backend, std::int64_t n, DType dtype, double start = 0, double step = 1);
-Tensor uniform(const Backend& backend, const Shape& shape, DType dtype, Generator& gen, double low = 0,
+Tensor uniform(const Backend& backend, const Layout& shape, DType dtype, Generator& gen, double low = 0,
                double high = 1);
-Tensor normal(const Backend& backend, const Shape& shape, DType dtype, Generator& gen, double mean = 0,
+Tensor normal(const Backend& backend, const Layout& shape, DType dtype, Generator& gen, double mean = 0,
               double stddev = 1);
 
 // In-place versions, writing into an existing tensor (or view).

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "xylem/backend.hpp"
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 #include "xylem/tensor.hpp"
 
 namespace xylem {
@@ -99,7 +99,7 @@ void var(const Backend& b, const Tensor& x, const Reduction& r, Tensor& out, int
 [[nodiscard]] Tensor var(const Backend& b, const Tensor& x, const Reduction& r = {}, int correction = 1);
 
 // The shape of a reduction's result, and of a broadcast.
-[[nodiscard]] Shape reduced_shape(const Shape& x, const Reduction& r);
-[[nodiscard]] Shape broadcast_shape(const Shape& a, const Shape& b);
+[[nodiscard]] Layout reduced_shape(const Layout& x, const Reduction& r);
+[[nodiscard]] Layout broadcast_shape(const Layout& a, const Layout& b);
 
 }  // namespace xylem

@@ -94,7 +94,7 @@ struct Conv2d {
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;
 };
-[[nodiscard]] Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2d& p);
+[[nodiscard]] Layout conv2d_output_shape(const Layout& x, const Layout& w, const Conv2d& p);
 void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const Conv2d& p = {});
 void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2d& p = {});
 void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dw, const Conv2d& p = {});
@@ -110,7 +110,7 @@ struct Pool2d {
   int pad_h = 0, pad_w = 0;
   bool count_include_pad = true;
 };
-[[nodiscard]] Shape pool2d_output_shape(const Shape& x, const Pool2d& p);
+[[nodiscard]] Layout pool2d_output_shape(const Layout& x, const Pool2d& p);
 void max_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p);
 void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, const Pool2d& p);
 void avg_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p);

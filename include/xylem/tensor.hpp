@@ -15,7 +15,7 @@
 #include "xylem/dtype.hpp"
 #include "xylem/error.hpp"
 #include "xylem/future.hpp"
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 
 namespace xylem {
 
@@ -28,15 +28,15 @@ class Tensor {
  public:
   Tensor() = default;  // empty handle; most calls throw invalid_argument
   // Allocates nothing until first written.
-  Tensor(const Shape& shape, DType dtype);
+  Tensor(const Layout& shape, DType dtype);
 
   // From host data; the tensor lives on the host until used elsewhere.
   template <class T>
   static Tensor from(std::span<const T> data) {
-    return from(data, Shape{static_cast<std::int64_t>(data.size())});
+    return from(data, Layout{static_cast<std::int64_t>(data.size())});
   }
   template <class T>
-  static Tensor from(std::span<const T> data, const Shape& shape) {
+  static Tensor from(std::span<const T> data, const Layout& shape) {
     return from_bytes(data.data(), data.size() * sizeof(T), shape, dtype_of_v<T>);
   }
   template <class T>
@@ -44,20 +44,23 @@ class Tensor {
     return from(std::span<const T>(data));
   }
   template <class T>
-  static Tensor from(const std::vector<T>& data, const Shape& shape) {
+  static Tensor from(const std::vector<T>& data, const Layout& shape) {
     return from(std::span<const T>(data), shape);
   }
   template <class T>
   static Tensor from(std::initializer_list<T> data) {
     return from(std::span<const T>(data.begin(), data.size()));
   }
-  static Tensor from_bytes(const void* data, std::size_t bytes, const Shape& shape, DType dtype);
+  static Tensor from_bytes(const void* data, std::size_t bytes, const Layout& shape, DType dtype);
 
   [[nodiscard]] bool defined() const noexcept { return storage_ != nullptr; }
-  [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  // Dimensions, strides and offset into the data.
+  [[nodiscard]] const Layout& layout() const noexcept { return layout_; }
+  // The dimensions alone (PyTorch's t.shape, NumPy's a.shape).
+  [[nodiscard]] std::span<const std::int64_t> shape() const noexcept { return layout_.dims(); }
   [[nodiscard]] DType dtype() const noexcept { return dtype_; }
-  [[nodiscard]] std::int64_t numel() const noexcept { return shape_.numel(); }
-  [[nodiscard]] int rank() const noexcept { return shape_.rank(); }
+  [[nodiscard]] std::int64_t numel() const noexcept { return layout_.numel(); }
+  [[nodiscard]] int rank() const noexcept { return layout_.rank(); }
 
   // Views over the same data (no copy).
   [[nodiscard]] Tensor reshape(std::initializer_list<std::int64_t> dims) const;
@@ -66,7 +69,7 @@ class Tensor {
   [[nodiscard]] Tensor transpose(int a = 0, int b = 1) const;
   // Any view of the same data; throws invalid_argument if it reaches
   // outside the storage.
-  [[nodiscard]] Tensor as_strided(const Shape& view) const;
+  [[nodiscard]] Tensor as_strided(const Layout& view) const;
   [[nodiscard]] bool shares_data_with(const Tensor& other) const noexcept;
 
   // Host reads: wait only for the work that writes this tensor.
@@ -98,8 +101,8 @@ class Tensor {
   [[nodiscard]] const std::shared_ptr<detail::Storage>& storage() const noexcept { return storage_; }
 
  private:
-  Tensor(std::shared_ptr<detail::Storage> storage, const Shape& shape, DType dtype)
-      : storage_(std::move(storage)), shape_(shape), dtype_(dtype) {}
+  Tensor(std::shared_ptr<detail::Storage> storage, const Layout& shape, DType dtype)
+      : storage_(std::move(storage)), layout_(shape), dtype_(dtype) {}
   void require_defined(const char* what) const;
   // Calls `alloc(n)` for a host buffer (now, on this thread: its bad_alloc
   // becomes out_of_memory), then enqueues a copy of the view into it in
@@ -107,7 +110,7 @@ class Tensor {
   EventPtr read_into(DType as, std::function<void*(std::size_t)> alloc) const;
 
   std::shared_ptr<detail::Storage> storage_;
-  Shape shape_;
+  Layout layout_;
   DType dtype_ = DType::f32;
 };
 

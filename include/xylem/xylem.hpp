@@ -9,5 +9,5 @@
 #include "xylem/hardware.hpp"
 #include "xylem/math.hpp"
 #include "xylem/nn.hpp"
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 #include "xylem/tensor.hpp"

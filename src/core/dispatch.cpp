@@ -22,7 +22,7 @@ struct StorageUse {
 };
 
 bool covers_whole_storage(const Tensor& t) {
-  const Shape& v = t.shape();
+  const Layout& v = t.layout();
   return v.offset() == 0 && v.is_contiguous() &&
          static_cast<std::size_t>(v.numel()) * size_of(t.dtype()) == t.storage()->bytes();
 }
@@ -75,7 +75,7 @@ OpLaunch& OpLaunch::arg(const Tensor& t, Access access) {
   const int index = call_.num_tensors++;
   tensors_[index] = &t;
   access_[index] = access;
-  call_.t[index].view = t.shape();
+  call_.t[index].view = t.layout();
   call_.t[index].dtype = t.dtype();
   return *this;
 }
@@ -116,21 +116,21 @@ OpLaunch::InputsToCopy OpLaunch::check_overlaps() const {
   for (int w = 0; w < n; ++w) {
     if (tensors_[w] == nullptr || access_[w] == Access::read) continue;
     const Tensor& out = *tensors_[w];
-    if (may_self_overlap(out.shape()))
+    if (may_self_overlap(out.layout()))
       throw Error(ErrorCode::invalid_argument,
                   std::string(name_) + ": output '" + describe_arg(call_.op, w) + "' (shape " +
-                      out.shape().dims_string() + ", strides " + out.shape().strides_string() +
+                      out.layout().dims_string() + ", strides " + out.layout().strides_string() +
                       ") names some elements more than once; write into a tensor of its own and copy from it");
     for (int r = 0; r < n; ++r) {
       if (r == w || tensors_[r] == nullptr || !tensors_[r]->shares_data_with(out)) continue;
-      const Shape& in = tensors_[r]->shape();
-      if (!may_overlap(out.shape(), in)) continue;
+      const Layout& in = tensors_[r]->layout();
+      if (!may_overlap(out.layout(), in)) continue;
       if (access_[r] != Access::read)
         throw Error(ErrorCode::invalid_argument,
                     std::string(name_) + ": outputs '" + describe_arg(call_.op, std::min(r, w)) + "' and '" +
                         describe_arg(call_.op, std::max(r, w)) +
                         "' share memory; give each output a tensor of its own");
-      if (elementwise(call_.op) && same_elements(out.shape(), in)) continue;  // in place
+      if (elementwise(call_.op) && same_elements(out.layout(), in)) continue;  // in place
       copy[r] = true;
     }
   }
@@ -143,10 +143,10 @@ void OpLaunch::copy_inputs(const Backend& backend, const InputsToCopy& copy) {
   for (int r = 0; r < call_.num_tensors; ++r) {
     if (!copy[r]) continue;
     const Tensor& input = *tensors_[r];
-    copies_[r] = Tensor(Shape(input.shape().dims()), input.dtype());
+    copies_[r] = Tensor(Layout(input.layout().dims()), input.dtype());
     OpLaunch(backend, plugin::OpId::core_copy_view, name_).read(input).write(copies_[r]).launch_on(backend);
     tensors_[r] = &copies_[r];
-    call_.t[r].view = copies_[r].shape();
+    call_.t[r].view = copies_[r].layout();
   }
 }
 
@@ -215,7 +215,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
         if (use_of[i] == u && access_[i] != Access::write && tensors_[i]->numel() > 0)
           throw Error(ErrorCode::uninitialized_read,
                       std::string(name_) + ": argument '" + describe_arg(call_.op, i) +
-                          "' (shape " + tensors_[i]->shape().dims_string() + ", " +
+                          "' (shape " + tensors_[i]->layout().dims_string() + ", " +
                           std::string(name(tensors_[i]->dtype())) +
                           ") was never written; initialise it first (xylem::fill, Tensor::from, or an op)");
       }
@@ -226,7 +226,7 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
       // Name the op and the argument, so the user knows which tensor did not fit.
       const int i = use.first_arg;
       throw Error(e.code(), std::string(name_) + ": argument '" + describe_arg(call_.op, i) +
-                                "' (shape " + tensors_[i]->shape().dims_string() + ", " +
+                                "' (shape " + tensors_[i]->layout().dims_string() + ", " +
                                 std::string(name(tensors_[i]->dtype())) + ") on " + backend.id() + ": " + e.message());
     }
   }

@@ -13,7 +13,7 @@ struct Range {
   std::int64_t lo, hi;
 };
 
-Range range(const Shape& v) noexcept {
+Range range(const Layout& v) noexcept {
   Range r{v.offset(), v.offset()};
   for (int a = 0; a < v.rank(); ++a) {
     const std::int64_t reach = (v.dims()[a] - 1) * v.strides()[a];
@@ -24,7 +24,7 @@ Range range(const Shape& v) noexcept {
 
 // The gcd of the strides of the dimensions a view moves along (0 when it
 // has one element).
-std::int64_t stride_gcd(const Shape& v) noexcept {
+std::int64_t stride_gcd(const Layout& v) noexcept {
   std::int64_t g = 0;
   for (int a = 0; a < v.rank(); ++a)
     if (v.dims()[a] > 1) g = std::gcd(g, std::abs(v.strides()[a]));
@@ -33,7 +33,7 @@ std::int64_t stride_gcd(const Shape& v) noexcept {
 
 }  // namespace
 
-bool may_overlap(const Shape& a, const Shape& b) noexcept {
+bool may_overlap(const Layout& a, const Layout& b) noexcept {
   if (a.numel() == 0 || b.numel() == 0) return false;
   const Range ra = range(a), rb = range(b);
   if (ra.hi < rb.lo || rb.hi < ra.lo) return false;
@@ -44,7 +44,7 @@ bool may_overlap(const Shape& a, const Shape& b) noexcept {
   return (a.offset() - b.offset()) % g == 0;
 }
 
-bool may_self_overlap(const Shape& view) noexcept {
+bool may_self_overlap(const Layout& view) noexcept {
   if (view.numel() <= 1) return false;
   // Dimensions that move, by stride: each stride must step past everything
   // the smaller ones reach, as in any row-major layout, permuted or sliced.
@@ -62,7 +62,7 @@ bool may_self_overlap(const Shape& view) noexcept {
   return false;
 }
 
-bool same_elements(const Shape& a, const Shape& b) noexcept {
+bool same_elements(const Layout& a, const Layout& b) noexcept {
   if (!a.same_dims(b)) return false;
   if (a.numel() == 0) return true;
   if (a.offset() != b.offset()) return false;

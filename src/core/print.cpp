@@ -34,7 +34,7 @@ std::int64_t shown(std::int64_t n) { return n > kElideAbove ? 2 * kEdgeItems : n
 // combination of head and tail of the elided dimensions. A view far larger
 // than memory (a broadcast one) prints without being read whole.
 std::vector<double> shown_values(const Tensor& t) {
-  const Shape& shape = t.shape();
+  const Layout& shape = t.layout();
   std::vector<int> elided;
   std::int64_t count = 1;
   for (int a = 0; a < shape.rank(); ++a) {
@@ -59,7 +59,7 @@ std::vector<double> shown_values(const Tensor& t) {
       std::int64_t position = 0;
       for (int a = 0; a < shape.rank(); ++a) position = position * shown(shape.dims()[a]) + first[a] + at[a];
       out[static_cast<std::size_t>(position)] = v;
-      for (int a = shape.rank() - 1; a >= 0 && ++at[a] == block.shape().dims()[a]; --a) at[a] = 0;
+      for (int a = shape.rank() - 1; a >= 0 && ++at[a] == block.layout().dims()[a]; --a) at[a] = 0;
     }
   }
   return out;
@@ -67,7 +67,7 @@ std::vector<double> shown_values(const Tensor& t) {
 
 // `values` holds the shown elements only (shown_values); `base` is the
 // position of this sub-array among them.
-void print_dim(std::ostream& os, const std::vector<double>& values, const Shape& shape, DType dtype, int axis,
+void print_dim(std::ostream& os, const std::vector<double>& values, const Layout& shape, DType dtype, int axis,
                std::int64_t base) {
   const std::int64_t n = shape.dims()[axis];
   std::int64_t inner = 1;
@@ -99,10 +99,10 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     if (t.rank() == 0) {
       os << format_value(values.at(0), t.dtype());
     } else {
-      print_dim(os, values, t.shape(), t.dtype(), 0, 0);
+      print_dim(os, values, t.layout(), t.dtype(), 0, 0);
     }
   }
-  return os << " shape=" << t.shape().dims_string() << ", strides=" << t.shape().strides_string();
+  return os << " shape=" << t.layout().dims_string() << ", strides=" << t.layout().strides_string();
 }
 
 }  // namespace xylem

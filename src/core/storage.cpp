@@ -50,7 +50,7 @@ void DeviceCopy::append_write_deps(EventList& deps) const {
   for (const auto& read : reads) deps.push(read);
 }
 
-std::size_t checked_bytes(const Shape& shape, DType dtype, const char* op) {
+std::size_t checked_bytes(const Layout& shape, DType dtype, const char* op) {
   std::int64_t bytes = 0;
   if (__builtin_mul_overflow(shape.numel(), static_cast<std::int64_t>(size_of(dtype)), &bytes) ||
       static_cast<std::uint64_t>(bytes) > std::numeric_limits<std::size_t>::max())

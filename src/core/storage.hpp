@@ -13,7 +13,7 @@
 #include "xylem/dtype.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 
 namespace xylem::detail {
 
@@ -61,7 +61,7 @@ struct DeviceCopy {
 // Bytes of a dense `shape` of `dtype`, checked to fit in int64 (so in
 // size_t and in any device's signed size too); throws invalid_argument
 // naming `op`, the shape and the dtype otherwise.
-[[nodiscard]] std::size_t checked_bytes(const Shape& shape, DType dtype, const char* op);
+[[nodiscard]] std::size_t checked_bytes(const Layout& shape, DType dtype, const char* op);
 
 class Storage {
  public:

@@ -11,13 +11,13 @@
 
 namespace xylem {
 
-Tensor::Tensor(const Shape& shape, DType dtype)
+Tensor::Tensor(const Layout& shape, DType dtype)
     : storage_(std::make_shared<detail::Storage>(detail::checked_bytes(shape, dtype, "Tensor"))),
-      shape_(Shape(shape.dims())),
+      layout_(Layout(shape.dims())),
       dtype_(dtype) {}
 
-Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Shape& shape, DType dtype) {
-  const Shape dense(shape.dims());
+Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Layout& shape, DType dtype) {
+  const Layout dense(shape.dims());
   if (bytes != detail::checked_bytes(dense, dtype, "Tensor::from"))
     throw Error(ErrorCode::shape_mismatch, "Tensor::from: " + std::to_string(bytes / size_of(dtype)) + " elements of " +
                                                std::string(name(dtype)) + " do not fill shape " + dense.dims_string());
@@ -32,7 +32,7 @@ Tensor Tensor::from_bytes(const void* data, std::size_t bytes, const Shape& shap
 namespace {
 
 // alloc(n), its failures as out_of_memory naming the view and the real byte count.
-void* allocate_result(const std::function<void*(std::size_t)>& alloc, std::size_t n, const Shape& shape,
+void* allocate_result(const std::function<void*(std::size_t)>& alloc, std::size_t n, const Layout& shape,
                       DType dtype) {
   const std::size_t bytes = detail::checked_bytes(shape, dtype, "reading a tensor");
   const auto refuse = [&](const std::string& why) {
@@ -64,19 +64,19 @@ Tensor Tensor::reshape(std::initializer_list<std::int64_t> dims) const {
 }
 Tensor Tensor::reshape(std::span<const std::int64_t> dims) const {
   require_defined("reshape");
-  return Tensor(storage_, shape_.reshape(dims), dtype_);
+  return Tensor(storage_, layout_.reshape(dims), dtype_);
 }
 Tensor Tensor::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step) const {
   require_defined("slice");
-  return Tensor(storage_, shape_.slice(axis, begin, end, step), dtype_);
+  return Tensor(storage_, layout_.slice(axis, begin, end, step), dtype_);
 }
 Tensor Tensor::transpose(int a, int b) const {
   require_defined("transpose");
-  return Tensor(storage_, shape_.transpose(a, b), dtype_);
+  return Tensor(storage_, layout_.transpose(a, b), dtype_);
 }
-Tensor Tensor::as_strided(const Shape& view) const {
+Tensor Tensor::as_strided(const Layout& view) const {
   require_defined("as_strided");
-  // The Shape checked its own arithmetic: lowest() and extent() cannot overflow.
+  // The Layout checked its own arithmetic: lowest() and extent() cannot overflow.
   const auto elements = static_cast<std::int64_t>(storage_->bytes() / size_of(dtype_));
   if (view.offset() < 0 || view.lowest() < 0 || view.extent() > elements)
     throw Error(ErrorCode::invalid_argument, "as_strided: view " + view.dims_string() + " with strides " +
@@ -94,17 +94,17 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
   require_defined("read");
   if (as != dtype_)
     throw Error(ErrorCode::dtype_mismatch, "reading a " + std::string(name(dtype_)) + " tensor (shape " +
-                                               shape_.dims_string() + ") as " + std::string(name(as)));
+                                               layout_.dims_string() + ") as " + std::string(name(as)));
   std::lock_guard lock(storage_->mutex);
   if (!storage_->written())
     throw Error(ErrorCode::uninitialized_read,
-                "reading a tensor (shape " + shape_.dims_string() + ", " + std::string(name(dtype_)) +
+                "reading a tensor (shape " + layout_.dims_string() + ", " + std::string(name(dtype_)) +
                     ") that was never written");
   // The result's buffer is made now, on this thread, before anything is
   // queued: a view too large for the host (a broadcast view may be far
   // larger than its storage) fails here with a typed error.
-  const std::size_t n = static_cast<std::size_t>(shape_.numel());
-  void* result = allocate_result(alloc, n, shape_, dtype_);
+  const std::size_t n = static_cast<std::size_t>(layout_.numel());
+  void* result = allocate_result(alloc, n, layout_, dtype_);
   plugin::Device& host = detail::host_device();
   detail::DeviceCopy& copy = storage_->allocated_copy(host);
   storage_->make_current(copy);
@@ -113,8 +113,8 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
   plugin::OpCall gather;
   gather.op = plugin::OpId::core_copy_view;
   gather.num_tensors = 2;
-  gather.t[0] = {copy.data, shape_, dtype_};
-  gather.t[1] = {result, Shape(shape_.dims()), dtype_};
+  gather.t[0] = {copy.data, layout_, dtype_};
+  gather.t[1] = {result, Layout(layout_.dims()), dtype_};
   const native::Kernel kernel = native::kernels().get(gather.op, dtype_);
   EventPtr deps[] = {copy.last_write};
   EventPtr done = host.host_task(

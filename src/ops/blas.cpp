@@ -32,7 +32,7 @@ void require_result(OpId op, const Tensor& result, DType dtype) {
   ops::require_defined(name, "result", result);
   if (result.numel() != 1)
     throw Error(ErrorCode::shape_mismatch, std::string(name) + ": 'result' has shape " +
-                                               result.shape().dims_string() + "; it must hold one element");
+                                               result.layout().dims_string() + "; it must hold one element");
   if (result.dtype() != dtype)
     throw Error(ErrorCode::dtype_mismatch, std::string(name) + ": 'result' is " + std::string(xylem::name(result.dtype())) +
                                                "; expected " + std::string(xylem::name(dtype)));
@@ -41,7 +41,7 @@ void require_result(OpId op, const Tensor& result, DType dtype) {
 // BLAS takes an increment of 0 to mean "no elements" (OpenBLAS returns 0
 // for asum and nrm2): an input broadcast along its one axis is made dense.
 Tensor blas_input(const Backend& b, const Tensor& x) {
-  return x.numel() > 1 && x.shape().strides()[0] == 0 ? contiguous(b, x) : x;
+  return x.numel() > 1 && x.layout().strides()[0] == 0 ? contiguous(b, x) : x;
 }
 
 void reduce(const Backend& b, OpId op, const Tensor& x, const Tensor* y, Tensor& result, DType result_dtype) {
@@ -83,27 +83,27 @@ void scale_in_place(const Backend& b, double beta, Tensor& c) {
   if (beta == 0) {
     fill(b, c, 0.0);
   } else if (beta != 1) {
-    mul(b, c, full(b, Shape{}, c.dtype(), beta), c);
+    mul(b, c, full(b, Layout{}, c.dtype(), beta), c);
   }
 }
 
 // A matrix view BLAS can take as is: unit column stride, row stride at
 // least the row length. Strides of size-1 dimensions do not matter, so they
 // are set to what BLAS expects.
-std::optional<Shape> blas_layout(const Shape& s) {
+std::optional<Layout> blas_layout(const Layout& s) {
   const std::int64_t rows = s.dims()[0], cols = s.dims()[1];
   const std::int64_t row_stride = rows <= 1 ? std::max<std::int64_t>(cols, 1) : s.strides()[0];
   const std::int64_t col_stride = cols <= 1 ? 1 : s.strides()[1];
   if (col_stride != 1 || row_stride < std::max<std::int64_t>(cols, 1)) return std::nullopt;
   const std::int64_t strides[] = {row_stride, 1};
-  return Shape::strided(s.dims(), strides, s.offset());
+  return Layout::strided(s.dims(), strides, s.offset());
 }
 
 // The view and transpose flag the kernel gets for one input matrix; a view
 // with no unit stride (every other column, say) is copied dense first.
 Tensor normalise(const Backend& b, const Tensor& m, bool& transposed) {
-  if (auto layout = blas_layout(m.shape())) return m.as_strided(*layout);
-  if (auto layout = blas_layout(m.shape().transpose(0, 1))) {
+  if (auto layout = blas_layout(m.layout())) return m.as_strided(*layout);
+  if (auto layout = blas_layout(m.layout().transpose(0, 1))) {
     transposed = !transposed;
     return m.as_strided(*layout);
   }
@@ -126,7 +126,7 @@ void iamax(const Backend& b, const Tensor& x, Tensor& result) {
   // could be used as one, so an empty vector is an error, as argmax's is.
   if (x.numel() == 0)
     throw Error(ErrorCode::invalid_argument, std::string(plugin::op_name(OpId::blas_iamax)) + ": x has shape " +
-                                                 x.shape().dims_string() + ": an empty vector has no largest element");
+                                                 x.layout().dims_string() + ": an empty vector has no largest element");
   reduce(b, OpId::blas_iamax, x, nullptr, result, DType::i64);
 }
 void dot(const Backend& b, const Tensor& x, const Tensor& y, Tensor& result) {
@@ -136,25 +136,25 @@ void dot(const Backend& b, const Tensor& x, const Tensor& y, Tensor& result) {
 
 Future<double> asum(const Backend& b, const Tensor& x) {
   require_vector(OpId::blas_asum, "x", x);
-  Tensor result(Shape{1}, x.dtype());
+  Tensor result(Layout{1}, x.dtype());
   asum(b, x, result);
   return read_real(result);
 }
 Future<double> nrm2(const Backend& b, const Tensor& x) {
   require_vector(OpId::blas_nrm2, "x", x);
-  Tensor result(Shape{1}, x.dtype());
+  Tensor result(Layout{1}, x.dtype());
   nrm2(b, x, result);
   return read_real(result);
 }
 Future<double> dot(const Backend& b, const Tensor& x, const Tensor& y) {
   require_pair(OpId::blas_dot, x, y);
-  Tensor result(Shape{1}, x.dtype());
+  Tensor result(Layout{1}, x.dtype());
   dot(b, x, y, result);
   return read_real(result);
 }
 Future<std::int64_t> iamax(const Backend& b, const Tensor& x) {
   require_vector(OpId::blas_iamax, "x", x);
-  Tensor result(Shape{1}, DType::i64);
+  Tensor result(Layout{1}, DType::i64);
   iamax(b, x, result);
   return result.read<std::int64_t>().then([](const std::vector<std::int64_t>& v) { return v.at(0); });
 }
@@ -191,11 +191,11 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
   ops::require_same_dtype(name, "a", a, "x", x);
   ops::require_same_dtype(name, "a", a, "y", y);
   bool trans = ta == Transpose::yes;
-  const std::int64_t rows = a.shape().dims()[trans ? 1 : 0], cols = a.shape().dims()[trans ? 0 : 1];
+  const std::int64_t rows = a.layout().dims()[trans ? 1 : 0], cols = a.layout().dims()[trans ? 0 : 1];
   if (x.numel() != cols || y.numel() != rows)
     throw Error(ErrorCode::shape_mismatch, std::string(name) + ": op(a) is [" + std::to_string(rows) + ", " +
-                                               std::to_string(cols) + "], x " + x.shape().dims_string() + " and y " +
-                                               y.shape().dims_string() + "; need x [" + std::to_string(cols) +
+                                               std::to_string(cols) + "], x " + x.layout().dims_string() + " and y " +
+                                               y.layout().dims_string() + "; need x [" + std::to_string(cols) +
                                                "] and y [" + std::to_string(rows) + "]");
   if (rows == 0) {  // y is empty
     ops::fill_output(b, name, y);
@@ -231,12 +231,12 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
   ops::require_rank(name, "b", bm, 2);
   ops::require_rank(name, "c", c, 2);
   bool trans_a = ta == Transpose::yes, trans_b = tb == Transpose::yes;
-  const std::int64_t m = a.shape().dims()[trans_a ? 1 : 0], k = a.shape().dims()[trans_a ? 0 : 1];
-  const std::int64_t kb = bm.shape().dims()[trans_b ? 1 : 0], n = bm.shape().dims()[trans_b ? 0 : 1];
-  if (k != kb || c.shape().dims()[0] != m || c.shape().dims()[1] != n)
+  const std::int64_t m = a.layout().dims()[trans_a ? 1 : 0], k = a.layout().dims()[trans_a ? 0 : 1];
+  const std::int64_t kb = bm.layout().dims()[trans_b ? 1 : 0], n = bm.layout().dims()[trans_b ? 0 : 1];
+  if (k != kb || c.layout().dims()[0] != m || c.layout().dims()[1] != n)
     throw Error(ErrorCode::shape_mismatch,
                 std::string(name) + ": op(a) is [" + std::to_string(m) + ", " + std::to_string(k) + "], op(b) is [" +
-                    std::to_string(kb) + ", " + std::to_string(n) + "] and c is " + c.shape().dims_string() +
+                    std::to_string(kb) + ", " + std::to_string(n) + "] and c is " + c.layout().dims_string() +
                     "; need op(a) [m, k], op(b) [k, n], c [m, n]");
   if (m == 0 || n == 0) {  // c is empty
     ops::fill_output(b, name, c);
@@ -251,9 +251,9 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
   const Tensor* first = &a;
   const Tensor* second = &bm;
   Tensor c_view;
-  if (auto layout = blas_layout(c.shape())) {
+  if (auto layout = blas_layout(c.layout())) {
     c_view = c.as_strided(*layout);
-  } else if (auto layout_t = blas_layout(c.shape().transpose(0, 1))) {
+  } else if (auto layout_t = blas_layout(c.layout().transpose(0, 1))) {
     c_view = c.as_strided(*layout_t);
     std::swap(first, second);
     std::swap(trans_a, trans_b);
@@ -261,7 +261,7 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
     trans_b = !trans_b;
   } else {
     // No unit stride in c (a strided view): compute into a dense copy.
-    Tensor dense = beta == 0 ? Tensor(Shape(c.shape().dims()), c.dtype()) : contiguous(b, c);
+    Tensor dense = beta == 0 ? Tensor(Layout(c.layout().dims()), c.dtype()) : contiguous(b, c);
     gemm(b, ta, tb, alpha, a, bm, beta, dense);
     ops::copy_into(b, dense, c);
     return;
@@ -280,15 +280,15 @@ namespace {
 Tensor batched_operand(const Backend& b, const Tensor& input, std::int64_t batch, bool& transposed) {
   // Matrices with no unit stride are copied dense first.
   const Tensor m = [&] {
-    const Shape& s = input.shape();
+    const Layout& s = input.layout();
     const std::int64_t dims[] = {s.dims()[1], s.dims()[2]}, strides[] = {s.strides()[1], s.strides()[2]};
-    const Shape matrix = Shape::strided(dims, strides, 0);
+    const Layout matrix = Layout::strided(dims, strides, 0);
     return blas_layout(matrix) || blas_layout(matrix.transpose(0, 1)) ? input : contiguous(b, input);
   }();
-  const Shape& s = m.shape();
+  const Layout& s = m.layout();
   const std::int64_t matrix_dims[] = {s.dims()[1], s.dims()[2]};
   const std::int64_t matrix_strides[] = {s.strides()[1], s.strides()[2]};
-  const Shape matrix = Shape::strided(matrix_dims, matrix_strides, s.offset());
+  const Layout matrix = Layout::strided(matrix_dims, matrix_strides, s.offset());
   bool flip = false;
   auto layout = blas_layout(matrix);
   if (!layout) {
@@ -299,7 +299,7 @@ Tensor batched_operand(const Backend& b, const Tensor& input, std::int64_t batch
   const std::int64_t batch_stride = s.dims()[0] == 1 ? 0 : s.strides()[0];
   const std::int64_t dims[] = {batch, layout->dims()[0], layout->dims()[1]};
   const std::int64_t strides[] = {batch_stride, layout->strides()[0], 1};
-  return m.as_strided(Shape::strided(dims, strides, s.offset()));
+  return m.as_strided(Layout::strided(dims, strides, s.offset()));
 }
 
 void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, const Tensor& a, const Tensor& bm,
@@ -309,14 +309,14 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
   require_gemm_dtypes(name, a, bm, c);
   ops::require_rank(name, "a", a, 3);
   ops::require_rank(name, "b", bm, 3);
-  const std::int64_t batch = c.shape().dims()[0];
-  const auto ad = a.shape().dims(), bd = bm.shape().dims(), cd = c.shape().dims();
+  const std::int64_t batch = c.layout().dims()[0];
+  const auto ad = a.layout().dims(), bd = bm.layout().dims(), cd = c.layout().dims();
   const std::int64_t m = ad[trans_a ? 2 : 1], k = ad[trans_a ? 1 : 2];
   const std::int64_t kb = bd[trans_b ? 2 : 1], n = bd[trans_b ? 1 : 2];
   const bool batches_fit = (ad[0] == batch || ad[0] == 1) && (bd[0] == batch || bd[0] == 1);
   if (!batches_fit || k != kb || cd[1] != m || cd[2] != n)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": a " + a.shape().dims_string() + ", b " +
-                                               bm.shape().dims_string() + " and c " + c.shape().dims_string() +
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": a " + a.layout().dims_string() + ", b " +
+                                               bm.layout().dims_string() + " and c " + c.layout().dims_string() +
                                                " do not make a batched product: need op(a) [batch or 1, m, k], "
                                                "op(b) [batch or 1, k, n], c [batch, m, n]");
   if (batch == 0 || m == 0 || n == 0) {  // c is empty
@@ -329,17 +329,17 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
   }
   // c's matrices must be row-major with unit column stride (no swap trick
   // per batch): copy through a temporary otherwise.
-  const Shape& cs = c.shape();
+  const Layout& cs = c.layout();
   const bool c_ok = (n == 1 || cs.strides()[2] == 1) && (m == 1 || cs.strides()[1] >= n);
   if (!c_ok) {
-    Tensor tmp = beta == 0 ? Tensor(Shape{batch, m, n}, c.dtype()) : contiguous(b, c);
+    Tensor tmp = beta == 0 ? Tensor(Layout{batch, m, n}, c.dtype()) : contiguous(b, c);
     gemm_batched(b, trans_a, trans_b, alpha, a, bm, beta, tmp);
     ops::copy_into(b, tmp, c);
     return;
   }
   const std::int64_t c_dims[] = {batch, m, n};
   const std::int64_t c_strides[] = {cs.strides()[0], m == 1 ? n : cs.strides()[1], 1};
-  const Tensor c_view = c.as_strided(Shape::strided(c_dims, c_strides, cs.offset()));
+  const Tensor c_view = c.as_strided(Layout::strided(c_dims, c_strides, cs.offset()));
   const Tensor a_view = batched_operand(b, a, batch, trans_a);
   const Tensor b_view = batched_operand(b, bm, batch, trans_b);
   launch_gemm(detail::OpLaunch(b, op, name), a_view, b_view, c_view, trans_a, trans_b, alpha, beta);

@@ -10,7 +10,7 @@
 namespace xylem::ops {
 
 inline std::string describe(const Tensor& t) {
-  return t.shape().dims_string() + " " + std::string(name(t.dtype()));
+  return t.layout().dims_string() + " " + std::string(name(t.dtype()));
 }
 
 inline void require_defined(std::string_view op, std::string_view arg, const Tensor& t) {
@@ -42,11 +42,11 @@ inline void require_dtype(std::string_view op, std::string_view arg, const Tenso
 }
 
 // An output's shape must be exactly `dims`.
-inline void require_dims(std::string_view op, std::string_view arg, const Tensor& t, const Shape& dims) {
+inline void require_dims(std::string_view op, std::string_view arg, const Tensor& t, const Layout& dims) {
   require_defined(op, arg, t);
-  if (!t.shape().same_dims(dims))
+  if (!t.layout().same_dims(dims))
     throw Error(ErrorCode::shape_mismatch, std::string(op) + ": '" + std::string(arg) + "' has shape " +
-                                               t.shape().dims_string() + "; expected " + dims.dims_string());
+                                               t.layout().dims_string() + "; expected " + dims.dims_string());
 }
 
 inline void require_argument(bool ok, std::string_view op, const std::string& what) {
@@ -72,10 +72,10 @@ inline void require_same_dtype(std::string_view op, std::string_view a_name, con
 
 inline void require_same_dims(std::string_view op, std::string_view a_name, const Tensor& a, std::string_view b_name,
                               const Tensor& b) {
-  if (!a.shape().same_dims(b.shape()))
+  if (!a.layout().same_dims(b.layout()))
     throw Error(ErrorCode::shape_mismatch, std::string(op) + ": '" + std::string(b_name) + "' has shape " +
-                                               b.shape().dims_string() + " but '" + std::string(a_name) +
-                                               "' has shape " + a.shape().dims_string() + "; they must match");
+                                               b.layout().dims_string() + " but '" + std::string(a_name) +
+                                               "' has shape " + a.layout().dims_string() + "; they must match");
 }
 
 // `arg` (an output or a gradient) must be a tensor of `a_name`'s dtype and
@@ -90,7 +90,7 @@ inline void require_like(std::string_view op, std::string_view a_name, const Ten
 inline void require_rank(std::string_view op, std::string_view arg, const Tensor& t, int rank) {
   if (t.rank() != rank)
     throw Error(ErrorCode::shape_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' has shape " +
-                                               t.shape().dims_string() + "; expected rank " + std::to_string(rank));
+                                               t.layout().dims_string() + "; expected rank " + std::to_string(rank));
 }
 
 }  // namespace xylem::ops

@@ -20,7 +20,7 @@ void require_image(std::string_view name, const char* arg, const Tensor& t) {
   ops::require_float(name, arg, t);
   if (t.rank() != 4)
     throw Error(ErrorCode::shape_mismatch, std::string(name) + ": '" + arg + "' has shape " +
-                                               t.shape().dims_string() + "; expected rank 4 (NCHW)");
+                                               t.layout().dims_string() + "; expected rank 4 (NCHW)");
 }
 
 // Sizes derived from user parameters can pass int64's range: these give
@@ -59,13 +59,13 @@ void require_conv_params(std::string_view name, const Conv2d& p) {
   ops::require_argument(p.groups >= 1, name, "groups must be at least 1");
 }
 
-std::string describe_conv(const Shape& x, const Shape& w, const Conv2d& p) {
+std::string describe_conv(const Layout& x, const Layout& w, const Conv2d& p) {
   return "x " + x.dims_string() + ", w " + w.dims_string() + ", stride " + str(p.stride_h) + "x" + str(p.stride_w) +
          ", padding " + str(p.pad_h) + "x" + str(p.pad_w) + ", dilation " + str(p.dilation_h) + "x" +
          str(p.dilation_w) + ", groups " + str(p.groups);
 }
 
-Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const Conv2d& p) {
+Layout conv_output(std::string_view name, const Layout& x, const Layout& w, const Conv2d& p) {
   require_conv_params(name, p);
   const auto shapes = [&] { return describe_conv(x, w, p); };
   const std::int64_t n = x.dims()[0], c = x.dims()[1], k = w.dims()[0];
@@ -93,7 +93,7 @@ Shape conv_output(std::string_view name, const Shape& x, const Shape& w, const C
   const std::int64_t crs =
       checked_mul(name, checked_mul(name, w.dims()[1], w.dims()[2], col, shapes), w.dims()[3], col, shapes);
   (void)checked_mul(name, checked_mul(name, crs, plane, col, shapes), std::int64_t(sizeof(double)), col, shapes);
-  return Shape{n, k, ph, pw};
+  return Layout{n, k, ph, pw};
 }
 
 // One tensor of a convolution op and the name its caller knows it by.
@@ -113,7 +113,7 @@ void require_conv(std::string_view op, ConvArg x, ConvArg w, ConvArg y, const Co
   ops::require_same_dtype(op, x.name, x.t, w.name, w.t);
   ops::require_defined(op, y.name, y.t);
   ops::require_same_dtype(op, x.name, x.t, y.name, y.t);
-  ops::require_dims(op, y.name, y.t, conv_output(op, x.t.shape(), w.t.shape(), p));
+  ops::require_dims(op, y.name, y.t, conv_output(op, x.t.layout(), w.t.layout(), p));
 }
 
 detail::OpLaunch& conv_integers(detail::OpLaunch& launch, const Conv2d& p) {
@@ -128,7 +128,7 @@ detail::OpLaunch& conv_integers(detail::OpLaunch& launch, const Conv2d& p) {
 
 }  // namespace
 
-Shape conv2d_output_shape(const Shape& x, const Shape& w, const Conv2d& p) {
+Layout conv2d_output_shape(const Layout& x, const Layout& w, const Conv2d& p) {
   ops::require_argument(x.rank() == 4 && w.rank() == 4, "nn::conv2d_output_shape", "x and w must have rank 4");
   return conv_output("nn::conv2d_output_shape", x, w, p);
 }
@@ -183,12 +183,12 @@ Pool2d resolved(const Pool2d& p) {
   return r;
 }
 
-std::string describe_pool(const Shape& x, const Pool2d& p) {
+std::string describe_pool(const Layout& x, const Pool2d& p) {
   return "x " + x.dims_string() + ", window " + str(p.kernel_h) + "x" + str(p.kernel_w) + ", stride " +
          str(p.stride_h) + "x" + str(p.stride_w) + ", padding " + str(p.pad_h) + "x" + str(p.pad_w);
 }
 
-Shape pool_output(std::string_view name, const Shape& x, const Pool2d& p) {
+Layout pool_output(std::string_view name, const Layout& x, const Pool2d& p) {
   const auto shapes = [&] { return describe_pool(x, p); };
   const auto require = [&](bool ok, const char* what) {
     if (!ok) throw Error(ErrorCode::invalid_argument, std::string(name) + ": " + what + " (" + shapes() + ")");
@@ -205,7 +205,7 @@ Shape pool_output(std::string_view name, const Shape& x, const Pool2d& p) {
   const std::int64_t pw = out_extent(name, "width", x.dims()[3], p.kernel_w, p.stride_w, p.pad_w, 1, shapes);
   (void)checked_mul(name, checked_mul(name, x.dims()[0], x.dims()[1], "y's size", shapes),
                     checked_mul(name, ph, pw, "y's size", shapes), "y's size", shapes);
-  return Shape{x.dims()[0], x.dims()[1], ph, pw};
+  return Layout{x.dims()[0], x.dims()[1], ph, pw};
 }
 
 detail::OpLaunch& pool_integers(detail::OpLaunch& launch, const Pool2d& p) {
@@ -223,7 +223,7 @@ void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor
   require_image(name, "x", x);
   ops::require_defined(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
-  ops::require_dims(name, "y", y, pool_output(name, x.shape(), p));
+  ops::require_dims(name, "y", y, pool_output(name, x.layout(), p));
   if (y.numel() == 0) {  // N or C 0: written, holding nothing
     ops::fill_output(b, name, y);
     return;
@@ -235,7 +235,7 @@ void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor
 
 }  // namespace
 
-Shape pool2d_output_shape(const Shape& x, const Pool2d& p) {
+Layout pool2d_output_shape(const Layout& x, const Pool2d& p) {
   ops::require_argument(x.rank() == 4, "nn::pool2d_output_shape", "x must have rank 4");
   return pool_output("nn::pool2d_output_shape", x, resolved(p));
 }
@@ -252,7 +252,7 @@ void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor
   const Pool2d p = resolved(params);
   require_image(name, "x", x);
   ops::require_same_dtype(name, "x", x, "dy", dy);
-  ops::require_dims(name, "dy", dy, pool_output(name, x.shape(), p));
+  ops::require_dims(name, "dy", dy, pool_output(name, x.layout(), p));
   ops::require_like(name, "x", x, "dx", dx);
   if (dx.numel() == 0) {
     ops::fill_output(b, name, dx);
@@ -268,7 +268,7 @@ void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2
   const Pool2d p = resolved(params);
   require_image(name, "dx", dx);
   ops::require_same_dtype(name, "dx", dx, "dy", dy);
-  ops::require_dims(name, "dy", dy, pool_output(name, dx.shape(), p));
+  ops::require_dims(name, "dy", dy, pool_output(name, dx.layout(), p));
   if (dx.numel() == 0) {
     ops::fill_output(b, name, dx);
     return;
@@ -282,19 +282,19 @@ namespace {
 
 // An [N, C, S] view as [N, C, S, 1]: the kernels' rank 4.
 Tensor as4(const Tensor& t3) {
-  const Shape& s = t3.shape();
+  const Layout& s = t3.layout();
   const std::int64_t dims[] = {s.dims()[0], s.dims()[1], s.dims()[2], 1};
   const std::int64_t strides[] = {s.strides()[0], s.strides()[1], s.strides()[2], 1};
-  return t3.as_strided(Shape::strided(dims, strides, s.offset()));
+  return t3.as_strided(Layout::strided(dims, strides, s.offset()));
 }
 
 // [N, C, ...] as [N, C, rest, 1].
-Tensor channels4(const Backend& b, const Tensor& t) { return as4(ops::grouped3(b, t, t.shape(), 1, 2)); }
+Tensor channels4(const Backend& b, const Tensor& t) { return as4(ops::grouped3(b, t, t.layout(), 1, 2)); }
 
 void require_lrn(std::string_view name, const Tensor& x, const Lrn& p) {
   ops::require_float(name, "x", x);
   if (x.rank() < 2)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.layout().dims_string() +
                                                "; expected [N, C, ...]");
   ops::require_argument(p.size >= 1, name, "size must be at least 1");
 }
@@ -309,7 +309,7 @@ void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
     ops::fill_output(b, name, y);
     return;
   }
-  ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
+  ops::GroupedOutput y3(b, y, y.layout(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn, name)
       .read(channels4(b, x))
       .write(as4(y3.tensor()))
@@ -331,7 +331,7 @@ void lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& 
     ops::fill_output(b, name, dx);
     return;
   }
-  ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
+  ops::GroupedOutput dx3(b, dx, dx.layout(), 1, 2);
   detail::OpLaunch(b, OpId::nn_lrn_grad, name)
       .read(channels4(b, x))
       .read(channels4(b, y))

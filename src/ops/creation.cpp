@@ -55,28 +55,28 @@ void fill_normal(const Backend& backend, Tensor& y, Generator& gen, double mean,
   launch_random(backend, OpId::creation_normal, y, gen, mean, stddev);
 }
 
-Tensor full(const Backend& backend, const Shape& shape, DType dtype, double value) {
+Tensor full(const Backend& backend, const Layout& shape, DType dtype, double value) {
   Tensor y(shape, dtype);
   fill(backend, y, value);
   return y;
 }
-Tensor zeros(const Backend& backend, const Shape& shape, DType dtype) { return full(backend, shape, dtype, 0.0); }
-Tensor ones(const Backend& backend, const Shape& shape, DType dtype) { return full(backend, shape, dtype, 1.0); }
+Tensor zeros(const Backend& backend, const Layout& shape, DType dtype) { return full(backend, shape, dtype, 0.0); }
+Tensor ones(const Backend& backend, const Layout& shape, DType dtype) { return full(backend, shape, dtype, 1.0); }
 
 Tensor arange(const Backend& backend, std::int64_t n, DType dtype, double start, double step) {
   if (n < 0) throw Error(ErrorCode::invalid_argument, "creation::arange: negative length " + std::to_string(n));
-  Tensor y(Shape{n}, dtype);
+  Tensor y(Layout{n}, dtype);
   detail::OpLaunch(backend, OpId::creation_arange).write(y).scalar(start).scalar(step).launch();
   return y;
 }
 
-Tensor uniform(const Backend& backend, const Shape& shape, DType dtype, Generator& gen, double low, double high) {
+Tensor uniform(const Backend& backend, const Layout& shape, DType dtype, Generator& gen, double low, double high) {
   Tensor y(shape, dtype);
   fill_uniform(backend, y, gen, low, high);
   return y;
 }
 
-Tensor normal(const Backend& backend, const Shape& shape, DType dtype, Generator& gen, double mean, double stddev) {
+Tensor normal(const Backend& backend, const Layout& shape, DType dtype, Generator& gen, double mean, double stddev) {
   Tensor y(shape, dtype);
   fill_normal(backend, y, gen, mean, stddev);
   return y;
@@ -84,7 +84,7 @@ Tensor normal(const Backend& backend, const Shape& shape, DType dtype, Generator
 
 Tensor contiguous(const Backend& backend, const Tensor& x) {
   ops::require_defined(plugin::op_name(OpId::core_copy_view), "x", x);
-  Tensor y(x.shape(), x.dtype());
+  Tensor y(x.layout(), x.dtype());
   detail::OpLaunch(backend, OpId::core_copy_view).read(x).write(y).launch();
   return y;
 }

@@ -18,7 +18,7 @@ struct Merged {
 
 // Axes [lo, hi) of view as one dimension, if a step along the merged
 // dimension is a fixed stride (dense across every boundary).
-std::optional<Merged> merge(const Shape& view, int lo, int hi) {
+std::optional<Merged> merge(const Layout& view, int lo, int hi) {
   Merged m;
   bool any = false;
   for (int axis = lo; axis < hi; ++axis) m.size *= view.dims()[std::size_t(axis)];
@@ -42,7 +42,7 @@ std::optional<Merged> merge(const Shape& view, int lo, int hi) {
   return m;
 }
 
-std::optional<Shape> merge_groups(const Shape& view, std::span<const int> cuts) {
+std::optional<Layout> merge_groups(const Layout& view, std::span<const int> cuts) {
   std::array<std::int64_t, 3> dims{}, strides{};
   int lo = 0;
   std::size_t g = 0;
@@ -54,59 +54,59 @@ std::optional<Shape> merge_groups(const Shape& view, std::span<const int> cuts) 
     strides[g] = m->stride;
     lo = hi;
   }
-  return Shape::strided(std::span(dims.data(), g), std::span(strides.data(), g), view.offset());
+  return Layout::strided(std::span(dims.data(), g), std::span(strides.data(), g), view.offset());
 }
 
 }  // namespace
 
-std::optional<Shape> merge3(const Shape& view, int cut0, int cut1) {
+std::optional<Layout> merge3(const Layout& view, int cut0, int cut1) {
   const int cuts[] = {cut0, cut1};
   return merge_groups(view, cuts);
 }
 
-std::optional<Shape> merge2(const Shape& view, int cut) {
+std::optional<Layout> merge2(const Layout& view, int cut) {
   const int cuts[] = {cut};
   return merge_groups(view, cuts);
 }
 
 namespace {
-Tensor grouped(const Backend& b, const Tensor& t, const Shape& view, std::span<const int> cuts) {
+Tensor grouped(const Backend& b, const Tensor& t, const Layout& view, std::span<const int> cuts) {
   if (auto s = merge_groups(view, cuts)) return t.as_strided(*s);
   Tensor dense = contiguous(b, t.as_strided(view));
-  return dense.as_strided(*merge_groups(dense.shape(), cuts));
+  return dense.as_strided(*merge_groups(dense.layout(), cuts));
 }
 }  // namespace
 
-Tensor grouped3(const Backend& b, const Tensor& t, const Shape& view, int cut0, int cut1) {
+Tensor grouped3(const Backend& b, const Tensor& t, const Layout& view, int cut0, int cut1) {
   const int cuts[] = {cut0, cut1};
   return grouped(b, t, view, cuts);
 }
 
-Tensor grouped2(const Backend& b, const Tensor& t, const Shape& view, int cut) {
+Tensor grouped2(const Backend& b, const Tensor& t, const Layout& view, int cut) {
   const int cuts[] = {cut};
   return grouped(b, t, view, cuts);
 }
 
-GroupedOutput::GroupedOutput(const Backend& b, Tensor& out, const Shape& view, int cut0, int cut1)
+GroupedOutput::GroupedOutput(const Backend& b, Tensor& out, const Layout& view, int cut0, int cut1)
     : backend_(b), out_(out), view_(view) {
   if (auto s = merge3(view, cut0, cut1)) {
     grouped_ = out.as_strided(*s);
     return;
   }
   temporary_ = true;
-  Tensor dense(Shape(view.dims()), out.dtype());
-  grouped_ = dense.as_strided(*merge3(dense.shape(), cut0, cut1));
+  Tensor dense(Layout(view.dims()), out.dtype());
+  grouped_ = dense.as_strided(*merge3(dense.layout(), cut0, cut1));
 }
 
-GroupedOutput::GroupedOutput(const Backend& b, Tensor& out, const Shape& view, int cut)
+GroupedOutput::GroupedOutput(const Backend& b, Tensor& out, const Layout& view, int cut)
     : backend_(b), out_(out), view_(view) {
   if (auto s = merge2(view, cut)) {
     grouped_ = out.as_strided(*s);
     return;
   }
   temporary_ = true;
-  Tensor dense(Shape(view.dims()), out.dtype());
-  grouped_ = dense.as_strided(*merge2(dense.shape(), cut));
+  Tensor dense(Layout(view.dims()), out.dtype());
+  grouped_ = dense.as_strided(*merge2(dense.layout(), cut));
 }
 
 void GroupedOutput::finish() {
@@ -115,7 +115,7 @@ void GroupedOutput::finish() {
   copy_into(backend_, grouped_.reshape(view_.dims()), target);
 }
 
-Shape broadcast(std::string_view op, const Shape& a, const Shape& b) {
+Layout broadcast(std::string_view op, const Layout& a, const Layout& b) {
   const int rank = std::max(a.rank(), b.rank());
   std::array<std::int64_t, kMaxRank> dims{};
   for (int i = 0; i < rank; ++i) {
@@ -128,11 +128,11 @@ Shape broadcast(std::string_view op, const Shape& a, const Shape& b) {
                                                  ": " + std::to_string(da) + " vs " + std::to_string(db) + ")");
     dims[std::size_t(i)] = da == 1 ? db : da;
   }
-  return Shape(std::span<const std::int64_t>(dims.data(), std::size_t(rank)));
+  return Layout(std::span<const std::int64_t>(dims.data(), std::size_t(rank)));
 }
 
-Tensor expand(const Tensor& t, const Shape& dims) {
-  const Shape& s = t.shape();
+Tensor expand(const Tensor& t, const Layout& dims) {
+  const Layout& s = t.layout();
   if (s.same_dims(dims)) return t;
   const int rank = dims.rank();
   std::array<std::int64_t, kMaxRank> strides{};
@@ -141,7 +141,7 @@ Tensor expand(const Tensor& t, const Shape& dims) {
     const bool stretched = j < 0 || s.dims()[std::size_t(j)] != dims.dims()[std::size_t(i)];
     strides[std::size_t(i)] = stretched ? 0 : s.strides()[std::size_t(j)];
   }
-  return t.as_strided(Shape::strided(dims.dims(), std::span<const std::int64_t>(strides.data(), std::size_t(rank)),
+  return t.as_strided(Layout::strided(dims.dims(), std::span<const std::int64_t>(strides.data(), std::size_t(rank)),
                                      s.offset()));
 }
 

@@ -25,7 +25,7 @@ void binary(const Backend& b, std::string_view name, OpId op, int code, const Te
   ops::require_float(name, "x", x);
   ops::require_float(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
-  const Shape dims = ops::broadcast(name, x.shape(), y.shape());
+  const Layout dims = ops::broadcast(name, x.layout(), y.layout());
   ops::require_dims(name, "out", out, dims);
   ops::require_dtype(name, "out", out, op == OpId::math_compare ? DType::boolean : x.dtype());
   detail::OpLaunch(b, op, name)
@@ -39,7 +39,7 @@ void binary(const Backend& b, std::string_view name, OpId op, int code, const Te
 Tensor binary_result(std::string_view name, OpId op, const Tensor& x, const Tensor& y) {
   ops::require_defined(name, "x", x);
   ops::require_defined(name, "y", y);
-  return Tensor(ops::broadcast(name, x.shape(), y.shape()), op == OpId::math_compare ? DType::boolean : x.dtype());
+  return Tensor(ops::broadcast(name, x.layout(), y.layout()), op == OpId::math_compare ? DType::boolean : x.dtype());
 }
 
 }  // namespace
@@ -48,7 +48,7 @@ Tensor binary_result(std::string_view name, OpId op, const Tensor& x, const Tens
   void fn(const Backend& b, const Tensor& x, Tensor& out) { unary(b, #fn, code, x, out); }           \
   Tensor fn(const Backend& b, const Tensor& x) {                                                      \
     ops::require_float(#fn, "x", x);                                                                  \
-    Tensor out(Shape(x.shape().dims()), x.dtype());                                                   \
+    Tensor out(Layout(x.layout().dims()), x.dtype());                                                   \
     fn(b, x, out);                                                                                    \
     return out;                                                                                       \
   }
@@ -68,7 +68,7 @@ void clamp(const Backend& b, const Tensor& x, double low, double high, Tensor& o
 }
 Tensor clamp(const Backend& b, const Tensor& x, double low, double high) {
   ops::require_float("clamp", "x", x);
-  Tensor out(Shape(x.shape().dims()), x.dtype());
+  Tensor out(Layout(x.layout().dims()), x.dtype());
   clamp(b, x, low, high, out);
   return out;
 }
@@ -103,7 +103,7 @@ void where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& 
   ops::require_float(name, "x", x);
   ops::require_float(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
-  const Shape dims = ops::broadcast(name, ops::broadcast(name, cond.shape(), x.shape()), y.shape());
+  const Layout dims = ops::broadcast(name, ops::broadcast(name, cond.layout(), x.layout()), y.layout());
   ops::require_dims(name, "out", out, dims);
   ops::require_dtype(name, "out", out, x.dtype());
   detail::OpLaunch(b, OpId::math_where, name)
@@ -117,7 +117,7 @@ Tensor where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor
   ops::require_defined("where", "cond", cond);
   ops::require_float("where", "x", x);
   ops::require_defined("where", "y", y);
-  Tensor out(ops::broadcast("where", ops::broadcast("where", cond.shape(), x.shape()), y.shape()), x.dtype());
+  Tensor out(ops::broadcast("where", ops::broadcast("where", cond.layout(), x.layout()), y.layout()), x.dtype());
   where(b, cond, x, y, out);
   return out;
 }
@@ -134,11 +134,11 @@ void cast(const Backend& b, const Tensor& x, Tensor& out) {
 }
 Tensor cast(const Backend& b, const Tensor& x, DType to) {
   ops::require_defined("cast", "x", x);
-  Tensor out(Shape(x.shape().dims()), to);
+  Tensor out(Layout(x.layout().dims()), to);
   cast(b, x, out);
   return out;
 }
 
-Shape broadcast_shape(const Shape& a, const Shape& b) { return ops::broadcast("broadcast_shape", a, b); }
+Layout broadcast_shape(const Layout& a, const Layout& b) { return ops::broadcast("broadcast_shape", a, b); }
 
 }  // namespace xylem

@@ -20,23 +20,23 @@ using plugin::OpId;
 // Statistics accumulate in f32 for the narrower types, f64 for f64.
 DType stat_dtype(DType x) { return x == DType::f64 ? DType::f64 : DType::f32; }
 
-Shape leading(const Shape& x, int cut) { return Shape(x.dims().subspan(0, std::size_t(cut))); }
-Shape trailing(const Shape& x, int cut) { return Shape(x.dims().subspan(std::size_t(cut))); }
+Layout leading(const Layout& x, int cut) { return Layout(x.dims().subspan(0, std::size_t(cut))); }
+Layout trailing(const Layout& x, int cut) { return Layout(x.dims().subspan(std::size_t(cut))); }
 
 // An optional per-feature parameter (gamma, beta, dgamma, dbeta): empty, or
 // of `dims` and x's dtype, viewed as rank 1.
-Tensor optional_vector(const Backend& b, std::string_view name, const char* arg, const Tensor& t, const Shape& dims,
+Tensor optional_vector(const Backend& b, std::string_view name, const char* arg, const Tensor& t, const Layout& dims,
                        DType dtype) {
   if (!t.defined()) return {};
   ops::require_dims(name, arg, t, dims);
   ops::require_dtype(name, arg, t, dtype);
-  return ops::grouped2(b, t, t.shape(), 0).reshape({dims.numel()});
+  return ops::grouped2(b, t, t.layout(), 0).reshape({dims.numel()});
 }
 
 int layer_norm_cut(std::string_view name, const Tensor& x, int normalized_rank) {
   ops::require_argument(normalized_rank >= 1 && normalized_rank <= x.rank(), name,
                         "normalized_rank " + std::to_string(normalized_rank) + " does not fit shape " +
-                            x.shape().dims_string());
+                            x.layout().dims_string());
   return x.rank() - normalized_rank;
 }
 
@@ -49,11 +49,11 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
   ops::require_like(name, "x", x, "y", y);
   ops::require_argument(eps >= 0, name, "eps must not be negative");
   const int cut = layer_norm_cut(name, x, normalized_rank);
-  const Shape features = trailing(x.shape(), cut);
+  const Layout features = trailing(x.layout(), cut);
   const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
   const Tensor be = optional_vector(b, name, "beta", beta, features, x.dtype());
-  NormStats stats{Tensor(leading(x.shape(), cut), stat_dtype(x.dtype())),
-                  Tensor(leading(x.shape(), cut), stat_dtype(x.dtype()))};
+  NormStats stats{Tensor(leading(x.layout(), cut), stat_dtype(x.dtype())),
+                  Tensor(leading(x.layout(), cut), stat_dtype(x.dtype()))};
   const std::int64_t rows = stats.mean.numel();
   if (x.numel() == 0) {
     // No rows: everything is empty. Rows of length 0: y is empty and each
@@ -64,8 +64,8 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
     ops::fill_output(b, name, stats.rstd, std::numeric_limits<double>::quiet_NaN());
     return stats;
   }
-  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
-  ops::GroupedOutput y2(b, y, y.shape(), cut);
+  const Tensor x2 = ops::grouped2(b, x, x.layout(), cut);
+  ops::GroupedOutput y2(b, y, y.layout(), cut);
   detail::OpLaunch(b, OpId::nn_layer_norm, name)
       .read(x2)
       .read_optional(g)
@@ -86,8 +86,8 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_same_dims(name, "x", x, "dy", dy);
   const int cut = layer_norm_cut(name, x, normalized_rank);
-  const Shape features = trailing(x.shape(), cut);
-  const Shape rows_shape = leading(x.shape(), cut);
+  const Layout features = trailing(x.layout(), cut);
+  const Layout rows_shape = leading(x.layout(), cut);
   ops::require_dims(name, "mean", stats.mean, rows_shape);
   ops::require_dims(name, "rstd", stats.rstd, rows_shape);
   ops::require_dtype(name, "mean", stats.mean, stat_dtype(x.dtype()));
@@ -103,12 +103,12 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
     return;
   }
   const std::int64_t rows = rows_shape.numel(), n = features.numel();
-  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
-  const Tensor dy2 = ops::grouped2(b, dy, dy.shape(), cut);
-  const Tensor mean = ops::grouped2(b, stats.mean, stats.mean.shape(), 0).reshape({rows});
-  const Tensor rstd = ops::grouped2(b, stats.rstd, stats.rstd.shape(), 0).reshape({rows});
+  const Tensor x2 = ops::grouped2(b, x, x.layout(), cut);
+  const Tensor dy2 = ops::grouped2(b, dy, dy.layout(), cut);
+  const Tensor mean = ops::grouped2(b, stats.mean, stats.mean.layout(), 0).reshape({rows});
+  const Tensor rstd = ops::grouped2(b, stats.rstd, stats.rstd.layout(), 0).reshape({rows});
   if (dx.defined()) {
-    ops::GroupedOutput dx2(b, dx, dx.shape(), cut);
+    ops::GroupedOutput dx2(b, dx, dx.layout(), cut);
     detail::OpLaunch(b, OpId::nn_layer_norm_grad_input, name)
         .read(x2)
         .read_optional(g)
@@ -120,10 +120,10 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
     dx2.finish();
   }
   if (dgamma.defined() || dbeta.defined()) {
-    const Shape flat{n};
+    const Layout flat{n};
     std::optional<ops::GroupedOutput> dg, db;
-    if (dgamma.defined()) dg.emplace(b, dgamma, dgamma.shape(), 0);
-    if (dbeta.defined()) db.emplace(b, dbeta, dbeta.shape(), 0);
+    if (dgamma.defined()) dg.emplace(b, dgamma, dgamma.layout(), 0);
+    if (dbeta.defined()) db.emplace(b, dbeta, dbeta.layout(), 0);
     detail::OpLaunch(b, OpId::nn_layer_norm_grad_params, name)
         .read(x2)
         .read(mean)
@@ -142,12 +142,12 @@ namespace {
 void require_batch_input(std::string_view name, const Tensor& x) {
   ops::require_float(name, "x", x);
   if (x.rank() < 2)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.layout().dims_string() +
                                                "; expected [N, C, ...]");
 }
 
 // The values behind each channel's statistics: N*S, whatever C is.
-std::int64_t per_channel_count(const Shape& x) {
+std::int64_t per_channel_count(const Layout& x) {
   std::int64_t count = x.dims()[0];
   for (int a = 2; a < x.rank(); ++a) count *= x.dims()[std::size_t(a)];
   return count;
@@ -155,17 +155,17 @@ std::int64_t per_channel_count(const Shape& x) {
 
 // Training normalises with the batch's statistics: they need values.
 void require_batch_values(std::string_view name, const Tensor& x, std::int64_t min_count) {
-  if (per_channel_count(x.shape()) < min_count)
+  if (per_channel_count(x.layout()) < min_count)
     throw Error(ErrorCode::invalid_argument, std::string(name) + ": training needs " +
                                                  (min_count > 1 ? "more than one value" : "values") +
-                                                 " per channel (x has shape " + x.shape().dims_string() + ")");
+                                                 " per channel (x has shape " + x.layout().dims_string() + ")");
 }
 
 // x as [N, C, S].
-Tensor batch3(const Backend& b, const Tensor& x) { return ops::grouped3(b, x, x.shape(), 1, 2); }
+Tensor batch3(const Backend& b, const Tensor& x) { return ops::grouped3(b, x, x.layout(), 1, 2); }
 
 Tensor stat_vector(std::string_view name, const char* arg, const Tensor& t, std::int64_t channels, DType x) {
-  ops::require_dims(name, arg, t, Shape{channels});
+  ops::require_dims(name, arg, t, Layout{channels});
   ops::require_dtype(name, arg, t, stat_dtype(x));
   return t;
 }
@@ -180,14 +180,14 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   ops::require_like(name, "x", x, "y", y);
   ops::require_argument(eps >= 0, name, "eps must not be negative");
   ops::require_argument(momentum >= 0 && momentum <= 1, name, "momentum must be in [0, 1]");
-  const std::int64_t channels = x.shape().dims()[1];
-  const Shape per_channel{channels};
+  const std::int64_t channels = x.layout().dims()[1];
+  const Layout per_channel{channels};
   const Tensor g = optional_vector(b, name, "gamma", gamma, per_channel, x.dtype());
   const Tensor be = optional_vector(b, name, "beta", beta, per_channel, x.dtype());
   stat_vector(name, "running_mean", running_mean, channels, x.dtype());
   stat_vector(name, "running_var", running_var, channels, x.dtype());
   // As PyTorch: one value per channel has no variance, none has no mean.
-  const std::int64_t count = per_channel_count(x.shape());
+  const std::int64_t count = per_channel_count(x.layout());
   if (training) require_batch_values(name, x, 2);
 
   BatchNormStats stats;
@@ -208,7 +208,7 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   if (training) {
     detail::OpLaunch(b, OpId::nn_batch_norm_stats, name).read(x3).write(stats.mean).write(stats.var).launch();
   }
-  ops::GroupedOutput y3(b, y, y.shape(), 1, 2);
+  ops::GroupedOutput y3(b, y, y.layout(), 1, 2);
   detail::OpLaunch(b, OpId::nn_batch_norm_apply, name)
       .read(x3)
       .read(stats.mean)
@@ -236,8 +236,8 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
   require_batch_input(name, x);
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_same_dims(name, "x", x, "dy", dy);
-  const std::int64_t channels = x.shape().dims()[1];
-  const Shape per_channel{channels};
+  const std::int64_t channels = x.layout().dims()[1];
+  const Layout per_channel{channels};
   const Tensor g = optional_vector(b, name, "gamma", gamma, per_channel, x.dtype());
   stat_vector(name, "mean", stats.mean, channels, x.dtype());
   stat_vector(name, "var", stats.var, channels, x.dtype());
@@ -258,8 +258,8 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
   Tensor dg = dgamma.defined() ? dgamma : (need_sums ? Tensor(per_channel, x.dtype()) : Tensor{});
   Tensor db = dbeta.defined() ? dbeta : (need_sums ? Tensor(per_channel, x.dtype()) : Tensor{});
   std::optional<ops::GroupedOutput> dg1, db1;
-  if (dg.defined()) dg1.emplace(b, dg, dg.shape(), 0);
-  if (db.defined()) db1.emplace(b, db, db.shape(), 0);
+  if (dg.defined()) dg1.emplace(b, dg, dg.layout(), 0);
+  if (db.defined()) db1.emplace(b, db, db.layout(), 0);
   if (dg.defined() || db.defined()) {
     detail::OpLaunch(b, OpId::nn_batch_norm_grad_params, name)
         .read(x3)
@@ -275,7 +275,7 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
     // Inference needs no sums; the kernel still takes two [C] tensors.
     const Tensor sum_g = dg1 ? dg1->tensor().reshape({channels}) : zeros(b, per_channel, x.dtype());
     const Tensor sum_b = db1 ? db1->tensor().reshape({channels}) : sum_g;
-    ops::GroupedOutput dx3(b, dx, dx.shape(), 1, 2);
+    ops::GroupedOutput dx3(b, dx, dx.layout(), 1, 2);
     detail::OpLaunch(b, OpId::nn_batch_norm_grad_input, name)
         .read(x3)
         .read(stats.mean)

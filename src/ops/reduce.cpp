@@ -22,7 +22,7 @@ namespace {
 using plugin::OpId;
 
 // Sorted, unique, non-negative axes; all of them when r.axes is empty.
-std::vector<int> normalise_axes(std::string_view name, const Shape& x, const Reduction& r) {
+std::vector<int> normalise_axes(std::string_view name, const Layout& x, const Reduction& r) {
   std::vector<int> axes;
   if (r.axes.empty()) {
     for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
@@ -42,7 +42,7 @@ std::vector<int> normalise_axes(std::string_view name, const Shape& x, const Red
 
 bool is_reduced(const std::vector<int>& axes, int a) { return std::find(axes.begin(), axes.end(), a) != axes.end(); }
 
-Shape reduced_dims(const Shape& x, const std::vector<int>& axes, bool keepdim) {
+Layout reduced_dims(const Layout& x, const std::vector<int>& axes, bool keepdim) {
   std::array<std::int64_t, kMaxRank> dims{};
   std::size_t n = 0;
   for (int a = 0; a < x.rank(); ++a) {
@@ -51,7 +51,7 @@ Shape reduced_dims(const Shape& x, const std::vector<int>& axes, bool keepdim) {
     else if (keepdim)
       dims[n++] = 1;
   }
-  return Shape(std::span<const std::int64_t>(dims.data(), n));
+  return Layout(std::span<const std::int64_t>(dims.data(), n));
 }
 
 DType result_dtype(int code, DType x) { return code == XY_RED_ARGMAX || code == XY_RED_ARGMIN ? DType::i64 : x; }
@@ -59,18 +59,18 @@ DType result_dtype(int code, DType x) { return code == XY_RED_ARGMAX || code == 
 void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, const Reduction& r, Tensor& out,
             int correction = 0) {
   ops::require_float(name, "x", x);
-  const std::vector<int> axes = normalise_axes(name, x.shape(), r);
-  ops::require_dims(name, "out", out, reduced_dims(x.shape(), axes, r.keepdim));
+  const std::vector<int> axes = normalise_axes(name, x.layout(), r);
+  ops::require_dims(name, "out", out, reduced_dims(x.layout(), axes, r.keepdim));
   ops::require_dtype(name, "out", out, result_dtype(code, x.dtype()));
 
   std::int64_t count = 1;
-  for (int a : axes) count *= x.shape().dims()[std::size_t(a)];
+  for (int a : axes) count *= x.layout().dims()[std::size_t(a)];
   // Over nothing (NumPy, PyTorch): a sum is 0, a mean or variance NaN (0/0);
   // max, min, argmax and argmin have no answer, even where out is empty.
   if (count == 0) {
     const bool has_identity = code == XY_RED_SUM || code == XY_RED_MEAN || code == XY_RED_VAR;
     ops::require_argument(has_identity, name,
-                          "reducing along an axis of size 0 (x has shape " + x.shape().dims_string() +
+                          "reducing along an axis of size 0 (x has shape " + x.layout().dims_string() +
                               ") has no result; expected reduction axes of non-zero size");
     ops::fill_output(b, name, out, code == XY_RED_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN());
     return;
@@ -98,7 +98,7 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
     for (int a : axes) order[std::size_t(n++)] = a;
     cut1 = rank;
   }
-  const Shape x_view = x.shape().permute(std::span<const int>(order.data(), std::size_t(rank)));
+  const Layout x_view = x.layout().permute(std::span<const int>(order.data(), std::size_t(rank)));
   const Tensor x3 = ops::grouped3(b, x, x_view, cut0, cut1);
 
   // out's kept axes, in x's order: [before the run | after it].
@@ -111,15 +111,15 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
         if (r.keepdim) ++oa;
         continue;
       }
-      kept_dims[std::size_t(kept)] = out.shape().dims()[std::size_t(oa)];
-      kept_strides[std::size_t(kept)] = out.shape().strides()[std::size_t(oa)];
+      kept_dims[std::size_t(kept)] = out.layout().dims()[std::size_t(oa)];
+      kept_strides[std::size_t(kept)] = out.layout().strides()[std::size_t(oa)];
       ++kept;
       ++oa;
     }
   }
-  const Shape out_view = Shape::strided(std::span<const std::int64_t>(kept_dims.data(), std::size_t(kept)),
+  const Layout out_view = Layout::strided(std::span<const std::int64_t>(kept_dims.data(), std::size_t(kept)),
                                         std::span<const std::int64_t>(kept_strides.data(), std::size_t(kept)),
-                                        out.shape().offset());
+                                        out.layout().offset());
   ops::GroupedOutput y2(b, out, out_view, cut0);
   detail::OpLaunch(b, OpId::math_reduce, name)
       .read(x3)
@@ -132,7 +132,7 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
 
 Tensor reduce_result(std::string_view name, int code, const Tensor& x, const Reduction& r) {
   ops::require_float(name, "x", x);
-  return Tensor(reduced_dims(x.shape(), normalise_axes(name, x.shape(), r), r.keepdim),
+  return Tensor(reduced_dims(x.layout(), normalise_axes(name, x.layout(), r), r.keepdim),
                 result_dtype(code, x.dtype()));
 }
 
@@ -164,7 +164,7 @@ Tensor var(const Backend& b, const Tensor& x, const Reduction& r, int correction
   return out;
 }
 
-Shape reduced_shape(const Shape& x, const Reduction& r) {
+Layout reduced_shape(const Layout& x, const Reduction& r) {
   return reduced_dims(x, normalise_axes("reduced_shape", x, r), r.keepdim);
 }
 

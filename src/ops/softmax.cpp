@@ -17,7 +17,7 @@ int normalise_axis(std::string_view name, const Tensor& x, int axis) {
   const int rank = x.rank();
   const int a = axis < 0 ? axis + rank : axis;
   ops::require_argument(a >= 0 && a < rank, name,
-                        "axis " + std::to_string(axis) + " is out of range for shape " + x.shape().dims_string());
+                        "axis " + std::to_string(axis) + " is out of range for shape " + x.layout().dims_string());
   return a;
 }
 
@@ -30,8 +30,8 @@ void forward(const Backend& b, std::string_view name, int log, const Tensor& x, 
     ops::fill_output(b, name, y);
     return;
   }
-  const Tensor x3 = ops::grouped3(b, x, x.shape(), a, a + 1);
-  ops::GroupedOutput y3(b, y, y.shape(), a, a + 1);
+  const Tensor x3 = ops::grouped3(b, x, x.layout(), a, a + 1);
+  ops::GroupedOutput y3(b, y, y.layout(), a, a + 1);
   detail::OpLaunch(b, OpId::nn_softmax, name).read(x3).write(y3.tensor()).integer(log).launch();
   y3.finish();
 }
@@ -46,9 +46,9 @@ void backward(const Backend& b, std::string_view name, int log, const Tensor& y,
     ops::fill_output(b, name, dx);
     return;
   }
-  const Tensor y3 = ops::grouped3(b, y, y.shape(), a, a + 1);
-  const Tensor dy3 = ops::grouped3(b, dy, dy.shape(), a, a + 1);
-  ops::GroupedOutput dx3(b, dx, dx.shape(), a, a + 1);
+  const Tensor y3 = ops::grouped3(b, y, y.layout(), a, a + 1);
+  const Tensor dy3 = ops::grouped3(b, dy, dy.layout(), a, a + 1);
+  ops::GroupedOutput dx3(b, dx, dx.layout(), a, a + 1);
   detail::OpLaunch(b, OpId::nn_softmax_grad, name).read(y3).read(dy3).write(dx3.tensor()).integer(log).launch();
   dx3.finish();
 }

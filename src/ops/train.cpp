@@ -67,16 +67,16 @@ void require_linear(std::string_view name, const Tensor& x, const Tensor& w) {
   ops::require_same_dtype(name, "x", x, "w", w);
   ops::require_argument(x.rank() >= 1, name, "x must have at least one axis");
   ops::require_rank(name, "w", w, 2);
-  if (x.shape().dims()[std::size_t(x.rank() - 1)] != w.shape().dims()[1])
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.shape().dims_string() +
-                                               " but w " + w.shape().dims_string() +
+  if (x.layout().dims()[std::size_t(x.rank() - 1)] != w.layout().dims()[1])
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": x has shape " + x.layout().dims_string() +
+                                               " but w " + w.layout().dims_string() +
                                                "; x's last axis must match w's second");
 }
 
-Shape linear_output(const Tensor& x, const Tensor& w) {
-  std::vector<std::int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
-  dims.back() = w.shape().dims()[0];
-  return Shape(dims);
+Layout linear_output(const Tensor& x, const Tensor& w) {
+  std::vector<std::int64_t> dims(x.layout().dims().begin(), x.layout().dims().end());
+  dims.back() = w.layout().dims()[0];
+  return Layout(dims);
 }
 
 }  // namespace
@@ -88,12 +88,12 @@ void linear(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& bi
   ops::require_same_dtype(name, "x", x, "y", y);
   ops::require_dims(name, "y", y, linear_output(x, w));
   if (bias.defined()) {
-    ops::require_dims(name, "bias", bias, Shape{w.shape().dims()[0]});
+    ops::require_dims(name, "bias", bias, Layout{w.layout().dims()[0]});
     ops::require_dtype(name, "bias", bias, x.dtype());
   }
   const int cut = x.rank() - 1;
-  const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
-  ops::GroupedOutput y2(b, y, y.shape(), cut);
+  const Tensor x2 = ops::grouped2(b, x, x.layout(), cut);
+  ops::GroupedOutput y2(b, y, y.layout(), cut);
   Tensor out = y2.tensor();
   blas::gemm(b, blas::Transpose::no, blas::Transpose::yes, 1.0, x2, w, 0.0, out);
   if (bias.defined() && out.numel() > 0) add(b, out, bias, out);
@@ -110,19 +110,19 @@ void linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tenso
   if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
   if (dw.defined()) ops::require_like(name, "w", w, "dw", dw);
   if (dbias.defined()) {
-    ops::require_dims(name, "dbias", dbias, Shape{w.shape().dims()[0]});
+    ops::require_dims(name, "dbias", dbias, Layout{w.layout().dims()[0]});
     ops::require_dtype(name, "dbias", dbias, x.dtype());
   }
   const int cut = x.rank() - 1;
-  const Tensor dy2 = ops::grouped2(b, dy, dy.shape(), cut);
+  const Tensor dy2 = ops::grouped2(b, dy, dy.layout(), cut);
   if (dx.defined()) {
-    ops::GroupedOutput dx2(b, dx, dx.shape(), cut);
+    ops::GroupedOutput dx2(b, dx, dx.layout(), cut);
     Tensor out = dx2.tensor();
     blas::gemm(b, blas::Transpose::no, blas::Transpose::no, 1.0, dy2, w, 0.0, out);
     dx2.finish();
   }
   if (dw.defined()) {
-    const Tensor x2 = ops::grouped2(b, x, x.shape(), cut);
+    const Tensor x2 = ops::grouped2(b, x, x.layout(), cut);
     blas::gemm(b, blas::Transpose::yes, blas::Transpose::no, 1.0, dy2, x2, 0.0, dw);
   }
   if (dbias.defined()) sum(b, dy2, Reduction{{0}, false}, dbias);
@@ -134,16 +134,16 @@ void require_classes(std::string_view name, const Tensor& x, const Tensor& targe
   ops::require_float(name, "x", x);
   ops::require_rank(name, "x", x, 2);
   ops::require_dtype(name, "target", target, DType::i64);
-  ops::require_dims(name, "target", target, Shape{x.shape().dims()[0]});
+  ops::require_dims(name, "target", target, Layout{x.layout().dims()[0]});
 }
 
 // Called after the cheap checks: it reads the targets to the host.
 void require_targets_in_range(std::string_view name, const Tensor& x, const Tensor& target) {
-  const std::int64_t n = x.shape().dims()[0], classes = x.shape().dims()[1];
+  const std::int64_t n = x.layout().dims()[0], classes = x.layout().dims()[1];
   if (n == 0) return;
   if (classes == 0)
     throw Error(ErrorCode::invalid_argument,
-                std::string(name) + ": x has no classes (shape " + x.shape().dims_string() + ")");
+                std::string(name) + ": x has no classes (shape " + x.layout().dims_string() + ")");
   // The kernels would give NaN for a target outside [0, C): a wrong answer
   // that looks like a diverged loss. Checking it here reads the targets to
   // the host, which waits only for target's own writer (not for x or the
@@ -154,7 +154,7 @@ void require_targets_in_range(std::string_view name, const Tensor& x, const Tens
       throw Error(ErrorCode::invalid_argument,
                   std::string(name) + ": target[" + std::to_string(i) + "] is " + std::to_string(targets[i]) +
                       ", outside [0, C) for C = " + std::to_string(classes) + " classes (x has shape " +
-                      x.shape().dims_string() + "); targets are class indices");
+                      x.layout().dims_string() + "); targets are class indices");
   }
 }
 
@@ -166,8 +166,8 @@ Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
   constexpr std::string_view name = "nn::cross_entropy";
   require_classes(name, x, target);
   require_targets_in_range(name, x, target);
-  const std::int64_t n = x.shape().dims()[0];
-  Tensor rows(Shape{n}, x.dtype());
+  const std::int64_t n = x.layout().dims()[0];
+  Tensor rows(Layout{n}, x.dtype());
   if (n > 0) detail::OpLaunch(b, OpId::nn_cross_entropy, name).read(x).read(target).write(rows).launch();
   return mean(b, rows);
 }
@@ -177,12 +177,12 @@ void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target,
   require_classes(name, x, target);
   ops::require_like(name, "x", x, "dx", dx);
   require_targets_in_range(name, x, target);
-  const std::int64_t n = x.shape().dims()[0];
+  const std::int64_t n = x.layout().dims()[0];
   if (n == 0) {  // dx [0, C] is empty
     ops::fill_output(b, name, dx);
     return;
   }
-  const Tensor per_row = full(b, Shape{n}, x.dtype(), dloss / double(n));
+  const Tensor per_row = full(b, Layout{n}, x.dtype(), dloss / double(n));
   detail::OpLaunch(b, OpId::nn_cross_entropy_grad, name).read(x).read(target).read(per_row).write(dx).launch();
 }
 
@@ -209,7 +209,7 @@ void mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, Tens
     ops::fill_output(b, name, dx);
     return;
   }
-  const Tensor scale = full(b, Shape{}, x.dtype(), 2.0 * dloss / double(x.numel()));
+  const Tensor scale = full(b, Layout{}, x.dtype(), 2.0 * dloss / double(x.numel()));
   mul(b, sub(b, x, target), scale, dx);
 }
 

@@ -10,19 +10,19 @@ namespace {
 class Blas1 : public Conformance {
  protected:
   // Lengths and layouts of the vectors tested.
-  static std::vector<std::pair<std::int64_t, Layout>> vectors() {
-    std::vector<std::pair<std::int64_t, Layout>> v;
-    for (auto n : kSizes) v.emplace_back(n, Layout::contiguous);
-    for (std::int64_t n : {1, 7, 1000, 4099}) v.emplace_back(n, Layout::strided);
+  static std::vector<std::pair<std::int64_t, ViewKind>> vectors() {
+    std::vector<std::pair<std::int64_t, ViewKind>> v;
+    for (auto n : kSizes) v.emplace_back(n, ViewKind::contiguous);
+    for (std::int64_t n : {1, 7, 1000, 4099}) v.emplace_back(n, ViewKind::strided);
     return v;
   }
-  static std::string describe(std::int64_t n, Layout layout) { return std::to_string(n) + " " + name(layout); }
+  static std::string describe(std::int64_t n, ViewKind layout) { return std::to_string(n) + " " + name(layout); }
 
   // A reduction's result, written into a one-element tensor and returned as
   // a future, compared with `expect` within tol.
   template <class T, class IntoTensor, class AsFuture>
   void expect_reduction(IntoTensor into, AsFuture as_future, double expect, double tol, const char* what) {
-    Tensor result(Shape{1}, xylem::dtype_of_v<T>);
+    Tensor result(Layout{1}, xylem::dtype_of_v<T>);
     xylem::fill(backend, result, kNaN);
     into(result);
     const auto r = result.to_vector<T>();
@@ -36,7 +36,7 @@ class Blas1 : public Conformance {
 TEST_P(Blas1, asum) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_asum, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::asum(backend, probe.view).get(); })) return;
     for (auto [n, layout] : vectors()) {
       SCOPED_TRACE(describe(n, layout));
@@ -53,7 +53,7 @@ TEST_P(Blas1, asum) {
 TEST_P(Blas1, dot) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_dot, xylem::dtype_of_v<T>,
               [&] { (void)xylem::blas::dot(backend, probe.view, probe.view).get(); })) {
       return;
@@ -61,7 +61,7 @@ TEST_P(Blas1, dot) {
     for (auto [n, layout] : vectors()) {
       SCOPED_TRACE(describe(n, layout));
       auto x = input<T>(layout, {n});
-      auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      auto y = input<T>(layout == ViewKind::strided ? ViewKind::contiguous : ViewKind::strided, {n});
       double ref = 0, mag = 0;
       for (std::size_t i = 0; i < x.pos.size(); ++i) {
         ref += x.at(i) * y.at(i);
@@ -77,7 +77,7 @@ TEST_P(Blas1, dot) {
 TEST_P(Blas1, nrm2) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_nrm2, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::nrm2(backend, probe.view).get(); })) return;
     for (auto [n, layout] : vectors()) {
       SCOPED_TRACE(describe(n, layout));
@@ -95,7 +95,7 @@ TEST_P(Blas1, nrm2) {
 TEST_P(Blas1, iamax) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_iamax, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::iamax(backend, probe.view).get(); })) {
       return;
     }
@@ -107,14 +107,14 @@ TEST_P(Blas1, iamax) {
       for (std::size_t i = 1; i < v.size(); ++i) {
         if (std::abs(v[i]) > std::abs(v[static_cast<std::size_t>(ref)])) ref = static_cast<std::int64_t>(i);
       }
-      Tensor result(Shape{1}, xylem::i64);
+      Tensor result(Layout{1}, xylem::i64);
       xylem::blas::iamax(backend, x.view, result);
       EXPECT_EQ(result.to_vector<std::int64_t>(), std::vector<std::int64_t>{ref});
       EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), ref);
     }
     // Ties: the first maximum, by magnitude, whatever the sign.
     const std::vector<double> ties{1, -4, 2, 4, -4, 0.5, 4};
-    for (Layout layout : {Layout::contiguous, Layout::strided}) {
+    for (ViewKind layout : {ViewKind::contiguous, ViewKind::strided}) {
       SCOPED_TRACE(std::string("ties, ") + name(layout));
       auto x = input<T>(layout, {7}, -1, 1, &ties);
       EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), 1);
@@ -123,7 +123,7 @@ TEST_P(Blas1, iamax) {
     std::vector<double> late(100003, 1.0);
     late[70001] = -3;
     late[90001] = 3;
-    auto x = input<T>(Layout::contiguous, {100003}, 0, 1, &late);
+    auto x = input<T>(ViewKind::contiguous, {100003}, 0, 1, &late);
     EXPECT_EQ(xylem::blas::iamax(backend, x.view).get(), 70001);
   });
 }
@@ -149,13 +149,13 @@ Tensor iamax_view(const std::vector<double>& logical, std::int64_t stride) {
   for (std::int64_t i = 0; i < n; ++i)
     base[static_cast<std::size_t>(first + i * stride)] = static_cast<T>(logical[static_cast<std::size_t>(i)]);
   const std::int64_t dims[] = {n}, strides[] = {stride};
-  return Tensor::from(base).as_strided(Shape::strided(dims, strides, first));
+  return Tensor::from(base).as_strided(Layout::strided(dims, strides, first));
 }
 
 TEST_P(Blas1, iamax_nan) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_iamax, xylem::dtype_of_v<T>, [&] { (void)xylem::blas::iamax(backend, probe.view).get(); })) {
       return;
     }
@@ -183,7 +183,7 @@ TEST_P(Blas1, iamax_nan) {
         w[v.size() / 2] = -inf;
         EXPECT_EQ(xylem::blas::iamax(backend, iamax_view<T>(w, stride)).get(), iamax_reference(w)) << "Inf";
         // The same through a result tensor.
-        Tensor result(Shape{1}, xylem::i64);
+        Tensor result(Layout{1}, xylem::i64);
         xylem::blas::iamax(backend, iamax_view<T>(w, stride), result);
         EXPECT_EQ(result.to_vector<std::int64_t>(), std::vector<std::int64_t>{iamax_reference(w)});
       }
@@ -203,13 +203,13 @@ TEST_P(Blas1, iamax_nan) {
 TEST_P(Blas1, axpy) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_axpy, xylem::dtype_of_v<T>, [&] { xylem::blas::axpy(backend, 2.0, probe.view, probe.view); })) {
       return;
     }
     for (double alpha : {-2.25, 0.5}) {
       for (auto [n, layout] : vectors())
-      for (Layout y_layout : {layout, layout == Layout::strided ? Layout::contiguous : Layout::strided}) {
+      for (ViewKind y_layout : {layout, layout == ViewKind::strided ? ViewKind::contiguous : ViewKind::strided}) {
         // Both dense takes the vectorised path; mixed layouts the strided one.
         SCOPED_TRACE(describe(n, layout) + ", y " + name(y_layout) + ", alpha " + std::to_string(alpha));
         auto x = input<T>(layout, {n});
@@ -229,7 +229,7 @@ TEST_P(Blas1, axpy) {
 TEST_P(Blas1, scal) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_scal, xylem::dtype_of_v<T>, [&] { xylem::blas::scal(backend, 2.0, probe.view); })) return;
     for (double alpha : {-3.5, 0.0}) {
       for (auto [n, layout] : vectors()) {
@@ -248,9 +248,9 @@ TEST_P(Blas1, scal) {
 TEST_P(Blas1, copy) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_copy, xylem::dtype_of_v<T>, [&] {
-          Tensor y(Shape{3}, xylem::dtype_of_v<T>);
+          Tensor y(Layout{3}, xylem::dtype_of_v<T>);
           xylem::blas::copy(backend, probe.view, y);
         })) {
       return;
@@ -258,7 +258,7 @@ TEST_P(Blas1, copy) {
     for (auto [n, layout] : vectors()) {
       SCOPED_TRACE(describe(n, layout));
       auto x = input<T>(layout, {n});
-      auto y = output<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      auto y = output<T>(layout == ViewKind::strided ? ViewKind::contiguous : ViewKind::strided, {n});
       xylem::blas::copy(backend, x.view, y.view);
       expect_result<T>(y, x.values(), [](std::size_t) { return 0.0; }, "copy");
     }
@@ -268,15 +268,15 @@ TEST_P(Blas1, copy) {
 TEST_P(Blas1, swap) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
-    auto probe = input<T>(Layout::contiguous, {3});
-    auto probe2 = input<T>(Layout::contiguous, {3});
+    auto probe = input<T>(ViewKind::contiguous, {3});
+    auto probe2 = input<T>(ViewKind::contiguous, {3});
     if (!runs(OpId::blas_swap, xylem::dtype_of_v<T>, [&] { xylem::blas::swap(backend, probe.view, probe2.view); })) {
       return;
     }
     for (auto [n, layout] : vectors()) {
       SCOPED_TRACE(describe(n, layout));
       auto x = input<T>(layout, {n});
-      auto y = input<T>(layout == Layout::strided ? Layout::contiguous : Layout::strided, {n});
+      auto y = input<T>(layout == ViewKind::strided ? ViewKind::contiguous : ViewKind::strided, {n});
       const auto xv = x.values(), yv = y.values();
       xylem::blas::swap(backend, x.view, y.view);
       expect_result<T>(x, yv, [](std::size_t) { return 0.0; }, "swap x");

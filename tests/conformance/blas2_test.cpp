@@ -21,14 +21,14 @@ class Blas2 : public MathConformance {
   template <class T>
   Arg vec(Vec kind, std::int64_t n, bool poison = false) {
     if (kind != Vec::reversed) {
-      const Layout layout = kind == Vec::strided ? Layout::strided : Layout::contiguous;
+      const ViewKind layout = kind == Vec::strided ? ViewKind::strided : ViewKind::contiguous;
       return poison ? output<T>(layout, {n}) : input<T>(layout, {n});
     }
-    Arg a = poison ? output<T>(Layout::contiguous, {n}) : input<T>(Layout::contiguous, {n});
+    Arg a = poison ? output<T>(ViewKind::contiguous, {n}) : input<T>(ViewKind::contiguous, {n});
     if (n == 0) return a;
     const std::int64_t dims[] = {n}, strides[] = {-1};
-    a.view = a.base.as_strided(Shape::strided(dims, strides, n - 1));
-    a.pos = positions(a.view.shape());
+    a.view = a.base.as_strided(Layout::strided(dims, strides, n - 1));
+    a.pos = positions(a.view.layout());
     return a;
   }
 };
@@ -37,8 +37,8 @@ TEST_P(Blas2, rot) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!runs(OpId::blas_rot, xylem::dtype_of_v<T>, [&] {
-          auto x = input<T>(Layout::contiguous, {3});
-          auto y = input<T>(Layout::contiguous, {3});
+          auto x = input<T>(ViewKind::contiguous, {3});
+          auto y = input<T>(ViewKind::contiguous, {3});
           xylem::blas::rot(backend, x.view, y.view, 0.6, 0.8);
         })) {
       return;
@@ -70,8 +70,8 @@ TEST_P(Blas2, rot) {
         expect_result<T>(y, ey, allowed, "rot y");
       }
     }
-    auto x = input<T>(Layout::contiguous, {3});
-    auto y = input<T>(Layout::contiguous, {4});
+    auto x = input<T>(ViewKind::contiguous, {3});
+    auto y = input<T>(ViewKind::contiguous, {4});
     expect_rejected(xylem::ErrorCode::shape_mismatch, "rot", {"[3]", "[4]"}, {x.base, y.base},
                     [&] { xylem::blas::rot(backend, x.view, y.view, 1, 0); });
   });
@@ -86,8 +86,8 @@ TEST_P(Blas2, gemv) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!runs(OpId::blas_gemv, xylem::dtype_of_v<T>, [&] {
-          auto a = input<T>(Layout::contiguous, {2, 2});
-          auto x = input<T>(Layout::contiguous, {2});
+          auto a = input<T>(ViewKind::contiguous, {2, 2});
+          auto x = input<T>(ViewKind::contiguous, {2});
           xylem::blas::gemv(backend, Transpose::no, 1, a.view, x.view, 1, x.view);
         })) {
       return;
@@ -95,10 +95,10 @@ TEST_P(Blas2, gemv) {
     for (auto [m, n] : sizes) {
       for (bool ta : {false, true}) {
         for (auto [alpha, beta] : scalars) {
-          for (Layout layout : {Layout::contiguous, Layout::padded, Layout::transposed}) {
+          for (ViewKind layout : {ViewKind::contiguous, ViewKind::padded, ViewKind::transposed}) {
             // Vectors: contiguous with contiguous matrices, else strided x and reversed y.
-            const Vec x_kind = layout == Layout::contiguous ? Vec::contiguous : Vec::strided;
-            const Vec y_kind = layout == Layout::contiguous ? Vec::contiguous : Vec::reversed;
+            const Vec x_kind = layout == ViewKind::contiguous ? Vec::contiguous : Vec::strided;
+            const Vec y_kind = layout == ViewKind::contiguous ? Vec::contiguous : Vec::reversed;
             SCOPED_TRACE(::testing::Message() << "a [" << m << ", " << n << "] " << name(layout)
                                               << (ta ? " transposed" : "") << " alpha=" << alpha << " beta=" << beta);
             const std::int64_t rows = ta ? n : m, cols = ta ? m : n;  // op(a) is rows x cols
@@ -125,11 +125,11 @@ TEST_P(Blas2, gemv) {
         }
       }
     }
-    auto a = input<T>(Layout::contiguous, {3, 4});
-    auto x5 = input<T>(Layout::contiguous, {5});
-    auto x4 = input<T>(Layout::contiguous, {4});
-    auto y3 = output<T>(Layout::contiguous, {3});
-    auto y4 = output<T>(Layout::contiguous, {4});
+    auto a = input<T>(ViewKind::contiguous, {3, 4});
+    auto x5 = input<T>(ViewKind::contiguous, {5});
+    auto x4 = input<T>(ViewKind::contiguous, {4});
+    auto y3 = output<T>(ViewKind::contiguous, {3});
+    auto y4 = output<T>(ViewKind::contiguous, {4});
     const std::vector<Tensor> all{a.base, x5.base, x4.base, y3.base, y4.base};
     expect_rejected(xylem::ErrorCode::shape_mismatch, "gemv", {"[3, 4]", "[5]"}, all,
                     [&] { xylem::blas::gemv(backend, Transpose::no, 1, a.view, x5.view, 0, y3.view); });
@@ -200,7 +200,7 @@ class GemmBatched : public MathConformance {
         base_dims = {1, rows, cols};
         break;
     }
-    const Shape base_shape{std::span<const std::int64_t>(base_dims)};
+    const Layout base_shape{std::span<const std::int64_t>(base_dims)};
     Arg a;
     a.base_values.resize(static_cast<std::size_t>(base_shape.numel()));
     std::uniform_int_distribution<int> sixty_fourths(-128, 128);
@@ -223,11 +223,11 @@ class GemmBatched : public MathConformance {
         break;
       case Batch::broadcast: {
         const std::int64_t dims[] = {count, rows, cols}, strides[] = {0, cols, 1};
-        a.view = a.base.as_strided(Shape::strided(dims, strides, 0));
+        a.view = a.base.as_strided(Layout::strided(dims, strides, 0));
         break;
       }
     }
-    a.pos = positions(a.view.shape());
+    a.pos = positions(a.view.layout());
     return a;
   }
 

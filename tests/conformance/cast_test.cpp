@@ -108,7 +108,7 @@ class Cast : public MathConformance {
     return out;
   }
 
-  void check(DType from, DType to, Layout in, Layout out, const Dims& dims, const std::vector<double>& values) {
+  void check(DType from, DType to, ViewKind in, ViewKind out, const Dims& dims, const std::vector<double>& values) {
     auto x = host_input(from, in, dims, values);
     std::vector<double> e(values.size());
     for (std::size_t k = 0; k < e.size(); ++k) e[k] = cast_value(values[k], to);
@@ -121,7 +121,7 @@ class Cast : public MathConformance {
       auto y = poisoned(to, out, dims, poison);
       xylem::cast(backend, x.view, y.view);
       expect_result(y, e, [](std::size_t) { return 0.0; }, "cast");
-      if (to == DType::i64 && out == Layout::contiguous) {  // exactly, beyond what doubles hold
+      if (to == DType::i64 && out == ViewKind::contiguous) {  // exactly, beyond what doubles hold
         const auto got = y.base.to_vector<std::int64_t>();
         for (std::size_t k = 0; k < e.size(); ++k) {
           const std::int64_t want = e[k] >= 0x1p63 ? std::numeric_limits<std::int64_t>::max()
@@ -143,7 +143,7 @@ TEST_P(Cast, every_pair) {
       if (!supported) {
         std::cout << "[ UNSUPPORTED ] " << target.spec() << ": cast from " << xylem::name(from) << " to "
                   << xylem::name(to) << "\n";
-        auto x = host_input(from, Layout::contiguous, {2}, {0, 1});
+        auto x = host_input(from, ViewKind::contiguous, {2}, {0, 1});
         XY_EXPECT_ERROR(xylem::ErrorCode::unsupported, (void)xylem::cast(backend, x.view, to));
         continue;
       }
@@ -152,22 +152,22 @@ TEST_P(Cast, every_pair) {
       values.insert(values.end(), random.begin(), random.end());
       {
         SCOPED_TRACE("contiguous");
-        check(from, to, Layout::contiguous, Layout::contiguous, {std::int64_t(values.size())}, values);
+        check(from, to, ViewKind::contiguous, ViewKind::contiguous, {std::int64_t(values.size())}, values);
       }
       {
         SCOPED_TRACE("transposed -> padded [7, 5]");
-        check(from, to, Layout::transposed, Layout::padded, {7, 5}, random_values(from, to, 35));
+        check(from, to, ViewKind::transposed, ViewKind::padded, {7, 5}, random_values(from, to, 35));
       }
       {
         SCOPED_TRACE("strided -> strided [3, 0, 4] (empty)");
-        check(from, to, Layout::strided, Layout::strided, {3, 0, 4}, {});
+        check(from, to, ViewKind::strided, ViewKind::strided, {3, 0, 4}, {});
       }
       {
         SCOPED_TRACE("a new tensor");
-        auto x = host_input(from, Layout::strided, {2, 3}, random_values(from, to, 6));
+        auto x = host_input(from, ViewKind::strided, {2, 3}, random_values(from, to, 6));
         Tensor y = xylem::cast(backend, x.view, to);
         EXPECT_EQ(y.dtype(), to);
-        EXPECT_EQ(y.shape().dims_string(), "[2, 3]");
+        EXPECT_EQ(y.layout().dims_string(), "[2, 3]");
         const auto v = x.values();
         std::vector<double> e(v.size());
         for (std::size_t k = 0; k < e.size(); ++k) e[k] = cast_value(v[k], to);
@@ -178,8 +178,8 @@ TEST_P(Cast, every_pair) {
 }
 
 TEST_P(Cast, rejects_bad_arguments) {
-  auto x = input(DType::f32, Layout::contiguous, {3, 4});
-  auto y = poisoned(DType::f16, Layout::contiguous, {4, 3});
+  auto x = input(DType::f32, ViewKind::contiguous, {3, 4});
+  auto y = poisoned(DType::f16, ViewKind::contiguous, {4, 3});
   expect_rejected(xylem::ErrorCode::shape_mismatch, "cast", {"[3, 4]", "[4, 3]"}, {x.base, y.base},
                   [&] { xylem::cast(backend, x.view, y.view); });
 }

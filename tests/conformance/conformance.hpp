@@ -17,7 +17,7 @@ namespace conformance {
 
 using xylem::Backend;
 using xylem::DType;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 using xylem::plugin::OpId;
 using Dims = std::vector<std::int64_t>;
@@ -69,16 +69,16 @@ double round_to(DType dtype, double value);
 std::vector<unsigned char> encode(DType dtype, const std::vector<double>& exact_values);
 
 // How an argument's elements lie in its storage.
-enum class Layout {
+enum class ViewKind {
   contiguous,
   strided,     // every other element of the last axis, from element 1
   transposed,  // rank 2: the transpose of a contiguous matrix
   padded,      // rank 2: columns 1..n of a wider contiguous matrix (row stride > columns)
 };
-const char* name(Layout layout);
+const char* name(ViewKind layout);
 
 // Storage offsets of a view's elements, in row-major logical order.
-std::vector<std::int64_t> positions(const Shape& view);
+std::vector<std::int64_t> positions(const Layout& view);
 
 // An argument: its storage tensor, the view passed to the op, and what the
 // host knows of both (values as double; NaN for poison).
@@ -100,17 +100,17 @@ class Conformance : public ::testing::TestWithParam<Target> {
   // An input on the host (native) with random values in [low, high],
   // rounded to T. `logical`, when given, sets the view's elements.
   template <class T>
-  Arg input(Layout layout, const Dims& dims, double low = -1, double high = 1,
+  Arg input(ViewKind layout, const Dims& dims, double low = -1, double high = 1,
             const std::vector<double>* logical = nullptr);
   // An output poisoned with NaN on the backend under test (fill runs there).
   template <class T>
-  Arg output(Layout layout, const Dims& dims);
+  Arg output(ViewKind layout, const Dims& dims);
   // The same for any float dtype (f16 and bf16 included): values are rounded
   // to dtype on the host, and base_values hold exactly what is stored. The
   // poison comes from the host.
-  Arg input(DType dtype, Layout layout, const Dims& dims, double low = -1, double high = 1,
+  Arg input(DType dtype, ViewKind layout, const Dims& dims, double low = -1, double high = 1,
             const std::vector<double>* logical = nullptr);
-  Arg output(DType dtype, Layout layout, const Dims& dims);
+  Arg output(DType dtype, ViewKind layout, const Dims& dims);
 
   // Checks every element of arg's storage after an op: logical element k
   // within allowed(k) of expect[k]; elements outside the view as they were

@@ -5,14 +5,14 @@
 namespace conformance {
 
 namespace detail {
-Shape base_shape(Layout layout, const Dims& dims);
-Shape view_shape(Layout layout, const Dims& dims);
-Tensor view_of(const Tensor& base, Layout layout, const Dims& dims);
+Layout base_shape(ViewKind layout, const Dims& dims);
+Layout view_shape(ViewKind layout, const Dims& dims);
+Tensor view_of(const Tensor& base, ViewKind layout, const Dims& dims);
 }  // namespace detail
 
 template <class T>
-Arg Conformance::input(Layout layout, const Dims& dims, double low, double high, const std::vector<double>* logical) {
-  const Shape shape = detail::base_shape(layout, dims);
+Arg Conformance::input(ViewKind layout, const Dims& dims, double low, double high, const std::vector<double>* logical) {
+  const Layout shape = detail::base_shape(layout, dims);
   auto values = xylem_test::random_vector<T>(rng, shape.numel(), low, high);
   Arg a;
   a.pos = positions(detail::view_shape(layout, dims));
@@ -26,13 +26,13 @@ Arg Conformance::input(Layout layout, const Dims& dims, double low, double high,
 }
 
 template <class T>
-Arg Conformance::output(Layout layout, const Dims& dims) {
-  const Shape shape = detail::base_shape(layout, dims);
+Arg Conformance::output(ViewKind layout, const Dims& dims) {
+  const Layout shape = detail::base_shape(layout, dims);
   Arg a;
   a.base = Tensor(shape, xylem::dtype_of_v<T>);
   xylem::fill(backend, a.base, kNaN);
   a.view = detail::view_of(a.base, layout, dims);
-  a.pos = positions(a.view.shape());
+  a.pos = positions(a.view.layout());
   a.base_values.assign(static_cast<std::size_t>(shape.numel()), kNaN);
   return a;
 }

@@ -17,7 +17,7 @@ using xylem::nn::Conv2d;
 struct ConvCase {
   Dims x, w;
   Conv2d p;
-  Layout x_layout = Layout::contiguous, y_layout = Layout::contiguous;
+  ViewKind x_layout = ViewKind::contiguous, y_layout = ViewKind::contiguous;
 };
 
 std::vector<ConvCase> cases() {
@@ -32,12 +32,12 @@ std::vector<ConvCase> cases() {
           {{1, 3, 8, 8}, {2, 3, 3, 3}, {2, 2, 0, 0, 1, 1, 1}},
           {{2, 4, 7, 7}, {4, 2, 3, 3}, {1, 1, 2, 2, 2, 2, 2}},
           {{1, 2, 3, 3}, {2, 2, 5, 5}, {1, 1, 1, 1, 1, 1, 1}},
-          {{2, 3, 6, 7}, {4, 3, 3, 3}, {1, 2, 1, 1, 1, 1, 1}, Layout::strided, Layout::padded},
+          {{2, 3, 6, 7}, {4, 3, 3, 3}, {1, 2, 1, 1, 1, 1, 1}, ViewKind::strided, ViewKind::padded},
           {{2, 16, 14, 14}, {16, 16, 3, 3}, {1, 1, 1, 1, 1, 1, 1}},
           {{2, 32, 9, 9}, {32, 16, 3, 3}, {2, 2, 1, 1, 2, 2, 2}},
           {{2, 32, 10, 11}, {64, 32, 3, 3}, {1, 2, 2, 1, 1, 1, 1}},
           {{1, 48, 7, 7}, {48, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 48}},
-          {{2, 32, 8, 9}, {32, 32, 3, 2}, {2, 1, 0, 1, 1, 2, 1}, Layout::strided, Layout::padded},
+          {{2, 32, 8, 9}, {32, 32, 3, 2}, {2, 1, 0, 1, 1, 2, 1}, ViewKind::strided, ViewKind::padded},
           {{2, 16, 6, 6}, {32, 16, 1, 1}, {2, 2, 0, 0, 1, 1, 1}}};
 }
 
@@ -87,9 +87,9 @@ class Conv : public Conformance {
  protected:
   bool conv_runs(OpId op, DType dtype) {
     return runs(op, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {1, 1, 2, 2});
-      auto w = input(dtype, Layout::contiguous, {1, 1, 1, 1});
-      auto y = output(dtype, Layout::contiguous, {1, 1, 2, 2});
+      auto x = input(dtype, ViewKind::contiguous, {1, 1, 2, 2});
+      auto w = input(dtype, ViewKind::contiguous, {1, 1, 1, 1});
+      auto y = output(dtype, ViewKind::contiguous, {1, 1, 2, 2});
       if (op == OpId::nn_conv2d) xylem::nn::conv2d(backend, x.view, w.view, y.view);
       if (op == OpId::nn_conv2d_grad_data) xylem::nn::conv2d_grad_data(backend, x.view, w.view, y.view);
       if (op == OpId::nn_conv2d_grad_filter) xylem::nn::conv2d_grad_filter(backend, x.view, x.view, w.view);
@@ -110,7 +110,7 @@ class Conv : public Conformance {
       const Geometry g(c.x, c.w, c.p);
       EXPECT_EQ(xylem::nn::conv2d_output_shape(shape_of(c.x), shape_of(c.w), c.p), shape_of(g.y_dims()));
       auto x = input(dtype, c.x_layout, c.x);
-      auto w = input(dtype, Layout::contiguous, c.w);
+      auto w = input(dtype, ViewKind::contiguous, c.w);
       auto y = output(dtype, c.y_layout, g.y_dims());
       xylem::nn::conv2d(backend, x.view, w.view, y.view, c.p);
       const auto xs = x.values(), ws = w.values();
@@ -128,8 +128,8 @@ class Conv : public Conformance {
     for (const auto& c : cases()) {
       SCOPED_TRACE(describe(c));
       const Geometry g(c.x, c.w, c.p);
-      auto dy = input(dtype, c.y_layout == Layout::padded ? Layout::strided : c.y_layout, g.y_dims());
-      auto w = input(dtype, Layout::contiguous, c.w);
+      auto dy = input(dtype, c.y_layout == ViewKind::padded ? ViewKind::strided : c.y_layout, g.y_dims());
+      auto w = input(dtype, ViewKind::contiguous, c.w);
       auto dx = output(dtype, c.x_layout, c.x);
       xylem::nn::conv2d_grad_data(backend, dy.view, w.view, dx.view, c.p);
       const auto dys = dy.values(), ws = w.values();
@@ -148,8 +148,8 @@ class Conv : public Conformance {
       SCOPED_TRACE(describe(c));
       const Geometry g(c.x, c.w, c.p);
       auto x = input(dtype, c.x_layout, c.x);
-      auto dy = input(dtype, c.y_layout == Layout::padded ? Layout::transposed : c.y_layout, g.y_dims());
-      auto dw = output(dtype, c.x_layout == Layout::strided ? Layout::strided : Layout::contiguous, c.w);
+      auto dy = input(dtype, c.y_layout == ViewKind::padded ? ViewKind::transposed : c.y_layout, g.y_dims());
+      auto dw = output(dtype, c.x_layout == ViewKind::strided ? ViewKind::strided : ViewKind::contiguous, c.w);
       xylem::nn::conv2d_grad_filter(backend, x.view, dy.view, dw.view, c.p);
       const auto xs = x.values(), dys = dy.values();
       std::vector<double> expect(dw.pos.size(), 0), mag(expect.size(), 0);
@@ -170,7 +170,7 @@ class Conv : public Conformance {
     for (const auto& c : {cases()[1], cases()[3], cases()[9]}) {
       SCOPED_TRACE(describe(c));
       const Geometry g(c.x, c.w, c.p);
-      const Shape xs_shape = shape_of(c.x), ws_shape = shape_of(c.w), ys_shape = shape_of(g.y_dims());
+      const Layout xs_shape = shape_of(c.x), ws_shape = shape_of(c.w), ys_shape = shape_of(g.y_dims());
       const auto xs = xylem_test::random_vector<double>(rng, xs_shape.numel());
       const auto ws = xylem_test::random_vector<double>(rng, ws_shape.numel());
       const auto dys = xylem_test::random_vector<double>(rng, ys_shape.numel());
@@ -206,7 +206,7 @@ TEST_P(Conv, errors) {
   using xylem::ErrorCode;
   auto host = [](const Dims& dims, auto value) {
     using T = decltype(value);
-    const Shape s = shape_of(dims);
+    const Layout s = shape_of(dims);
     return Tensor::from(std::vector<T>(static_cast<std::size_t>(s.numel()), value), s);
   };
   auto x = host({1, 3, 5, 5}, 1.0f);
@@ -235,7 +235,7 @@ TEST_P(Conv, errors) {
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::nn::conv2d(backend, x, w, y, Conv2d{1, 1, -1, 0, 1, 1, 1}));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::nn::conv2d(backend, x, w, y, Conv2d{1, 1, 0, 0, 0, 1, 1}));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::nn::conv2d(backend, x, w, y, Conv2d{1, 1, 0, 0, 1, 1, 0}));
-  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::nn::conv2d_output_shape(x.shape(), w_big.shape(), {}));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::nn::conv2d_output_shape(x.layout(), w_big.layout(), {}));
   // Gradients: the image shape must fit dy.
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::conv2d_grad_data(backend, y_bad, w, y));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::conv2d_grad_filter(backend, x, y_bad, w_c));

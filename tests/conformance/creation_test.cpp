@@ -11,16 +11,16 @@ TEST_P(Creation, fill) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     const DType dt = xylem::dtype_of_v<T>;
-    if (!runs(OpId::creation_fill, dt, [&] { (void)xylem::zeros(backend, Shape{2}, dt); })) return;
+    if (!runs(OpId::creation_fill, dt, [&] { (void)xylem::zeros(backend, Layout{2}, dt); })) return;
     for (auto n : kSizes) {
       SCOPED_TRACE(n);
-      auto y = output<T>(Layout::contiguous, {n});
+      auto y = output<T>(ViewKind::contiguous, {n});
       xylem::fill(backend, y.view, -2.75);
       expect_result<T>(y, std::vector<double>(static_cast<std::size_t>(n), -2.75), [](std::size_t) { return 0.0; },
                        "fill");
       EXPECT_TRUE(y.base.is_current_on(backend));
     }
-    for (Layout layout : {Layout::strided, Layout::transposed, Layout::padded}) {
+    for (ViewKind layout : {ViewKind::strided, ViewKind::transposed, ViewKind::padded}) {
       SCOPED_TRACE(name(layout));
       auto y = output<T>(layout, {37, 13});
       xylem::fill(backend, y.view, 1e3);
@@ -34,12 +34,12 @@ TEST_P(Creation, zeros_ones_full) {
     using T = decltype(tag);
     const DType dt = xylem::dtype_of_v<T>;
     if (!backend.supports(OpId::creation_fill, dt)) return;  // reported by fill
-    const Shape shape{3, 1001};
+    const Layout shape{3, 1001};
     auto z = xylem::zeros(backend, shape, dt);
     auto o = xylem::ones(backend, shape, dt);
     auto f = xylem::full(backend, shape, dt, 0.125);
     for (const auto* t : {&z, &o, &f}) {
-      EXPECT_EQ(t->shape(), shape);
+      EXPECT_EQ(t->layout(), shape);
       EXPECT_EQ(t->dtype(), dt);
       EXPECT_EQ(t->version(), 1u);
       EXPECT_TRUE(t->is_current_on(backend));
@@ -60,7 +60,7 @@ TEST_P(Creation, arange) {
       SCOPED_TRACE(n);
       // Values exact in f32 too (quarter steps below 2^24).
       auto t = xylem::arange(backend, n, dt, -3.5, 0.25);
-      EXPECT_EQ(t.shape(), (Shape{n}));
+      EXPECT_EQ(t.layout(), (Layout{n}));
       const auto got = t.template to_vector<T>();
       ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
       for (std::int64_t k = 0; k < n; ++k) ASSERT_EQ(got[k], T(-3.5 + 0.25 * double(k))) << k;
@@ -75,23 +75,23 @@ TEST_P(Creation, copy_view) {
     using T = decltype(tag);
     const DType dt = xylem::dtype_of_v<T>;
     if (!runs(OpId::core_copy_view, dt, [&] {
-          auto x = input<T>(Layout::transposed, {2, 3});
+          auto x = input<T>(ViewKind::transposed, {2, 3});
           (void)xylem::contiguous(backend, x.view);
         })) {
       return;
     }
     struct Case {
-      Layout layout;
+      ViewKind layout;
       Dims dims;
     };
-    const Case cases[] = {{Layout::contiguous, {100003}}, {Layout::strided, {1000}}, {Layout::strided, {3, 5, 7}},
-                          {Layout::transposed, {37, 29}}, {Layout::padded, {64, 7}}};
+    const Case cases[] = {{ViewKind::contiguous, {100003}}, {ViewKind::strided, {1000}}, {ViewKind::strided, {3, 5, 7}},
+                          {ViewKind::transposed, {37, 29}}, {ViewKind::padded, {64, 7}}};
     for (const auto& c : cases) {
       SCOPED_TRACE(name(c.layout));
       auto x = input<T>(c.layout, c.dims);
       auto y = xylem::contiguous(backend, x.view);
-      EXPECT_TRUE(y.shape().is_contiguous());
-      EXPECT_TRUE(y.shape().same_dims(x.view.shape()));
+      EXPECT_TRUE(y.layout().is_contiguous());
+      EXPECT_TRUE(y.layout().same_dims(x.view.layout()));
       EXPECT_FALSE(y.shares_data_with(x.base));
       const auto got = y.template to_vector<T>();
       const auto want = x.values();
@@ -101,7 +101,7 @@ TEST_P(Creation, copy_view) {
   });
   // Other dtypes move as bytes.
   if (backend.supports(OpId::core_copy_view, xylem::i32)) {
-    auto x = Tensor::from(xylem_test::iota_vector<std::int32_t>(12), Shape{3, 4});
+    auto x = Tensor::from(xylem_test::iota_vector<std::int32_t>(12), Layout{3, 4});
     auto y = xylem::contiguous(backend, x.transpose());
     EXPECT_EQ(y.to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
   }

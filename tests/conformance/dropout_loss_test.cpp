@@ -58,23 +58,23 @@ class Train : public Conformance {
 
   void dropout(DType dtype) {
     if (!runs(OpId::nn_dropout, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {4});
-          auto y = output(dtype, Layout::contiguous, {4});
+          auto x = input(dtype, ViewKind::contiguous, {4});
+          auto y = output(dtype, ViewKind::contiguous, {4});
           xylem::Generator gen(1);
           (void)xylem::nn::dropout(backend, x.view, y.view, 0.5, gen);
         })) {
       return;
     }
     struct Case {
-      Layout in, out;
+      ViewKind in, out;
       Dims dims;
     };
-    const Case cases[] = {{Layout::contiguous, Layout::contiguous, {1}},
-                          {Layout::contiguous, Layout::contiguous, {7}},
-                          {Layout::contiguous, Layout::contiguous, {100003}},
-                          {Layout::strided, Layout::contiguous, {1000}},
-                          {Layout::transposed, Layout::padded, {37, 29}},
-                          {Layout::contiguous, Layout::strided, {3, 5, 7}}};
+    const Case cases[] = {{ViewKind::contiguous, ViewKind::contiguous, {1}},
+                          {ViewKind::contiguous, ViewKind::contiguous, {7}},
+                          {ViewKind::contiguous, ViewKind::contiguous, {100003}},
+                          {ViewKind::strided, ViewKind::contiguous, {1000}},
+                          {ViewKind::transposed, ViewKind::padded, {37, 29}},
+                          {ViewKind::contiguous, ViewKind::strided, {3, 5, 7}}};
     for (double p : {0.0, 0.1, 0.5, 0.9}) {
       xylem::Generator gen(seed ^ 0x5eed);
       std::uint64_t offset = 0;
@@ -101,7 +101,7 @@ class Train : public Conformance {
       }
       // In place: y the same tensor as x.
       SCOPED_TRACE("in place");
-      auto x = input(dtype, Layout::contiguous, {999}, -2, 2);
+      auto x = input(dtype, ViewKind::contiguous, {999}, -2, 2);
       const auto xs = x.values();
       const auto mask = xylem::nn::dropout(backend, x.view, x.view, p, gen);
       expect_dropout(dtype, x, xs, mask, "dropout in place");
@@ -110,8 +110,8 @@ class Train : public Conformance {
 
   void dropout_grad(DType dtype) {
     if (!runs(OpId::nn_dropout_grad, dtype, [&] {
-          auto dy = input(dtype, Layout::contiguous, {4});
-          auto dx = output(dtype, Layout::contiguous, {4});
+          auto dy = input(dtype, ViewKind::contiguous, {4});
+          auto dx = output(dtype, ViewKind::contiguous, {4});
           xylem::nn::dropout_grad(backend, dy.view, dx.view, {0.5, 1, 0});
         })) {
       return;
@@ -120,8 +120,8 @@ class Train : public Conformance {
       for (const Dims& dims : {Dims{1}, Dims{1001}, Dims{4, 33}}) {
         SCOPED_TRACE(dims_text(dims) + " p " + std::to_string(p));
         const xylem::nn::DropoutMask mask{p, seed, seed % 1000};
-        auto dy = input(dtype, Layout::contiguous, dims, -2, 2);
-        auto dx = output(dtype, dims.size() > 1 ? Layout::transposed : Layout::strided, dims);
+        auto dy = input(dtype, ViewKind::contiguous, dims, -2, 2);
+        auto dx = output(dtype, dims.size() > 1 ? ViewKind::transposed : ViewKind::strided, dims);
         xylem::nn::dropout_grad(backend, dy.view, dx.view, mask);
         expect_dropout(dtype, dx, dy.values(), mask, "dropout_grad");
       }
@@ -132,7 +132,7 @@ class Train : public Conformance {
   struct LinearCase {
     Dims x, w;
     bool bias;
-    Layout x_layout = Layout::contiguous, y_layout = Layout::contiguous;
+    ViewKind x_layout = ViewKind::contiguous, y_layout = ViewKind::contiguous;
   };
   static std::vector<LinearCase> linear_cases() {
     return {{{5, 7}, {3, 7}, true},
@@ -140,8 +140,8 @@ class Train : public Conformance {
             {{1, 1}, {1, 1}, true},
             {{7}, {3, 7}, true},
             {{33, 65}, {17, 65}, true},
-            {{8, 5}, {4, 5}, true, Layout::transposed, Layout::padded},
-            {{6, 9}, {2, 9}, false, Layout::strided, Layout::strided}};
+            {{8, 5}, {4, 5}, true, ViewKind::transposed, ViewKind::padded},
+            {{6, 9}, {2, 9}, false, ViewKind::strided, ViewKind::strided}};
   }
   static std::string describe(const LinearCase& c) {
     return "x " + dims_text(c.x) + " (" + name(c.x_layout) + ") w " + dims_text(c.w) +
@@ -150,10 +150,10 @@ class Train : public Conformance {
 
   void linear(DType dtype) {
     if (!runs_all({OpId::blas_gemm, OpId::math_binary}, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {2, 3});
-          auto w = input(dtype, Layout::contiguous, {4, 3});
-          auto b = input(dtype, Layout::contiguous, {4});
-          auto y = output(dtype, Layout::contiguous, {2, 4});
+          auto x = input(dtype, ViewKind::contiguous, {2, 3});
+          auto w = input(dtype, ViewKind::contiguous, {4, 3});
+          auto b = input(dtype, ViewKind::contiguous, {4});
+          auto y = output(dtype, ViewKind::contiguous, {2, 4});
           xylem::nn::linear(backend, x.view, w.view, b.view, y.view);
         })) {
       return;
@@ -164,8 +164,8 @@ class Train : public Conformance {
       Dims ydims = c.x;
       ydims.back() = out;
       auto x = input(dtype, c.x_layout, c.x);
-      auto w = input(dtype, Layout::contiguous, c.w);
-      auto b = input(dtype, Layout::contiguous, {out});
+      auto w = input(dtype, ViewKind::contiguous, c.w);
+      auto b = input(dtype, ViewKind::contiguous, {out});
       auto y = output(dtype, c.y_layout, ydims);
       xylem::nn::linear(backend, x.view, w.view, c.bias ? b.view : Tensor{}, y.view);
       const auto xs = x.values(), ws = w.values();
@@ -190,12 +190,12 @@ class Train : public Conformance {
 
   void linear_grad(DType dtype) {
     if (!runs_all({OpId::blas_gemm, OpId::math_reduce}, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {2, 3});
-          auto w = input(dtype, Layout::contiguous, {4, 3});
-          auto dy = input(dtype, Layout::contiguous, {2, 4});
-          auto dx = output(dtype, Layout::contiguous, {2, 3});
-          auto dw = output(dtype, Layout::contiguous, {4, 3});
-          auto db = output(dtype, Layout::contiguous, {4});
+          auto x = input(dtype, ViewKind::contiguous, {2, 3});
+          auto w = input(dtype, ViewKind::contiguous, {4, 3});
+          auto dy = input(dtype, ViewKind::contiguous, {2, 4});
+          auto dx = output(dtype, ViewKind::contiguous, {2, 3});
+          auto dw = output(dtype, ViewKind::contiguous, {4, 3});
+          auto db = output(dtype, ViewKind::contiguous, {4});
           xylem::nn::linear_grad(backend, x.view, w.view, dy.view, dx.view, dw.view, db.view);
         })) {
       return;
@@ -207,11 +207,11 @@ class Train : public Conformance {
       Dims ydims = c.x;
       ydims.back() = out;
       auto x = input(dtype, c.x_layout, c.x);
-      auto w = input(dtype, Layout::contiguous, c.w);
-      auto dy = input(dtype, c.y_layout == Layout::padded ? Layout::contiguous : c.y_layout, ydims);
+      auto w = input(dtype, ViewKind::contiguous, c.w);
+      auto dy = input(dtype, c.y_layout == ViewKind::padded ? ViewKind::contiguous : c.y_layout, ydims);
       auto dx = output(dtype, c.x_layout, c.x);
-      auto dw = output(dtype, Layout::contiguous, c.w);
-      auto db = output(dtype, Layout::strided, {out});
+      auto dw = output(dtype, ViewKind::contiguous, c.w);
+      auto db = output(dtype, ViewKind::strided, {out});
       // Leave one of the three out in turn (and none in the first case).
       const int skip = variant++ % 4;
       Tensor dx_arg = skip == 1 ? Tensor{} : dx.view, dw_arg = skip == 2 ? Tensor{} : dw.view,
@@ -251,7 +251,7 @@ class Train : public Conformance {
     std::vector<std::int64_t> target;
     Tensor target_tensor;
   };
-  Logits logits(DType dtype, std::int64_t n, std::int64_t c, double offset, Layout layout,
+  Logits logits(DType dtype, std::int64_t n, std::int64_t c, double offset, ViewKind layout,
                 const std::vector<std::size_t>& bad = {}) {
     Logits l{input(dtype, layout, {n, c}, offset - 3, offset + 3), {}, {}};
     std::uniform_int_distribution<std::int64_t> pick(0, c - 1);
@@ -274,16 +274,16 @@ class Train : public Conformance {
   struct CeCase {
     std::int64_t n, c;
     double offset;
-    Layout layout;
+    ViewKind layout;
   };
   static std::vector<CeCase> ce_cases() {
-    return {{4, 10, 0, Layout::contiguous},  {1, 1, 0, Layout::contiguous},    {7, 1000, 0, Layout::contiguous},
-            {64, 3, 0, Layout::transposed},   {5, 20, 1e4, Layout::contiguous}, {6, 9, -1e4, Layout::padded}};
+    return {{4, 10, 0, ViewKind::contiguous},  {1, 1, 0, ViewKind::contiguous},    {7, 1000, 0, ViewKind::contiguous},
+            {64, 3, 0, ViewKind::transposed},   {5, 20, 1e4, ViewKind::contiguous}, {6, 9, -1e4, ViewKind::padded}};
   }
 
   void cross_entropy(DType dtype) {
     if (!runs_all({OpId::nn_cross_entropy, OpId::math_reduce}, dtype, [&] {
-          auto l = logits(dtype, 2, 3, 0, Layout::contiguous);
+          auto l = logits(dtype, 2, 3, 0, ViewKind::contiguous);
           (void)xylem::nn::cross_entropy(backend, l.x.view, l.target_tensor);
         })) {
       return;
@@ -321,8 +321,8 @@ class Train : public Conformance {
 
   void cross_entropy_grad(DType dtype) {
     if (!runs_all({OpId::nn_cross_entropy_grad, OpId::creation_fill}, dtype, [&] {
-          auto l = logits(dtype, 2, 3, 0, Layout::contiguous);
-          auto dx = output(dtype, Layout::contiguous, {2, 3});
+          auto l = logits(dtype, 2, 3, 0, ViewKind::contiguous);
+          auto dx = output(dtype, ViewKind::contiguous, {2, 3});
           xylem::nn::cross_entropy_grad(backend, l.x.view, l.target_tensor, dx.view);
         })) {
       return;
@@ -333,7 +333,7 @@ class Train : public Conformance {
         SCOPED_TRACE(std::to_string(c.n) + " x " + std::to_string(c.c) + " offset " + std::to_string(c.offset) + " " +
                      name(c.layout) + " dloss " + std::to_string(dloss) + (with_bad ? ", a target out of range" : ""));
         auto l = logits(dtype, c.n, c.c, c.offset, c.layout, with_bad ? std::vector<std::size_t>{1} : std::vector<std::size_t>{});
-        auto dx = output(dtype, c.layout == Layout::padded ? Layout::transposed : Layout::contiguous, {c.n, c.c});
+        auto dx = output(dtype, c.layout == ViewKind::padded ? ViewKind::transposed : ViewKind::contiguous, {c.n, c.c});
         if (with_bad) {  // the poisoned dx stays as it was
           const auto before = xylem_test::snapshot(dx.base);
           expect_bad_target([&] { xylem::nn::cross_entropy_grad(backend, l.x.view, l.target_tensor, dx.view, dloss); },
@@ -365,24 +365,24 @@ class Train : public Conformance {
 
   void mse(DType dtype, bool grad) {
     const bool ok = grad ? runs_all({OpId::math_binary, OpId::creation_fill}, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {3});
-      auto dx = output(dtype, Layout::contiguous, {3});
+      auto x = input(dtype, ViewKind::contiguous, {3});
+      auto dx = output(dtype, ViewKind::contiguous, {3});
       xylem::nn::mse_loss_grad(backend, x.view, x.view, dx.view);
     })
                          : runs_all({OpId::math_binary, OpId::math_reduce}, dtype, [&] {
-                             auto x = input(dtype, Layout::contiguous, {3});
+                             auto x = input(dtype, ViewKind::contiguous, {3});
                              (void)xylem::nn::mse_loss(backend, x.view, x.view);
                            });
     if (!ok) return;
     struct Case {
       Dims dims;
-      Layout x, t;
+      ViewKind x, t;
     };
-    const Case cases[] = {{{1}, Layout::contiguous, Layout::contiguous},
-                          {{7}, Layout::strided, Layout::contiguous},
-                          {{3, 5, 7}, Layout::contiguous, Layout::strided},
-                          {{100003}, Layout::contiguous, Layout::contiguous},
-                          {{9, 4}, Layout::transposed, Layout::padded}};
+    const Case cases[] = {{{1}, ViewKind::contiguous, ViewKind::contiguous},
+                          {{7}, ViewKind::strided, ViewKind::contiguous},
+                          {{3, 5, 7}, ViewKind::contiguous, ViewKind::strided},
+                          {{100003}, ViewKind::contiguous, ViewKind::contiguous},
+                          {{9, 4}, ViewKind::transposed, ViewKind::padded}};
     for (const auto& c : cases) {
       for (double dloss : {1.0, -0.5}) {
         SCOPED_TRACE(dims_text(c.dims) + " " + name(c.x) + ", " + name(c.t) + " dloss " + std::to_string(dloss));
@@ -421,7 +421,7 @@ class Train : public Conformance {
     }
     SCOPED_TRACE("finite differences");
     {  // dropout: the same Generator seed gives the same mask
-      const Shape shape{50};
+      const Layout shape{50};
       const auto xs = xylem_test::random_vector<double>(rng, 50, -2, 2), dys = xylem_test::random_vector<double>(rng, 50);
       auto f = [&](const Tensor& x) {
         xylem::Generator gen(seed);
@@ -435,7 +435,7 @@ class Train : public Conformance {
       expect_gradient(a, xs, shape, dys, f, some_coordinates(rng, 50), 1.0, "dropout_grad");
     }
     {  // linear
-      const Shape xshape{4, 5}, wshape{3, 5}, yshape{4, 3}, bshape{3};
+      const Layout xshape{4, 5}, wshape{3, 5}, yshape{4, 3}, bshape{3};
       const auto xs = xylem_test::random_vector<double>(rng, 20), ws = xylem_test::random_vector<double>(rng, 15);
       const auto bs = xylem_test::random_vector<double>(rng, 3), dys = xylem_test::random_vector<double>(rng, 12);
       auto run = [&](const Tensor& x, const Tensor& w, const Tensor& b) {
@@ -455,7 +455,7 @@ class Train : public Conformance {
                       "linear_grad dbias");
     }
     {  // cross_entropy and mse_loss: scalar objectives
-      const Shape shape{5, 7};
+      const Layout shape{5, 7};
       const auto xs = xylem_test::random_vector<double>(rng, 35, -3, 3), ts = xylem_test::random_vector<double>(rng, 35);
       std::vector<std::int64_t> classes{0, 6, 3, 3, 1};
       const Tensor t = Tensor::from(classes);
@@ -485,7 +485,7 @@ TEST_P(Train, dropout_same_mask_as_native) {
   if (!native.supports(OpId::nn_dropout, xylem::f32)) GTEST_SKIP() << "native has no f32 dropout";
   const auto xs = xylem_test::random_vector<float>(rng, 4099, 0.5, 1.5);
   const Tensor x = Tensor::from(xs);
-  Tensor here(Shape{4099}, xylem::f32), there(Shape{4099}, xylem::f32);
+  Tensor here(Layout{4099}, xylem::f32), there(Layout{4099}, xylem::f32);
   xylem::Generator g1(seed), g2(seed);
   (void)xylem::nn::dropout(backend, x, here, 0.3, g1);
   (void)xylem::nn::dropout(native, x, there, 0.3, g2);
@@ -516,10 +516,10 @@ TEST_P(Train, finite_differences) { finite_differences(); }
 
 TEST_P(Train, errors) {
   using xylem::ErrorCode;
-  auto x = Tensor::from(std::vector<float>(12, 1.0f), Shape{3, 4});
-  auto y = Tensor::from(std::vector<float>(12, 0.0f), Shape{3, 4});
-  auto y_bad = Tensor::from(std::vector<float>(12, 0.0f), Shape{4, 3});
-  auto y64 = Tensor::from(std::vector<double>(12, 0.0), Shape{3, 4});
+  auto x = Tensor::from(std::vector<float>(12, 1.0f), Layout{3, 4});
+  auto y = Tensor::from(std::vector<float>(12, 0.0f), Layout{3, 4});
+  auto y_bad = Tensor::from(std::vector<float>(12, 0.0f), Layout{4, 3});
+  auto y64 = Tensor::from(std::vector<double>(12, 0.0), Layout{3, 4});
   const auto sy = xylem_test::snapshot(y), sbad = xylem_test::snapshot(y_bad), s64 = xylem_test::snapshot(y64);
   xylem::Generator gen(7);
   // dropout: p outside [0, 1), shapes, dtypes
@@ -535,11 +535,11 @@ TEST_P(Train, errors) {
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::nn::dropout_grad(backend, x, y, {1.0, 1, 0}));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::dropout_grad(backend, x, y_bad, {0.5, 1, 0}));
   // linear: w [out, in] must match x's last axis; bias [out]; y [..., out]
-  auto w = Tensor::from(std::vector<float>(8, 1.0f), Shape{2, 4});
-  auto w_bad = Tensor::from(std::vector<float>(6, 1.0f), Shape{2, 3});
-  auto w64 = Tensor::from(std::vector<double>(8, 1.0), Shape{2, 4});
+  auto w = Tensor::from(std::vector<float>(8, 1.0f), Layout{2, 4});
+  auto w_bad = Tensor::from(std::vector<float>(6, 1.0f), Layout{2, 3});
+  auto w64 = Tensor::from(std::vector<double>(8, 1.0), Layout{2, 4});
   auto bias3 = Tensor::from(std::vector<float>(3, 1.0f));
-  auto out = Tensor::from(std::vector<float>(6, 0.0f), Shape{3, 2});
+  auto out = Tensor::from(std::vector<float>(6, 0.0f), Layout{3, 2});
   const auto sout = xylem_test::snapshot(out);
   message = XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::linear(backend, x, w_bad, Tensor{}, out));
   EXPECT_NE(message.find("linear"), std::string::npos) << message;
@@ -560,7 +560,7 @@ TEST_P(Train, errors) {
   EXPECT_NE(message.find("[4]"), std::string::npos) << message;
   XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, (void)xylem::nn::cross_entropy(backend, x, target_f));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch,
-                  (void)xylem::nn::cross_entropy(backend, Tensor::from(std::vector<float>(8, 1.0f), Shape{2, 2, 2}),
+                  (void)xylem::nn::cross_entropy(backend, Tensor::from(std::vector<float>(8, 1.0f), Layout{2, 2, 2}),
                                                  Tensor::from(std::vector<std::int64_t>{0, 1})));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::cross_entropy_grad(backend, x, classes, y_bad));
   XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, xylem::nn::cross_entropy_grad(backend, x, classes, y64));

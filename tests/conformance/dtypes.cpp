@@ -103,9 +103,9 @@ std::vector<unsigned char> encode(DType dtype, const std::vector<double>& exact_
   return bytes;
 }
 
-Arg Conformance::input(DType dtype, Layout layout, const Dims& dims, double low, double high,
+Arg Conformance::input(DType dtype, ViewKind layout, const Dims& dims, double low, double high,
                        const std::vector<double>* logical) {
-  const Shape shape = detail::base_shape(layout, dims);
+  const Layout shape = detail::base_shape(layout, dims);
   Arg a;
   a.base_values = xylem_test::random_vector<double>(rng, shape.numel(), low, high);
   a.pos = positions(detail::view_shape(layout, dims));
@@ -119,14 +119,14 @@ Arg Conformance::input(DType dtype, Layout layout, const Dims& dims, double low,
   return a;
 }
 
-Arg Conformance::output(DType dtype, Layout layout, const Dims& dims) {
-  const Shape shape = detail::base_shape(layout, dims);
+Arg Conformance::output(DType dtype, ViewKind layout, const Dims& dims) {
+  const Layout shape = detail::base_shape(layout, dims);
   Arg a;
   a.base_values.assign(static_cast<std::size_t>(shape.numel()), kNaN);
   const auto bytes = encode(dtype, a.base_values);
   a.base = Tensor::from_bytes(bytes.data(), bytes.size(), shape, dtype);
   a.view = detail::view_of(a.base, layout, dims);
-  a.pos = positions(a.view.shape());
+  a.pos = positions(a.view.layout());
   return a;
 }
 

@@ -96,36 +96,36 @@ const CompareOp kCompare[] = {
 
 // One unary case: input and output layouts over the same dims.
 struct UnaryCase {
-  Layout in, out;
+  ViewKind in, out;
   Dims dims;
 };
 
 std::vector<UnaryCase> unary_cases() {
   std::vector<UnaryCase> out;
-  for (auto n : kSizes) out.push_back({Layout::contiguous, Layout::contiguous, {n}});
-  out.push_back({Layout::contiguous, Layout::contiguous, {}});         // rank 0
-  out.push_back({Layout::contiguous, Layout::contiguous, {0}});        // empty
-  out.push_back({Layout::strided, Layout::contiguous, {3, 0, 2}});     // empty, rank 3
-  out.push_back({Layout::contiguous, Layout::strided, {1, 1, 7}});     // size-1 dims
-  out.push_back({Layout::strided, Layout::strided, {1000}});
-  out.push_back({Layout::strided, Layout::contiguous, {7}});
-  out.push_back({Layout::contiguous, Layout::strided, {1001}});
-  out.push_back({Layout::transposed, Layout::contiguous, {37, 29}});
-  out.push_back({Layout::contiguous, Layout::transposed, {29, 37}});
-  out.push_back({Layout::transposed, Layout::padded, {16, 5}});
-  out.push_back({Layout::strided, Layout::strided, {3, 4, 5}});
-  out.push_back({Layout::transposed, Layout::transposed, {4, 3, 5, 2}});
+  for (auto n : kSizes) out.push_back({ViewKind::contiguous, ViewKind::contiguous, {n}});
+  out.push_back({ViewKind::contiguous, ViewKind::contiguous, {}});         // rank 0
+  out.push_back({ViewKind::contiguous, ViewKind::contiguous, {0}});        // empty
+  out.push_back({ViewKind::strided, ViewKind::contiguous, {3, 0, 2}});     // empty, rank 3
+  out.push_back({ViewKind::contiguous, ViewKind::strided, {1, 1, 7}});     // size-1 dims
+  out.push_back({ViewKind::strided, ViewKind::strided, {1000}});
+  out.push_back({ViewKind::strided, ViewKind::contiguous, {7}});
+  out.push_back({ViewKind::contiguous, ViewKind::strided, {1001}});
+  out.push_back({ViewKind::transposed, ViewKind::contiguous, {37, 29}});
+  out.push_back({ViewKind::contiguous, ViewKind::transposed, {29, 37}});
+  out.push_back({ViewKind::transposed, ViewKind::padded, {16, 5}});
+  out.push_back({ViewKind::strided, ViewKind::strided, {3, 4, 5}});
+  out.push_back({ViewKind::transposed, ViewKind::transposed, {4, 3, 5, 2}});
   return out;
 }
 
 // One binary case: operand dims (broadcast against each other) and layouts.
 struct BinaryCase {
   Dims a, b;
-  Layout a_layout = Layout::contiguous, b_layout = Layout::contiguous, out_layout = Layout::contiguous;
+  ViewKind a_layout = ViewKind::contiguous, b_layout = ViewKind::contiguous, out_layout = ViewKind::contiguous;
 };
 
 std::vector<BinaryCase> binary_cases() {
-  using L = Layout;
+  using L = ViewKind;
   return {
       {{1000}, {1000}},
       {{100003}, {100003}},
@@ -184,7 +184,7 @@ class Elementwise : public MathConformance {
 
   void unary(const UnaryOp& op, DType dtype) {
     if (!runs(OpId::math_unary, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {4}, 1, 2);
+          auto x = input(dtype, ViewKind::contiguous, {4}, 1, 2);
           (void)op.make(backend, x.view);
         })) {
       return;
@@ -200,9 +200,9 @@ class Elementwise : public MathConformance {
     }
     {
       SCOPED_TRACE("a new tensor");
-      auto x = input(dtype, Layout::transposed, {13, 11}, op.low, op.high);
+      auto x = input(dtype, ViewKind::transposed, {13, 11}, op.low, op.high);
       Tensor y = op.make(backend, x.view);
-      EXPECT_EQ(y.shape().dims_string(), "[13, 11]");
+      EXPECT_EQ(y.layout().dims_string(), "[13, 11]");
       EXPECT_EQ(y.dtype(), dtype);
       const auto e = expected(op, dtype, x.values());
       const auto got = y.to_doubles();
@@ -210,7 +210,7 @@ class Elementwise : public MathConformance {
         EXPECT_TRUE(got[k] == e[k] || std::abs(got[k] - e[k]) <= tolerance(op, dtype, e)(k))
             << op.name << " element " << k << ": got " << got[k] << ", expected " << e[k];
     }
-    for (Layout layout : {Layout::contiguous, Layout::strided}) {
+    for (ViewKind layout : {ViewKind::contiguous, ViewKind::strided}) {
       SCOPED_TRACE(std::string("in place, ") + name(layout));
       auto x = input(dtype, layout, {1003}, op.low, op.high);
       const auto e = expected(op, dtype, x.values());
@@ -224,8 +224,8 @@ class Elementwise : public MathConformance {
         for (auto& v : values)
           if (std::isfinite(v) && std::abs(v) > 1e4) v = std::copysign(1e4, v);
       }
-      auto x = host_input(dtype, Layout::contiguous, {std::int64_t(values.size())}, values);
-      auto y = poisoned(dtype, Layout::contiguous, {std::int64_t(values.size())}, 7.0);
+      auto x = host_input(dtype, ViewKind::contiguous, {std::int64_t(values.size())}, values);
+      auto y = poisoned(dtype, ViewKind::contiguous, {std::int64_t(values.size())}, 7.0);
       op.into(backend, x.view, y.view);
       const auto e = expected(op, dtype, x.values());
       expect_result(y, e, tolerance(op, dtype, e), std::string(op.name) + " of special values");
@@ -242,7 +242,7 @@ class Elementwise : public MathConformance {
 
   void binary(const BinaryOp& op, DType dtype) {
     if (!runs(OpId::math_binary, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {4}, 1, 2);
+          auto x = input(dtype, ViewKind::contiguous, {4}, 1, 2);
           (void)op.make(backend, x.view, x.view);
         })) {
       return;
@@ -263,10 +263,10 @@ class Elementwise : public MathConformance {
     {
       SCOPED_TRACE("a new tensor, [3, 1] with [4]");
       const BinaryCase c{{3, 1}, {4}};
-      auto a = input(dtype, Layout::contiguous, c.a, op.a_low, op.a_high);
-      auto b = input(dtype, Layout::contiguous, c.b, op.b_low, op.b_high);
+      auto a = input(dtype, ViewKind::contiguous, c.a, op.a_low, op.a_high);
+      auto b = input(dtype, ViewKind::contiguous, c.b, op.b_low, op.b_high);
       Tensor y = op.make(backend, a.view, b.view);
-      EXPECT_EQ(y.shape().dims_string(), "[3, 4]");
+      EXPECT_EQ(y.layout().dims_string(), "[3, 4]");
       EXPECT_EQ(y.dtype(), dtype);
       const auto e = expected(op, dtype, {3, 4}, c, a, b);
       const auto got = y.to_doubles();
@@ -276,12 +276,12 @@ class Elementwise : public MathConformance {
     }
     {
       SCOPED_TRACE("an input already broadcast by the caller (stride 0)");
-      auto row = input(dtype, Layout::contiguous, {1, 7}, op.a_low, op.a_high);
+      auto row = input(dtype, ViewKind::contiguous, {1, 7}, op.a_low, op.a_high);
       const std::int64_t dims[] = {5, 7}, strides[] = {0, 1};
-      Tensor expanded = row.view.as_strided(Shape::strided(dims, strides, 0));
+      Tensor expanded = row.view.as_strided(Layout::strided(dims, strides, 0));
       const BinaryCase c{{1, 7}, {5, 7}};
-      auto b = input(dtype, Layout::contiguous, c.b, op.b_low, op.b_high);
-      auto y = poisoned(dtype, Layout::contiguous, {5, 7});
+      auto b = input(dtype, ViewKind::contiguous, c.b, op.b_low, op.b_high);
+      auto y = poisoned(dtype, ViewKind::contiguous, {5, 7});
       op.into(backend, expanded, b.view, y.view);
       const auto e = expected(op, dtype, {5, 7}, c, row, b);
       expect_result(y, e, tolerance(e), op.name);
@@ -289,8 +289,8 @@ class Elementwise : public MathConformance {
     for (int which : {0, 1}) {
       SCOPED_TRACE(which == 0 ? "in place into a" : "in place into b (a broadcast)");
       const BinaryCase c = which == 0 ? BinaryCase{{33, 65}, {65}} : BinaryCase{{65}, {33, 65}};
-      auto a = input(dtype, which == 0 ? Layout::padded : Layout::contiguous, c.a, op.a_low, op.a_high);
-      auto b = input(dtype, which == 0 ? Layout::contiguous : Layout::transposed, c.b, op.b_low, op.b_high);
+      auto a = input(dtype, which == 0 ? ViewKind::padded : ViewKind::contiguous, c.a, op.a_low, op.a_high);
+      auto b = input(dtype, which == 0 ? ViewKind::contiguous : ViewKind::transposed, c.b, op.b_low, op.b_high);
       Arg& y = which == 0 ? a : b;
       const auto e = expected(op, dtype, {33, 65}, c, a, b);
       op.into(backend, a.view, b.view, y.view);
@@ -301,9 +301,9 @@ class Elementwise : public MathConformance {
       const auto values = special_values(dtype);
       const std::int64_t n = static_cast<std::int64_t>(values.size());
       const BinaryCase c{{n, 1}, {1, n}};
-      auto a = host_input(dtype, Layout::contiguous, c.a, values);
-      auto b = host_input(dtype, Layout::contiguous, c.b, values);
-      auto y = poisoned(dtype, Layout::contiguous, {n, n}, 7.0);
+      auto a = host_input(dtype, ViewKind::contiguous, c.a, values);
+      auto b = host_input(dtype, ViewKind::contiguous, c.b, values);
+      auto y = poisoned(dtype, ViewKind::contiguous, {n, n}, 7.0);
       op.into(backend, a.view, b.view, y.view);
       const auto e = expected(op, dtype, {n, n}, c, a, b);
       expect_result(y, e, tolerance(e), std::string(op.name) + " of special values");
@@ -312,7 +312,7 @@ class Elementwise : public MathConformance {
 
   void compare(const CompareOp& op, DType dtype) {
     if (!runs(OpId::math_compare, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {4});
+          auto x = input(dtype, ViewKind::contiguous, {4});
           (void)op.make(backend, x.view, x.view);
         })) {
       return;
@@ -345,10 +345,10 @@ class Elementwise : public MathConformance {
         expect_result(y, e, [](std::size_t) { return 0.0; }, op.name);
       }
     }
-    auto a = host_input(dtype, Layout::contiguous, {2, 1}, {1, kNaN});
-    auto b = host_input(dtype, Layout::contiguous, {3}, {kNaN, 1, 2});
+    auto a = host_input(dtype, ViewKind::contiguous, {2, 1}, {1, kNaN});
+    auto b = host_input(dtype, ViewKind::contiguous, {3}, {kNaN, 1, 2});
     Tensor y = op.make(backend, a.view, b.view);
-    EXPECT_EQ(y.shape().dims_string(), "[2, 3]");
+    EXPECT_EQ(y.layout().dims_string(), "[2, 3]");
     EXPECT_EQ(y.dtype(), DType::boolean);
     std::vector<double> e;
     for (double x : {1.0, kNaN})
@@ -397,23 +397,23 @@ TEST_P(Elementwise, comparisons) {
 TEST_P(Elementwise, where) {
   for_each_float_dtype([&](DType dtype) {
     if (!runs(OpId::math_where, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {4});
-          auto c = random_bools(Layout::contiguous, {4});
+          auto x = input(dtype, ViewKind::contiguous, {4});
+          auto c = random_bools(ViewKind::contiguous, {4});
           (void)xylem::where(backend, c.view, x.view, x.view);
         })) {
       return;
     }
     struct Case {
       Dims cond, x, y;
-      Layout cond_layout = Layout::contiguous, x_layout = Layout::contiguous, out_layout = Layout::contiguous;
+      ViewKind cond_layout = ViewKind::contiguous, x_layout = ViewKind::contiguous, out_layout = ViewKind::contiguous;
     };
     const Case cases[] = {
         {{1000}, {1000}, {1000}},
-        {{100003}, {100003}, {100003}, Layout::strided, Layout::strided},
+        {{100003}, {100003}, {100003}, ViewKind::strided, ViewKind::strided},
         {{4, 1, 5}, {3, 1}, {1, 5}},  // all three broadcast
         {{}, {7}, {7}},                // a scalar condition
-        {{2, 7}, {}, {7}, Layout::contiguous, Layout::contiguous, Layout::strided},
-        {{37, 29}, {37, 29}, {29}, Layout::transposed, Layout::padded, Layout::transposed},
+        {{2, 7}, {}, {7}, ViewKind::contiguous, ViewKind::contiguous, ViewKind::strided},
+        {{37, 29}, {37, 29}, {29}, ViewKind::transposed, ViewKind::padded, ViewKind::transposed},
         {{0, 3}, {1, 3}, {3}},         // empty
         {{1000, 1}, {1}, {1000, 1}},
     };
@@ -422,7 +422,7 @@ TEST_P(Elementwise, where) {
       const Dims out = broadcast_dims(broadcast_dims(c.cond, c.x), c.y);
       auto cond = random_bools(c.cond_layout, c.cond);
       auto x = input(dtype, c.x_layout, c.x, -10, 10);
-      auto y = input(dtype, Layout::contiguous, c.y, -10, 10);
+      auto y = input(dtype, ViewKind::contiguous, c.y, -10, 10);
       auto r = poisoned(dtype, c.out_layout, out);
       xylem::where(backend, cond.view, x.view, y.view, r.view);
       std::vector<double> e(static_cast<std::size_t>(numel(out)));
@@ -433,9 +433,9 @@ TEST_P(Elementwise, where) {
     }
     // NaN and Inf pass through unchanged, and the value not taken never leaks.
     const std::vector<double> xs{kNaN, 1, kInf, -kInf, kNaN, 2}, ys{3, kNaN, -kInf, 4, -0.0, kNaN};
-    auto cond = host_input(DType::boolean, Layout::contiguous, {6}, {1, 0, 1, 0, 0, 1});
-    auto x = host_input(dtype, Layout::contiguous, {6}, xs);
-    auto y = host_input(dtype, Layout::contiguous, {6}, ys);
+    auto cond = host_input(DType::boolean, ViewKind::contiguous, {6}, {1, 0, 1, 0, 0, 1});
+    auto x = host_input(dtype, ViewKind::contiguous, {6}, xs);
+    auto y = host_input(dtype, ViewKind::contiguous, {6}, ys);
     Tensor r = xylem::where(backend, cond.view, x.view, y.view);
     EXPECT_EQ(r.dtype(), dtype);
     const auto got = r.to_doubles();
@@ -453,8 +453,8 @@ TEST_P(Elementwise, relu_special_values) {
     if (!backend.supports(OpId::math_unary, dtype)) return;  // reported by the unary tests
     const auto values = special_values(dtype);
     const std::int64_t n = static_cast<std::int64_t>(values.size());
-    auto x = host_input(dtype, Layout::contiguous, {n}, values);
-    auto y = poisoned(dtype, Layout::strided, {n}, 7.0);
+    auto x = host_input(dtype, ViewKind::contiguous, {n}, values);
+    auto y = poisoned(dtype, ViewKind::strided, {n}, 7.0);
     xylem::nn::relu(backend, x.view, y.view);
     std::vector<double> e(values.size());
     for (std::size_t k = 0; k < e.size(); ++k) e[k] = x.at(k) < 0 ? 0.0 : x.at(k);
@@ -467,18 +467,18 @@ TEST_P(Elementwise, relu_special_values) {
 TEST_P(Elementwise, rejects_bad_arguments) {
   using xylem::ErrorCode;
   const DType f = DType::f32;
-  auto a = input(f, Layout::contiguous, {3, 4});
-  auto b = input(f, Layout::contiguous, {5});
-  auto row = input(f, Layout::contiguous, {4});
-  auto y = poisoned(f, Layout::contiguous, {3, 4});
-  auto y35 = poisoned(f, Layout::contiguous, {3, 5});
-  auto y64 = poisoned(DType::f64, Layout::contiguous, {3, 4});
-  auto d = input(DType::f64, Layout::contiguous, {3, 4});
-  auto ints = host_input(DType::i32, Layout::contiguous, {3, 4}, std::vector<double>(12, 2.0));
-  auto cond_f = input(f, Layout::contiguous, {3, 4});
-  auto cond = random_bools(Layout::contiguous, {3, 4});
-  auto cond2 = random_bools(Layout::contiguous, {2});
-  auto bools = poisoned(DType::boolean, Layout::contiguous, {3, 4}, 1.0);
+  auto a = input(f, ViewKind::contiguous, {3, 4});
+  auto b = input(f, ViewKind::contiguous, {5});
+  auto row = input(f, ViewKind::contiguous, {4});
+  auto y = poisoned(f, ViewKind::contiguous, {3, 4});
+  auto y35 = poisoned(f, ViewKind::contiguous, {3, 5});
+  auto y64 = poisoned(DType::f64, ViewKind::contiguous, {3, 4});
+  auto d = input(DType::f64, ViewKind::contiguous, {3, 4});
+  auto ints = host_input(DType::i32, ViewKind::contiguous, {3, 4}, std::vector<double>(12, 2.0));
+  auto cond_f = input(f, ViewKind::contiguous, {3, 4});
+  auto cond = random_bools(ViewKind::contiguous, {3, 4});
+  auto cond2 = random_bools(ViewKind::contiguous, {2});
+  auto bools = poisoned(DType::boolean, ViewKind::contiguous, {3, 4}, 1.0);
   const std::vector<Tensor> all{a.base, b.base, row.base, y.base, y35.base, y64.base, d.base, ints.base, bools.base};
 
   expect_rejected(ErrorCode::shape_mismatch, "add", {"[3, 4]", "[5]"}, all,
@@ -509,9 +509,9 @@ TEST_P(Elementwise, rejects_bad_arguments) {
   expect_rejected(ErrorCode::dtype_mismatch, "where", {}, all,
                   [&] { xylem::where(backend, cond.view, a.view, d.view, y.view); });
   expect_rejected(ErrorCode::shape_mismatch, "broadcast", {"[3, 4]", "[5]"}, {},
-                  [&] { (void)xylem::broadcast_shape(Shape{3, 4}, Shape{5}); });
-  EXPECT_EQ(xylem::broadcast_shape(Shape{5, 1, 7}, Shape{6, 1}).dims_string(), "[5, 6, 7]");
-  EXPECT_EQ(xylem::broadcast_shape(Shape{}, Shape{0, 3}).dims_string(), "[0, 3]");
+                  [&] { (void)xylem::broadcast_shape(Layout{3, 4}, Layout{5}); });
+  EXPECT_EQ(xylem::broadcast_shape(Layout{5, 1, 7}, Layout{6, 1}).dims_string(), "[5, 6, 7]");
+  EXPECT_EQ(xylem::broadcast_shape(Layout{}, Layout{0, 3}).dims_string(), "[0, 3]");
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, Elementwise, ::testing::ValuesIn(available_targets()), target_label);

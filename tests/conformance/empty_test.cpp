@@ -24,14 +24,14 @@ class Empty : public Conformance {
  protected:
   // A fresh random input (never zeros), on the host.
   Tensor random(const Dims& dims, DType dtype, double low = -1, double high = 1) {
-    const Shape shape(dims);
+    const Layout shape(dims);
     if (dtype == DType::f32)
       return Tensor::from(xylem_test::random_vector<float>(rng, shape.numel(), low, high), shape);
     return Tensor::from(xylem_test::random_vector<double>(rng, shape.numel(), low, high), shape);
   }
   // An output with elements, poisoned on the backend so an unwritten
   // element shows.
-  Tensor poisoned(const Dims& dims, DType dtype) { return xylem::full(backend, Shape(dims), dtype, kNaN); }
+  Tensor poisoned(const Dims& dims, DType dtype) { return xylem::full(backend, Layout(dims), dtype, kNaN); }
 
   // `t` was written and holds `expect` (NaN matching NaN), and a next op on
   // the backend reads it: its sum is expect's.
@@ -116,7 +116,7 @@ TEST_P(Empty, reductions) {
       EXPECT_TRUE(xylem_test::contains(message, "[0, 5]")) << message;
       EXPECT_TRUE(xylem_test::contains(message, name)) << message;
     }
-    Tensor index(Shape{5}, DType::i64);
+    Tensor index(Layout{5}, DType::i64);
     XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::argmax(backend, x, Reduction{{0}}, index));
     XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::argmin(backend, x3, Reduction{{1}}));
     XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::max(backend, random({0, 0}, dtype), Reduction{{0}}));
@@ -133,9 +133,9 @@ TEST_P(Empty, softmax) {
     if (!runs_all({OpId::nn_softmax, OpId::nn_softmax_grad}, dtype)) return;
     for (const Dims& dims : {Dims{0, 5}, Dims{4, 0}, Dims{2, 0, 3}}) {
       for (int axis : {0, -1}) {
-        SCOPED_TRACE(Shape(dims).dims_string() + " axis " + std::to_string(axis));
+        SCOPED_TRACE(Layout(dims).dims_string() + " axis " + std::to_string(axis));
         const Tensor x = random(dims, dtype);
-        Tensor y(Shape(dims), dtype), ly(Shape(dims), dtype), dx(Shape(dims), dtype), ldx(Shape(dims), dtype);
+        Tensor y(Layout(dims), dtype), ly(Layout(dims), dtype), dx(Layout(dims), dtype), ldx(Layout(dims), dtype);
         xylem::nn::softmax(backend, x, axis, y);
         xylem::nn::log_softmax(backend, x, axis, ly);
         expect_empty(y, "softmax");
@@ -156,12 +156,12 @@ TEST_P(Empty, layer_norm) {
       return;
     {  // no rows: every output empty; the parameter gradients sum over no rows
       const Tensor x = random({0, 6}, dtype), gamma = random({6}, dtype), beta = random({6}, dtype);
-      Tensor y(Shape{0, 6}, dtype);
+      Tensor y(Layout{0, 6}, dtype);
       const auto stats = xylem::nn::layer_norm(backend, x, 1, gamma, beta, 1e-5, y);
       expect_empty(y, "layer_norm y");
       expect_empty(stats.mean, "layer_norm mean");
       expect_empty(stats.rstd, "layer_norm rstd");
-      Tensor dx(Shape{0, 6}, dtype);
+      Tensor dx(Layout{0, 6}, dtype);
       Tensor dgamma = poisoned({6}, dtype), dbeta = poisoned({6}, dtype);
       xylem::nn::layer_norm_grad(backend, x, 1, gamma, stats, random({0, 6}, dtype), dx, dgamma, dbeta);
       expect_empty(dx, "layer_norm_grad dx");
@@ -170,12 +170,12 @@ TEST_P(Empty, layer_norm) {
     }
     {  // rows of length 0: y empty, each row's mean and rstd those of no values (NaN)
       const Tensor x = random({4, 0}, dtype);
-      Tensor y(Shape{4, 0}, dtype);
+      Tensor y(Layout{4, 0}, dtype);
       const auto stats = xylem::nn::layer_norm(backend, x, 1, Tensor{}, Tensor{}, 1e-5, y);
       expect_empty(y, "layer_norm y, n = 0");
       expect_written(stats.mean, same(4, kNaN), "layer_norm mean, n = 0");
       expect_written(stats.rstd, same(4, kNaN), "layer_norm rstd, n = 0");
-      Tensor dx(Shape{4, 0}, dtype), dgamma(Shape{0}, dtype), dbeta(Shape{0}, dtype);
+      Tensor dx(Layout{4, 0}, dtype), dgamma(Layout{0}, dtype), dbeta(Layout{0}, dtype);
       xylem::nn::layer_norm_grad(backend, x, 1, Tensor{}, stats, random({4, 0}, dtype), dx, dgamma, dbeta);
       expect_empty(dx, "layer_norm_grad dx, n = 0");
       expect_empty(dgamma, "layer_norm_grad dgamma, n = 0");
@@ -195,24 +195,24 @@ TEST_P(Empty, batch_norm) {
     Tensor running_mean = random({3}, dtype), running_var = random({3}, dtype, 0.5, 2);
     const auto mean_before = xylem_test::snapshot(running_mean), var_before = xylem_test::snapshot(running_var);
     {  // training on no values: no batch statistics (as PyTorch)
-      Tensor y(Shape{0, 3, 4}, dtype);
+      Tensor y(Layout{0, 3, 4}, dtype);
       const auto message = XY_EXPECT_ERROR(
           ErrorCode::invalid_argument,
           (void)xylem::nn::batch_norm(backend, x, gamma, beta, running_mean, running_var, true, 0.1, 1e-5, y));
       EXPECT_TRUE(xylem_test::contains(message, "[0, 3, 4]")) << message;
       XY_EXPECT_UNCHANGED(running_mean, mean_before);
       XY_EXPECT_UNCHANGED(running_var, var_before);
-      Tensor dx(Shape{0, 3, 4}, dtype), dg, db;
+      Tensor dx(Layout{0, 3, 4}, dtype), dg, db;
       XY_EXPECT_ERROR(ErrorCode::invalid_argument,
                       xylem::nn::batch_norm_grad(backend, x, gamma, {running_mean, running_var}, true, 1e-5,
                                                  random({0, 3, 4}, dtype), dx, dg, db));
       EXPECT_EQ(dx.version(), 0u);
     }
     {  // inference on an empty batch: y empty; gradients of gamma and beta 0
-      Tensor y(Shape{0, 3, 4}, dtype);
+      Tensor y(Layout{0, 3, 4}, dtype);
       const auto stats = xylem::nn::batch_norm(backend, x, gamma, beta, running_mean, running_var, false, 0.1, 1e-5, y);
       expect_empty(y, "batch_norm inference y");
-      Tensor dx(Shape{0, 3, 4}, dtype), dgamma = poisoned({3}, dtype), dbeta = poisoned({3}, dtype);
+      Tensor dx(Layout{0, 3, 4}, dtype), dgamma = poisoned({3}, dtype), dbeta = poisoned({3}, dtype);
       xylem::nn::batch_norm_grad(backend, x, gamma, stats, false, 1e-5, random({0, 3, 4}, dtype), dx, dgamma, dbeta);
       expect_empty(dx, "batch_norm_grad dx");
       expect_written(dgamma, same(3, 0), "batch_norm_grad dgamma");
@@ -220,7 +220,7 @@ TEST_P(Empty, batch_norm) {
       XY_EXPECT_UNCHANGED(running_mean, mean_before);
     }
     {  // no channels, training: every output empty
-      Tensor rm(Shape{0}, dtype), rv(Shape{0}, dtype), y(Shape{4, 0, 5}, dtype);
+      Tensor rm(Layout{0}, dtype), rv(Layout{0}, dtype), y(Layout{4, 0, 5}, dtype);
       xylem::fill(backend, rm, 0);
       xylem::fill(backend, rv, 1);
       const auto stats =
@@ -248,13 +248,13 @@ TEST_P(Empty, blas_level1) {
     xylem::blas::dot(backend, x, y, result);
     expect_written(result, {0}, "dot into a tensor");
     // iamax: an empty vector has no index (BLAS's "none"), an error as argmax's.
-    Tensor index = xylem::full(backend, Shape{1}, DType::i64, 7);
+    Tensor index = xylem::full(backend, Layout{1}, DType::i64, 7);
     const auto before = xylem_test::snapshot(index);
     const auto message = XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::blas::iamax(backend, x, index));
     EXPECT_TRUE(xylem_test::contains(message, "iamax")) << message;
     XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::blas::iamax(backend, x).get());
     XY_EXPECT_UNCHANGED(index, before);
-    Tensor copied(Shape{0}, dtype);
+    Tensor copied(Layout{0}, dtype);
     xylem::blas::copy(backend, x, copied);
     expect_empty(copied, "copy");
   });
@@ -264,7 +264,7 @@ TEST_P(Empty, gemv) {
   for_each_dtype([&](auto tag) {
     const DType dtype = xylem::dtype_of_v<decltype(tag)>;
     if (!runs_all({OpId::blas_gemv, OpId::blas_scal}, dtype)) return;
-    Tensor y0(Shape{0}, dtype);  // rows = 0: y is empty
+    Tensor y0(Layout{0}, dtype);  // rows = 0: y is empty
     xylem::blas::gemv(backend, Transpose::no, 1.5, random({0, 4}, dtype), random({4}, dtype), 0.0, y0);
     expect_empty(y0, "gemv m = 0");
     for (double beta : {0.0, 2.0, -0.5}) {  // cols = 0: y = beta y
@@ -285,14 +285,14 @@ TEST_P(Empty, gemm) {
   for_each_dtype([&](auto tag) {
     const DType dtype = xylem::dtype_of_v<decltype(tag)>;
     if (!runs_all({OpId::blas_gemm, OpId::blas_gemm_batched, OpId::math_binary}, dtype)) return;
-    Tensor c(Shape{0, 3}, dtype);
+    Tensor c(Layout{0, 3}, dtype);
     xylem::blas::gemm(backend, Transpose::no, Transpose::no, 1.0, random({0, 4}, dtype), random({4, 3}, dtype), 0.0, c);
     expect_empty(c, "gemm m = 0");
-    Tensor cn(Shape{3, 0}, dtype);
+    Tensor cn(Layout{3, 0}, dtype);
     xylem::blas::gemm(backend, Transpose::no, Transpose::yes, 1.0, random({3, 4}, dtype), random({0, 4}, dtype), 1.0,
                       cn);
     expect_empty(cn, "gemm n = 0, beta 1");
-    Tensor cb(Shape{0, 2, 3}, dtype);
+    Tensor cb(Layout{0, 2, 3}, dtype);
     xylem::blas::gemm(backend, Transpose::no, Transpose::no, 1.0, random({0, 2, 4}, dtype), random({0, 4, 3}, dtype),
                       0.0, cb);
     expect_empty(cb, "batched gemm, batch 0");
@@ -319,10 +319,10 @@ TEST_P(Empty, linear) {
     const DType dtype = xylem::dtype_of_v<decltype(tag)>;
     if (!runs_all({OpId::blas_gemm, OpId::math_binary}, dtype)) return;
     const Tensor x = random({0, 5}, dtype), w = random({3, 5}, dtype), bias = random({3}, dtype);
-    Tensor y(Shape{0, 3}, dtype);
+    Tensor y(Layout{0, 3}, dtype);
     xylem::nn::linear(backend, x, w, bias, y);
     expect_empty(y, "linear y");
-    Tensor dx(Shape{0, 5}, dtype), dw = poisoned({3, 5}, dtype), dbias = poisoned({3}, dtype);
+    Tensor dx(Layout{0, 5}, dtype), dw = poisoned({3, 5}, dtype), dbias = poisoned({3}, dtype);
     xylem::nn::linear_grad(backend, x, w, random({0, 3}, dtype), dx, dw, dbias);
     expect_empty(dx, "linear_grad dx");
     expect_written(dw, same(15, 0), "linear_grad dw");
@@ -339,10 +339,10 @@ TEST_P(Empty, conv2d) {
     const xylem::nn::Conv2d p{1, 1, 1, 1, 1, 1, 1};
     {  // N = 0: y and dx empty, dw a sum over no images: 0
       const Tensor x = random({0, 3, 5, 5}, dtype), w = random({4, 3, 3, 3}, dtype);
-      Tensor y(Shape{0, 4, 5, 5}, dtype);
+      Tensor y(Layout{0, 4, 5, 5}, dtype);
       xylem::nn::conv2d(backend, x, w, y, p);
       expect_empty(y, "conv2d N = 0");
-      Tensor dx(Shape{0, 3, 5, 5}, dtype), dw = poisoned({4, 3, 3, 3}, dtype);
+      Tensor dx(Layout{0, 3, 5, 5}, dtype), dw = poisoned({4, 3, 3, 3}, dtype);
       xylem::nn::conv2d_grad_data(backend, y, w, dx, p);
       xylem::nn::conv2d_grad_filter(backend, x, y, dw, p);
       expect_empty(dx, "conv2d_grad_data N = 0");
@@ -356,7 +356,7 @@ TEST_P(Empty, conv2d) {
       Tensor y = poisoned({2, 4, 5, 5}, dtype);
       xylem::nn::conv2d(backend, x, w, y, pg);
       expect_written(y, same(2 * 4 * 25, 0), "conv2d C = 0");
-      Tensor dx(Shape{2, 0, 5, 5}, dtype), dw(Shape{4, 0, 3, 3}, dtype);
+      Tensor dx(Layout{2, 0, 5, 5}, dtype), dw(Layout{4, 0, 3, 3}, dtype);
       xylem::nn::conv2d_grad_data(backend, random({2, 4, 5, 5}, dtype), w, dx, pg);
       xylem::nn::conv2d_grad_filter(backend, x, random({2, 4, 5, 5}, dtype), dw, pg);
       expect_empty(dx, "conv2d_grad_data C = 0");
@@ -364,7 +364,7 @@ TEST_P(Empty, conv2d) {
     }
     {  // K = 0: y empty; dx a sum over no output channels: 0
       const Tensor x = random({2, 3, 5, 5}, dtype), w = random({0, 3, 3, 3}, dtype);
-      Tensor y(Shape{2, 0, 5, 5}, dtype);
+      Tensor y(Layout{2, 0, 5, 5}, dtype);
       xylem::nn::conv2d(backend, x, w, y, p);
       expect_empty(y, "conv2d K = 0");
       Tensor dx = poisoned({2, 3, 5, 5}, dtype);
@@ -383,7 +383,7 @@ TEST_P(Empty, conv2d) {
       const auto message =
           XY_EXPECT_ERROR(ErrorCode::invalid_argument,
                           xylem::nn::conv2d(backend, random({1, 3, 5, 5}, dtype), random(wd, dtype), y, p));
-      EXPECT_TRUE(xylem_test::contains(message, Shape(wd).dims_string())) << message;
+      EXPECT_TRUE(xylem_test::contains(message, Layout(wd).dims_string())) << message;
       EXPECT_TRUE(xylem_test::contains(message, "[1, 3, 5, 5]")) << message;
     }
     XY_EXPECT_UNCHANGED(y, before);
@@ -398,10 +398,10 @@ TEST_P(Empty, pooling) {
       return;
     const xylem::nn::Pool2d p{2, 2, 2, 2, 0, 0, true};
     for (const Dims& dims : {Dims{0, 3, 4, 4}, Dims{2, 0, 4, 4}}) {
-      SCOPED_TRACE(Shape(dims).dims_string());
+      SCOPED_TRACE(Layout(dims).dims_string());
       const Tensor x = random(dims, dtype);
       const Dims out{dims[0], dims[1], 2, 2};
-      Tensor ymax(Shape(out), dtype), yavg(Shape(out), dtype), dxmax(Shape(dims), dtype), dxavg(Shape(dims), dtype);
+      Tensor ymax(Layout(out), dtype), yavg(Layout(out), dtype), dxmax(Layout(dims), dtype), dxavg(Layout(dims), dtype);
       xylem::nn::max_pool2d(backend, x, ymax, p);
       xylem::nn::avg_pool2d(backend, x, yavg, p);
       expect_empty(ymax, "max_pool2d");
@@ -433,13 +433,13 @@ TEST_P(Empty, lrn_dropout) {
     const DType dtype = xylem::dtype_of_v<decltype(tag)>;
     if (!runs_all({OpId::nn_lrn, OpId::nn_lrn_grad, OpId::nn_dropout, OpId::nn_dropout_grad}, dtype)) return;
     const Tensor x = random({0, 4, 3}, dtype);
-    Tensor y(Shape{0, 4, 3}, dtype), dx(Shape{0, 4, 3}, dtype);
+    Tensor y(Layout{0, 4, 3}, dtype), dx(Layout{0, 4, 3}, dtype);
     xylem::nn::lrn(backend, x, y);
     expect_empty(y, "lrn");
     xylem::nn::lrn_grad(backend, x, y, random({0, 4, 3}, dtype), dx);
     expect_empty(dx, "lrn_grad");
     xylem::Generator gen(seed);
-    Tensor yd(Shape{0, 4, 3}, dtype), dxd(Shape{0, 4, 3}, dtype);
+    Tensor yd(Layout{0, 4, 3}, dtype), dxd(Layout{0, 4, 3}, dtype);
     const auto mask = xylem::nn::dropout(backend, x, yd, 0.3, gen);
     expect_empty(yd, "dropout");
     xylem::nn::dropout_grad(backend, yd, dxd, mask);
@@ -456,11 +456,11 @@ TEST_P(Empty, losses) {
     // The mean over an empty batch is NaN, as PyTorch's.
     const Tensor x = random({0, 5}, dtype), classes = Tensor::from(std::vector<std::int64_t>{});
     expect_written(xylem::nn::cross_entropy(backend, x, classes), {kNaN}, "cross_entropy N = 0");
-    Tensor dx(Shape{0, 5}, dtype);
+    Tensor dx(Layout{0, 5}, dtype);
     xylem::nn::cross_entropy_grad(backend, x, classes, dx);
     expect_empty(dx, "cross_entropy_grad N = 0");
     expect_written(xylem::nn::mse_loss(backend, x, random({0, 5}, dtype)), {kNaN}, "mse_loss of nothing");
-    Tensor dxm(Shape{0, 5}, dtype);
+    Tensor dxm(Layout{0, 5}, dtype);
     xylem::nn::mse_loss_grad(backend, x, random({0, 5}, dtype), dxm);
     expect_empty(dxm, "mse_loss_grad of nothing");
   });
@@ -478,13 +478,13 @@ TEST_P(Empty, elementwise_and_creation) {
     expect_empty(xylem::exp(backend, x), "exp");
     expect_empty(xylem::add(backend, x, random({3}, dtype)), "add, broadcast");
     expect_empty(xylem::cast(backend, x, dtype), "cast");  // f64 is not everywhere (opencl_no_fp64)
-    Tensor r(Shape{0, 3}, dtype);
+    Tensor r(Layout{0, 3}, dtype);
     xylem::nn::relu(backend, x, r);
     expect_empty(r, "relu");
-    expect_empty(xylem::zeros(backend, Shape{4, 0}, dtype), "zeros");
+    expect_empty(xylem::zeros(backend, Layout{4, 0}, dtype), "zeros");
     expect_empty(xylem::arange(backend, 0, dtype), "arange");
     xylem::Generator gen(seed);
-    expect_empty(xylem::uniform(backend, Shape{0}, dtype, gen), "uniform");
+    expect_empty(xylem::uniform(backend, Layout{0}, dtype, gen), "uniform");
     expect_empty(xylem::contiguous(backend, random({3, 0}, dtype).transpose()), "contiguous");
   });
 }
@@ -498,7 +498,7 @@ TEST_P(Empty, conv_pool_sizes_overflow) {
   dilated.dilation_h = INT_MAX;
   auto message = XY_EXPECT_ERROR(
       ErrorCode::invalid_argument,
-      (void)xylem::nn::conv2d_output_shape(Shape{1, 1, big * big, 1}, Shape{1, 1, std::int64_t{1} << 34, 1}, dilated));
+      (void)xylem::nn::conv2d_output_shape(Layout{1, 1, big * big, 1}, Layout{1, 1, std::int64_t{1} << 34, 1}, dilated));
   EXPECT_TRUE(xylem_test::contains(message, "overflows int64")) << message;
   EXPECT_TRUE(xylem_test::contains(message, "dilation 2147483647x1")) << message;
   // The output [2^21, 2^21, ~2^31, ~2^31] has more elements than int64 counts.
@@ -506,16 +506,16 @@ TEST_P(Empty, conv_pool_sizes_overflow) {
   padded.pad_h = padded.pad_w = 1 << 30;
   message =
       XY_EXPECT_ERROR(ErrorCode::invalid_argument,
-                      (void)xylem::nn::conv2d_output_shape(Shape{2 * big, 1, big, 1}, Shape{2 * big, 1, 1, 1}, padded));
+                      (void)xylem::nn::conv2d_output_shape(Layout{2 * big, 1, big, 1}, Layout{2 * big, 1, 1, 1}, padded));
   EXPECT_TRUE(xylem_test::contains(message, "y's size")) << message;
   EXPECT_TRUE(xylem_test::contains(message, "[2097152, 1, 1048576, 1]")) << message;
   // One image's im2col matrix [2^20, 2^40] of f64 is 2^63 bytes.
   message = XY_EXPECT_ERROR(ErrorCode::invalid_argument,
-                            (void)xylem::nn::conv2d_output_shape(Shape{1, big, big, big}, Shape{1, big, 1, 1}, {}));
+                            (void)xylem::nn::conv2d_output_shape(Layout{1, big, big, big}, Layout{1, big, 1, 1}, {}));
   EXPECT_TRUE(xylem_test::contains(message, "im2col")) << message;
   // Pooling: a window larger than the padded plane, the shape named.
   message = XY_EXPECT_ERROR(ErrorCode::invalid_argument,
-                            (void)xylem::nn::pool2d_output_shape(Shape{1, 1, 3, 3}, {INT_MAX, 1, 1, 1, 0, 0, true}));
+                            (void)xylem::nn::pool2d_output_shape(Layout{1, 1, 3, 3}, {INT_MAX, 1, 1, 1, 0, 0, true}));
   EXPECT_TRUE(xylem_test::contains(message, "[1, 1, 3, 3]")) << message;
 }
 

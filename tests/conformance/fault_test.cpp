@@ -112,7 +112,7 @@ struct Outputs {
 };
 constexpr double kOld = 7.25;
 Outputs make_outputs(const Backend& backend) {
-  Outputs o{Tensor(Shape(kR), DType::f32), Tensor(Shape(kY), DType::f32)};
+  Outputs o{Tensor(Layout(kR), DType::f32), Tensor(Layout(kY), DType::f32)};
   xylem::fill(backend, o.r, kOld);
   xylem::fill(backend, o.y, kOld);
   return o;
@@ -121,7 +121,7 @@ Outputs make_outputs(const Backend& backend) {
 // Enqueues the program; the inputs upload on first use.
 void run_program(const Backend& backend, const Inputs& in, Outputs& out) {
   const Tensor s = xylem::add(backend, in.a, in.a2);
-  Tensor c(Shape({HostData::m, HostData::n}), DType::f32);
+  Tensor c(Layout({HostData::m, HostData::n}), DType::f32);
   xylem::blas::gemm(backend, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1.0, s, in.b, 0.0, c);
   xylem::sum(backend, c, xylem::Reduction{{1}}, out.r);
   xylem::nn::conv2d(backend, in.x, in.w, out.y);
@@ -258,7 +258,7 @@ TEST_P(Faults, out_of_memory_flushes_and_retries_once) {
   }
   {
     const Tensor x = Tensor::from(host);
-    Tensor y(Shape({n}), DType::f32);
+    Tensor y(Layout({n}), DType::f32);
     FaultInjection fault(FaultSite::allocation, 1, target.framework, 2);
     const std::string message = XY_EXPECT_ERROR(ErrorCode::out_of_memory, xylem::neg(backend, x, y));
     EXPECT_TRUE(xylem_test::contains(message, bytes)) << message;
@@ -276,8 +276,8 @@ TEST_P(Faults, failure_inside_queued_work_reaches_the_reader) {
   if (!runs_program()) GTEST_SKIP() << target.spec() << " does not run gemm";
   const HostData d = make_data(rng);
   const Inputs in = make_inputs(d);
-  Tensor c(Shape({HostData::m, HostData::n}), DType::f32);
-  Tensor r(Shape(kR), DType::f32);
+  Tensor c(Layout({HostData::m, HostData::n}), DType::f32);
+  Tensor r(Layout(kR), DType::f32);
   std::optional<Error> error;
   {
     FaultInjection fault(FaultSite::library_call, 1, target.framework);
@@ -295,7 +295,7 @@ TEST_P(Faults, failure_inside_queued_work_reaches_the_reader) {
   expect_holds(in.a, d.a, "input a");
   expect_holds(in.b, d.b, "input b");
   // The inputs still work, and a fresh output takes the right answer.
-  Tensor c2(Shape({HostData::m, HostData::n}), DType::f32);
+  Tensor c2(Layout({HostData::m, HostData::n}), DType::f32);
   xylem::blas::gemm(backend, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1.0, in.a, in.b, 0.0, c2);
   const auto got = c2.to_doubles();
   for (std::int64_t i = 0; i < HostData::m; ++i)

@@ -35,7 +35,7 @@ class GemmHalf : public Conformance {
       bits[i] = nan ? std::uint16_t(dtype == DType::f16 ? 0x7E00u : 0x7FC0u)
                     : exact_bits(static_cast<float>(values[i]), dtype);
     }
-    return Tensor::from_bytes(bits.data(), bits.size() * 2, Shape{rows, cols}, dtype);
+    return Tensor::from_bytes(bits.data(), bits.size() * 2, Layout{rows, cols}, dtype);
   }
 
   void check(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, double alpha,

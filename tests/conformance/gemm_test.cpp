@@ -18,12 +18,12 @@ class Gemm : public Conformance {
   // The storage of an operand whose op() is rows x cols, stored transposed
   // when `t`, laid out as `layout`.
   template <class T>
-  Arg operand(bool t, std::int64_t rows, std::int64_t cols, Layout layout) {
+  Arg operand(bool t, std::int64_t rows, std::int64_t cols, ViewKind layout) {
     return input<T>(layout, t ? Dims{cols, rows} : Dims{rows, cols});
   }
 
   template <class T>
-  void check(Size s, bool ta, bool tb, double alpha, double beta, Layout layout) {
+  void check(Size s, bool ta, bool tb, double alpha, double beta, ViewKind layout) {
     auto a = operand<T>(ta, s.m, s.k, layout);
     auto b = operand<T>(tb, s.k, s.n, layout);
     // C: poisoned (beta = 0) or random input, in the same layout family.
@@ -61,7 +61,7 @@ TEST_P(Gemm, gemm) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!runs(OpId::blas_gemm, xylem::dtype_of_v<T>, [&] {
-          auto a = input<T>(Layout::contiguous, {2, 2});
+          auto a = input<T>(ViewKind::contiguous, {2, 2});
           xylem::blas::gemm(backend, Transpose::no, Transpose::no, 1, a.view, a.view, 1, a.view);
         })) {
       return;
@@ -70,7 +70,7 @@ TEST_P(Gemm, gemm) {
       for (int t = 0; t < 4; ++t) {
         const bool ta = t & 1, tb = t & 2;
         for (auto [alpha, beta] : scalars) {
-          for (Layout layout : {Layout::contiguous, Layout::transposed, Layout::padded}) {
+          for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
             SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
                                               << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
                                               << " alpha=" << alpha << " beta=" << beta << " views "
@@ -89,7 +89,7 @@ TEST_P(Gemm, gemm_large) {
     using T = decltype(tag);
     if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
     SCOPED_TRACE("m=257 n=129 k=300, a^T b, beta=0");
-    check<T>({257, 129, 300}, true, false, 1.0, 0.0, Layout::contiguous);
+    check<T>({257, 129, 300}, true, false, 1.0, 0.0, ViewKind::contiguous);
   });
 }
 

@@ -32,7 +32,7 @@ inline std::vector<std::size_t> some_coordinates(std::mt19937_64& rng, std::size
 }
 
 // d/dx[k] sum(dy * f(x)) by central differences with step h.
-inline double numeric_derivative(const std::vector<double>& x, const Shape& shape, const std::vector<double>& dy,
+inline double numeric_derivative(const std::vector<double>& x, const Layout& shape, const std::vector<double>& dy,
                                  const ForwardF64& f, std::size_t k, double h = 1e-5) {
   auto objective = [&](double delta) {
     auto xs = x;
@@ -48,7 +48,7 @@ inline double numeric_derivative(const std::vector<double>& x, const Shape& shap
 // Checks analytic[k] (the backend's gradient op, f64) against central
 // differences at `coords`: within 1e-6 relative to the derivative's size or
 // to `scale` (the typical size of the gradient), whichever is larger.
-inline void expect_gradient(const std::vector<double>& analytic, const std::vector<double>& x, const Shape& shape,
+inline void expect_gradient(const std::vector<double>& analytic, const std::vector<double>& x, const Layout& shape,
                             const std::vector<double>& dy, const ForwardF64& f, const std::vector<std::size_t>& coords,
                             double scale, const std::string& what) {
   ASSERT_EQ(analytic.size(), x.size()) << what;

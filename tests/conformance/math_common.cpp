@@ -79,7 +79,7 @@ std::size_t broadcast_index(const Dims& out, const Dims& in, std::size_t k) {
   return index;
 }
 
-std::string dims_string(const Dims& dims) { return Shape(std::span<const std::int64_t>(dims)).dims_string(); }
+std::string dims_string(const Dims& dims) { return Layout(std::span<const std::int64_t>(dims)).dims_string(); }
 
 std::int64_t numel(const Dims& dims) {
   std::int64_t n = 1;
@@ -107,8 +107,8 @@ std::vector<unsigned char> encode_any(DType dtype, const std::vector<double>& va
   return bytes;
 }
 
-Arg MathConformance::poisoned(DType dtype, Layout layout, const Dims& dims, double poison) {
-  const Shape shape = detail::base_shape(layout, dims);
+Arg MathConformance::poisoned(DType dtype, ViewKind layout, const Dims& dims, double poison) {
+  const Layout shape = detail::base_shape(layout, dims);
   Arg a;
   a.base_values.assign(static_cast<std::size_t>(shape.numel()),
                        xylem::is_floating(dtype) ? round_to(dtype, poison) : poison);
@@ -120,12 +120,12 @@ Arg MathConformance::poisoned(DType dtype, Layout layout, const Dims& dims, doub
     a.base = Tensor::from_bytes(bytes.data(), bytes.size(), shape, dtype);
   }
   a.view = detail::view_of(a.base, layout, dims);
-  a.pos = positions(a.view.shape());
+  a.pos = positions(a.view.layout());
   return a;
 }
 
-Arg MathConformance::host_input(DType dtype, Layout layout, const Dims& dims, const std::vector<double>& logical) {
-  const Shape shape = detail::base_shape(layout, dims);
+Arg MathConformance::host_input(DType dtype, ViewKind layout, const Dims& dims, const std::vector<double>& logical) {
+  const Layout shape = detail::base_shape(layout, dims);
   Arg a;
   a.pos = positions(detail::view_shape(layout, dims));
   // Storage outside the view holds a recognisable filler.
@@ -140,7 +140,7 @@ Arg MathConformance::host_input(DType dtype, Layout layout, const Dims& dims, co
   return a;
 }
 
-Arg MathConformance::random_bools(Layout layout, const Dims& dims) {
+Arg MathConformance::random_bools(ViewKind layout, const Dims& dims) {
   std::bernoulli_distribution coin(0.5);
   std::vector<double> v(static_cast<std::size_t>(numel(dims)));
   for (auto& b : v) b = coin(rng) ? 1.0 : 0.0;

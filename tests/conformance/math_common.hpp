@@ -36,12 +36,12 @@ class MathConformance : public Conformance {
  protected:
   // An output of any dtype, filled with `poison` on the backend under test
   // (integer and boolean outputs need a poison other than NaN).
-  Arg poisoned(DType dtype, Layout layout, const Dims& dims, double poison = kNaN);
+  Arg poisoned(DType dtype, ViewKind layout, const Dims& dims, double poison = kNaN);
   // A host input of any dtype holding `logical` (rounded to a float dtype;
   // integer values must be exact).
-  Arg host_input(DType dtype, Layout layout, const Dims& dims, const std::vector<double>& logical);
+  Arg host_input(DType dtype, ViewKind layout, const Dims& dims, const std::vector<double>& logical);
   // Random booleans (a `where` condition).
-  Arg random_bools(Layout layout, const Dims& dims);
+  Arg random_bools(ViewKind layout, const Dims& dims);
   // fn must raise `code` with a message naming `op` and every string of
   // `shapes`; every tensor of `untouched` must be left as it was.
   void expect_rejected(xylem::ErrorCode code, const std::string& op, const std::vector<std::string>& shapes,

@@ -19,7 +19,7 @@ inline double floor_of(DType dtype) { return dtype == DType::f16 ? 6e-8 : dtype 
 // The statistics dtype of norms: f32 for f16/bf16/f32, f64 for f64.
 inline DType stat_dtype(DType dtype) { return dtype == DType::f64 ? DType::f64 : DType::f32; }
 
-inline Shape shape_of(const Dims& dims) { return Shape(std::span<const std::int64_t>(dims)); }
+inline Layout shape_of(const Dims& dims) { return Layout(std::span<const std::int64_t>(dims)); }
 
 inline std::int64_t product(const Dims& dims) {
   std::int64_t n = 1;

@@ -86,22 +86,22 @@ std::vector<Activation> activations(std::string_view name) {
 }
 
 struct Case {
-  Layout in, out;
+  ViewKind in, out;
   Dims dims;
 };
 
 // Contiguous odd sizes, strided vectors, 2-D transposed and padded views.
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (auto n : kSizes) out.push_back({Layout::contiguous, Layout::contiguous, {n}});
-  out.push_back({Layout::strided, Layout::strided, {1000}});
-  out.push_back({Layout::strided, Layout::contiguous, {7}});
-  out.push_back({Layout::contiguous, Layout::strided, {1001}});
-  out.push_back({Layout::transposed, Layout::contiguous, {37, 29}});
-  out.push_back({Layout::contiguous, Layout::transposed, {29, 37}});
-  out.push_back({Layout::transposed, Layout::padded, {16, 5}});
-  out.push_back({Layout::strided, Layout::strided, {3, 4, 5}});
-  out.push_back({Layout::contiguous, Layout::contiguous, {1, 1, 1}});
+  for (auto n : kSizes) out.push_back({ViewKind::contiguous, ViewKind::contiguous, {n}});
+  out.push_back({ViewKind::strided, ViewKind::strided, {1000}});
+  out.push_back({ViewKind::strided, ViewKind::contiguous, {7}});
+  out.push_back({ViewKind::contiguous, ViewKind::strided, {1001}});
+  out.push_back({ViewKind::transposed, ViewKind::contiguous, {37, 29}});
+  out.push_back({ViewKind::contiguous, ViewKind::transposed, {29, 37}});
+  out.push_back({ViewKind::transposed, ViewKind::padded, {16, 5}});
+  out.push_back({ViewKind::strided, ViewKind::strided, {3, 4, 5}});
+  out.push_back({ViewKind::contiguous, ViewKind::contiguous, {1, 1, 1}});
   return out;
 }
 
@@ -132,16 +132,16 @@ class Nn : public Conformance {
 
   bool forward_runs(const Activation& a, DType dtype) {
     return runs(OpId::math_unary, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {4});
-      auto y = output(dtype, Layout::contiguous, {4});
+      auto x = input(dtype, ViewKind::contiguous, {4});
+      auto y = output(dtype, ViewKind::contiguous, {4});
       a.run(backend, x.view, y.view);
     });
   }
 
   bool backward_runs(const Activation& a, DType dtype) {
     return runs(OpId::math_binary, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {4});
-      auto dx = output(dtype, Layout::contiguous, {4});
+      auto x = input(dtype, ViewKind::contiguous, {4});
+      auto dx = output(dtype, ViewKind::contiguous, {4});
       a.grad(backend, x.view, x.view, dx.view);
     });
   }
@@ -160,7 +160,7 @@ class Nn : public Conformance {
       EXPECT_EQ(x.base.version(), 1u) << "the input was written";
     }
     // In place, whole and through a strided view.
-    for (Layout layout : {Layout::contiguous, Layout::strided}) {
+    for (ViewKind layout : {ViewKind::contiguous, ViewKind::strided}) {
       SCOPED_TRACE(std::string("in place, ") + name(layout));
       auto x = input(dtype, layout, {1003}, -8, 8);
       std::vector<double> expect(x.pos.size());
@@ -171,8 +171,8 @@ class Nn : public Conformance {
     // Large, tiny, Inf and NaN (rounded to the dtype first: 1e30 is Inf in f16).
     SCOPED_TRACE("edge values");
     const auto values = edge_values(a);
-    auto x = input(dtype, Layout::contiguous, {static_cast<std::int64_t>(values.size())}, 0, 0, &values);
-    auto y = output(dtype, Layout::contiguous, {static_cast<std::int64_t>(values.size())});
+    auto x = input(dtype, ViewKind::contiguous, {static_cast<std::int64_t>(values.size())}, 0, 0, &values);
+    auto y = output(dtype, ViewKind::contiguous, {static_cast<std::int64_t>(values.size())});
     a.run(backend, x.view, y.view);
     std::vector<double> expect(values.size());
     for (std::size_t k = 0; k < expect.size(); ++k) expect[k] = a.ref(x.at(k));
@@ -185,7 +185,7 @@ class Nn : public Conformance {
     for (const auto& c : cases()) {
       SCOPED_TRACE(describe(c));
       auto in = input(dtype, c.in, c.dims, a.grad_low, a.grad_high);
-      auto dy = input(dtype, c.out == Layout::padded ? Layout::contiguous : c.out, c.dims, -1, 1);
+      auto dy = input(dtype, c.out == ViewKind::padded ? ViewKind::contiguous : c.out, c.dims, -1, 1);
       auto dx = output(dtype, c.out, c.dims);
       a.grad(backend, in.view, dy.view, dx.view);
       std::vector<double> expect(in.pos.size());
@@ -198,8 +198,8 @@ class Nn : public Conformance {
     }
     // In place into dy.
     {
-      auto in = input(dtype, Layout::contiguous, {777}, a.grad_low, a.grad_high);
-      auto dy = input(dtype, Layout::contiguous, {777}, -1, 1);
+      auto in = input(dtype, ViewKind::contiguous, {777}, a.grad_low, a.grad_high);
+      auto dy = input(dtype, ViewKind::contiguous, {777}, -1, 1);
       std::vector<double> expect(777);
       for (std::size_t k = 0; k < expect.size(); ++k) expect[k] = a.grad_ref(in.at(k), dy.at(k));
       a.grad(backend, in.view, dy.view, dy.view);
@@ -216,9 +216,9 @@ class Nn : public Conformance {
       dys.push_back(d);
     }
     const auto n = static_cast<std::int64_t>(ins.size());
-    auto in = input(dtype, Layout::contiguous, {n}, 0, 0, &ins);
-    auto dy = input(dtype, Layout::contiguous, {n}, 0, 0, &dys);
-    auto dx = output(dtype, Layout::contiguous, {n});
+    auto in = input(dtype, ViewKind::contiguous, {n}, 0, 0, &ins);
+    auto dy = input(dtype, ViewKind::contiguous, {n}, 0, 0, &dys);
+    auto dx = output(dtype, ViewKind::contiguous, {n});
     a.grad(backend, in.view, dy.view, dx.view);
     std::vector<double> expect(ins.size());
     for (std::size_t k = 0; k < expect.size(); ++k) expect[k] = a.grad_ref(in.at(k), dy.at(k));
@@ -243,7 +243,7 @@ class Nn : public Conformance {
     for (std::size_t i = 0; i < xs.size(); ++i) plus[i] += h, minus[i] -= h;
     auto x = Tensor::from(xs), dy = Tensor::from(dys);
     auto xp = Tensor::from(plus), xm = Tensor::from(minus);
-    Tensor y(Shape{n}, xylem::f64), yp(Shape{n}, xylem::f64), ym(Shape{n}, xylem::f64), dx(Shape{n}, xylem::f64);
+    Tensor y(Layout{n}, xylem::f64), yp(Layout{n}, xylem::f64), ym(Layout{n}, xylem::f64), dx(Layout{n}, xylem::f64);
     a.run(backend, x, y);
     a.run(backend, xp, yp);
     a.run(backend, xm, ym);
@@ -310,7 +310,7 @@ TEST_P(Nn, activation_errors) {
 TEST_P(Nn, parenchyma_example) {
   if (!backend.supports(OpId::math_unary, xylem::f64)) return;  // reported by the sigmoid test
   auto x = Tensor::from(std::vector<double>{3.5, 12.4, 0.5, 6.5});
-  Tensor result(Shape{4}, xylem::f64);
+  Tensor result(Layout{4}, xylem::f64);
   xylem::nn::sigmoid(backend, x, result);
   const auto r = result.to_vector<double>();
   const double expect[] = {0.9706877692486436, 0.999995881428255, 0.6224593312018546, 0.998498817743263};

@@ -28,7 +28,7 @@ struct LayerCase {
   Dims dims;
   int normalized_rank;
   bool affine;
-  Layout layout = Layout::contiguous;
+  ViewKind layout = ViewKind::contiguous;
   double offset = 0;  // added to x: a large mean
 };
 
@@ -40,9 +40,9 @@ std::vector<LayerCase> layer_cases() {
           {{1, 1}, 1, true},
           {{4, 1}, 1, false},
           {{3, 4096}, 1, true},
-          {{5, 64}, 1, true, Layout::strided},
-          {{16, 40}, 1, true, Layout::transposed},
-          {{6, 512}, 1, true, Layout::contiguous, 1000}};
+          {{5, 64}, 1, true, ViewKind::strided},
+          {{16, 40}, 1, true, ViewKind::transposed},
+          {{6, 512}, 1, true, ViewKind::contiguous, 1000}};
 }
 
 std::string describe(const LayerCase& c) {
@@ -74,7 +74,7 @@ LayerRef layer_stats(const std::vector<double>& x, std::int64_t rows, std::int64
 struct BatchCase {
   Dims dims;
   bool affine;
-  Layout layout = Layout::contiguous;
+  ViewKind layout = ViewKind::contiguous;
   double offset = 0;
 };
 
@@ -84,9 +84,9 @@ std::vector<BatchCase> batch_cases() {
           {{2, 3, 7}, true},
           {{1, 2, 3, 3}, true},
           {{2, 3, 1, 1}, true},
-          {{3, 4, 5, 5}, true, Layout::strided},
-          {{6, 4, 3}, false, Layout::transposed},
-          {{16, 2, 9, 9}, true, Layout::contiguous, 100}};
+          {{3, 4, 5, 5}, true, ViewKind::strided},
+          {{6, 4, 3}, false, ViewKind::transposed},
+          {{16, 2, 9, 9}, true, ViewKind::contiguous, 100}};
 }
 
 std::string describe(const BatchCase& c) {
@@ -127,7 +127,7 @@ void channel_stats(const std::vector<double>& x, const Channels& g, std::vector<
 struct LrnCase {
   Dims dims;
   xylem::nn::Lrn p;
-  Layout layout = Layout::contiguous;
+  ViewKind layout = ViewKind::contiguous;
 };
 
 std::vector<LrnCase> lrn_cases() {
@@ -137,7 +137,7 @@ std::vector<LrnCase> lrn_cases() {
           {{3, 6}, {2, 1.0, 0.5, 1.0}},
           {{2, 5, 7}, {1, 0.3, 0.75, 2.0}},
           {{1, 1, 1, 1}, {3, 0.5, 0.75, 2.0}},
-          {{2, 16, 5, 5}, {4, 0.5, 0.6, 1.5}, Layout::strided}};
+          {{2, 16, 5, 5}, {4, 0.5, 0.6, 1.5}, ViewKind::strided}};
 }
 
 std::string describe(const LrnCase& c) {
@@ -167,8 +167,8 @@ class Norm : public Conformance {
   // ---- layer_norm ----
   void layer_forward(DType dtype) {
     if (!runs(OpId::nn_layer_norm, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {2, 3});
-          auto y = output(dtype, Layout::contiguous, {2, 3});
+          auto x = input(dtype, ViewKind::contiguous, {2, 3});
+          auto y = output(dtype, ViewKind::contiguous, {2, 3});
           (void)xylem::nn::layer_norm(backend, x.view, 1, Tensor{}, Tensor{}, kEps, y.view);
         })) {
       return;
@@ -178,8 +178,8 @@ class Norm : public Conformance {
       const Dims features = tail(c.dims, c.normalized_rank);
       const std::int64_t n = product(features), rows = product(c.dims) / n;
       auto x = input(dtype, c.layout, c.dims, c.offset - 1, c.offset + 1);
-      auto gamma = input(dtype, Layout::contiguous, features, 0.5, 1.5);
-      auto beta = input(dtype, Layout::contiguous, features, -0.5, 0.5);
+      auto gamma = input(dtype, ViewKind::contiguous, features, 0.5, 1.5);
+      auto beta = input(dtype, ViewKind::contiguous, features, -0.5, 0.5);
       auto y = output(dtype, c.layout, c.dims);
       const auto stats = xylem::nn::layer_norm(backend, x.view, c.normalized_rank, c.affine ? gamma.view : Tensor{},
                                                c.affine ? beta.view : Tensor{}, kEps, y.view);
@@ -218,8 +218,8 @@ class Norm : public Conformance {
 
   void layer_backward(DType dtype) {
     if (!runs(OpId::nn_layer_norm_grad_input, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {2, 3});
-          auto dx = output(dtype, Layout::contiguous, {2, 3});
+          auto x = input(dtype, ViewKind::contiguous, {2, 3});
+          auto dx = output(dtype, ViewKind::contiguous, {2, 3});
           Tensor none;
           const xylem::nn::NormStats stats{host(stat_dtype(dtype), {0, 0}, {2}), host(stat_dtype(dtype), {1, 1}, {2})};
           xylem::nn::layer_norm_grad(backend, x.view, 1, Tensor{}, stats, x.view, dx.view, none, none);
@@ -232,7 +232,7 @@ class Norm : public Conformance {
       const Dims features = tail(c.dims, c.normalized_rank);
       const std::int64_t n = product(features), rows = product(c.dims) / n;
       auto x = input(dtype, c.layout, c.dims, c.offset - 1, c.offset + 1);
-      auto gamma = input(dtype, Layout::contiguous, features, 0.5, 1.5);
+      auto gamma = input(dtype, ViewKind::contiguous, features, 0.5, 1.5);
       auto dy = input(dtype, c.layout, c.dims, -1, 1);
       // Statistics as the backend's forward op gives them.
       Tensor y(shape_of(c.dims), dtype);
@@ -242,8 +242,8 @@ class Norm : public Conformance {
       const bool want_dx = variant % 3 != 2, want_params = variant % 3 != 1;
       ++variant;
       auto dx = output(dtype, c.layout, c.dims);
-      auto dgamma = output(dtype, Layout::contiguous, features);
-      auto dbeta = output(dtype, Layout::strided, features);
+      auto dgamma = output(dtype, ViewKind::contiguous, features);
+      auto dbeta = output(dtype, ViewKind::strided, features);
       Tensor dx_arg = want_dx ? dx.view : Tensor{};
       Tensor dg_arg = want_params ? dgamma.view : Tensor{};
       Tensor db_arg = want_params ? dbeta.view : Tensor{};
@@ -300,7 +300,7 @@ class Norm : public Conformance {
       return;
     SCOPED_TRACE("layer_norm_grad, finite differences");
     const Dims dims{3, 4, 5};
-    const Shape shape = shape_of(dims), fshape{4, 5};
+    const Layout shape = shape_of(dims), fshape{4, 5};
     const auto xs = xylem_test::random_vector<double>(rng, 60, -2, 2);
     const auto gs = xylem_test::random_vector<double>(rng, 20, 0.5, 1.5);
     const auto bs = xylem_test::random_vector<double>(rng, 20, -1, 1);
@@ -330,8 +330,8 @@ class Norm : public Conformance {
   // ---- batch_norm ----
   bool batch_runs(DType dtype, bool training) {
     return runs(training ? OpId::nn_batch_norm_stats : OpId::nn_batch_norm_apply, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {2, 3});
-      auto y = output(dtype, Layout::contiguous, {2, 3});
+      auto x = input(dtype, ViewKind::contiguous, {2, 3});
+      auto y = output(dtype, ViewKind::contiguous, {2, 3});
       Tensor rm = host(stat_dtype(dtype), {0, 0, 0}, {3}), rv = host(stat_dtype(dtype), {1, 1, 1}, {3});
       (void)xylem::nn::batch_norm(backend, x.view, Tensor{}, Tensor{}, rm, rv, training, 0.1, kEps, y.view);
     });
@@ -345,8 +345,8 @@ class Norm : public Conformance {
       const Channels g(c.dims);
       if (training && g.count() < 2) continue;
       auto x = input(dtype, c.layout, c.dims, c.offset - 1, c.offset + 1);
-      auto gamma = input(dtype, Layout::contiguous, {g.c}, 0.5, 1.5);
-      auto beta = input(dtype, Layout::contiguous, {g.c}, -0.5, 0.5);
+      auto gamma = input(dtype, ViewKind::contiguous, {g.c}, 0.5, 1.5);
+      auto beta = input(dtype, ViewKind::contiguous, {g.c}, -0.5, 0.5);
       const auto rm0 = xylem_test::random_vector<double>(rng, g.c, c.offset - 0.5, c.offset + 0.5);
       const auto rv0 = xylem_test::random_vector<double>(rng, g.c, 0.2, 0.5);
       Tensor rm = host(stat_dtype(dtype), rm0, {g.c}), rv = host(stat_dtype(dtype), rv0, {g.c});
@@ -398,10 +398,10 @@ class Norm : public Conformance {
 
   void batch_backward(DType dtype, bool training) {
     if (!runs(OpId::nn_batch_norm_grad_input, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {2, 3});
-          auto dx = output(dtype, Layout::contiguous, {2, 3});
-          auto dg = output(dtype, Layout::contiguous, {3});
-          auto db = output(dtype, Layout::contiguous, {3});
+          auto x = input(dtype, ViewKind::contiguous, {2, 3});
+          auto dx = output(dtype, ViewKind::contiguous, {2, 3});
+          auto dg = output(dtype, ViewKind::contiguous, {3});
+          auto db = output(dtype, ViewKind::contiguous, {3});
           const xylem::nn::BatchNormStats stats{host(stat_dtype(dtype), {0, 0, 0}, {3}),
                                                 host(stat_dtype(dtype), {1, 1, 1}, {3})};
           xylem::nn::batch_norm_grad(backend, x.view, Tensor{}, stats, training, kEps, x.view, dx.view, dg.view,
@@ -414,7 +414,7 @@ class Norm : public Conformance {
       const Channels g(c.dims);
       if (training && g.count() < 2) continue;
       auto x = input(dtype, c.layout, c.dims, c.offset - 1, c.offset + 1);
-      auto gamma = input(dtype, Layout::contiguous, {g.c}, 0.5, 1.5);
+      auto gamma = input(dtype, ViewKind::contiguous, {g.c}, 0.5, 1.5);
       auto dy = input(dtype, c.layout, c.dims, -1, 1);
       xylem::nn::BatchNormStats stats;
       if (training) {
@@ -427,8 +427,8 @@ class Norm : public Conformance {
                  host(stat_dtype(dtype), xylem_test::random_vector<double>(rng, g.c, 0.2, 0.5), {g.c})};
       }
       auto dx = output(dtype, c.layout, c.dims);
-      auto dgamma = output(dtype, Layout::contiguous, {g.c});
-      auto dbeta = output(dtype, Layout::strided, {g.c});
+      auto dgamma = output(dtype, ViewKind::contiguous, {g.c});
+      auto dbeta = output(dtype, ViewKind::strided, {g.c});
       xylem::nn::batch_norm_grad(backend, x.view, c.affine ? gamma.view : Tensor{}, stats, training, kEps, dy.view,
                                  dx.view, dgamma.view, dbeta.view);
       const auto xs = x.values(), dys = dy.values();
@@ -478,7 +478,7 @@ class Norm : public Conformance {
     }
     SCOPED_TRACE(std::string("batch_norm_grad, finite differences, ") + (training ? "training" : "inference"));
     const Dims dims{3, 2, 4, 3};
-    const Shape shape = shape_of(dims), cshape{2};
+    const Layout shape = shape_of(dims), cshape{2};
     const auto xs = xylem_test::random_vector<double>(rng, 72, -2, 2);
     const auto gs = xylem_test::random_vector<double>(rng, 2, 0.5, 1.5);
     const auto bs = xylem_test::random_vector<double>(rng, 2, -1, 1);
@@ -510,8 +510,8 @@ class Norm : public Conformance {
   // ---- lrn ----
   void lrn_forward(DType dtype) {
     if (!runs(OpId::nn_lrn, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {1, 3, 1, 1});
-          auto y = output(dtype, Layout::contiguous, {1, 3, 1, 1});
+          auto x = input(dtype, ViewKind::contiguous, {1, 3, 1, 1});
+          auto y = output(dtype, ViewKind::contiguous, {1, 3, 1, 1});
           xylem::nn::lrn(backend, x.view, y.view);
         })) {
       return;
@@ -535,8 +535,8 @@ class Norm : public Conformance {
 
   void lrn_backward(DType dtype) {
     if (!runs(OpId::nn_lrn_grad, dtype, [&] {
-          auto x = input(dtype, Layout::contiguous, {1, 3, 1, 1});
-          auto dx = output(dtype, Layout::contiguous, {1, 3, 1, 1});
+          auto x = input(dtype, ViewKind::contiguous, {1, 3, 1, 1});
+          auto dx = output(dtype, ViewKind::contiguous, {1, 3, 1, 1});
           xylem::nn::lrn_grad(backend, x.view, x.view, x.view, dx.view);
         })) {
       return;
@@ -549,7 +549,7 @@ class Norm : public Conformance {
       const auto scale = lrn_scale(xs, g, c.p);
       std::vector<double> ys(xs.size());
       for (std::size_t k = 0; k < xs.size(); ++k) ys[k] = xs[k] * std::pow(scale[k], -c.p.beta);
-      auto y = input(dtype, Layout::contiguous, c.dims, 0, 0, &ys);
+      auto y = input(dtype, ViewKind::contiguous, c.dims, 0, 0, &ys);
       auto dy = input(dtype, c.layout, c.dims, -1, 1);
       auto dx = output(dtype, c.layout, c.dims);
       xylem::nn::lrn_grad(backend, x.view, y.view, dy.view, dx.view, c.p);
@@ -583,7 +583,7 @@ class Norm : public Conformance {
     if (!backend.supports(OpId::nn_lrn, xylem::f64) || !backend.supports(OpId::nn_lrn_grad, xylem::f64)) return;
     SCOPED_TRACE("lrn_grad, finite differences");
     for (const xylem::nn::Lrn p : {xylem::nn::Lrn{5, 0.5, 0.75, 2.0}, xylem::nn::Lrn{2, 1.0, 0.5, 1.0}}) {
-      const Shape shape{2, 6, 2, 3};
+      const Layout shape{2, 6, 2, 3};
       const auto xs = xylem_test::random_vector<double>(rng, shape.numel(), -2, 2);
       const auto dys = xylem_test::random_vector<double>(rng, shape.numel(), -1, 1);
       auto f = [&](const Tensor& x) {
@@ -633,10 +633,10 @@ TEST_P(Norm, lrn_grad) {
 
 TEST_P(Norm, errors) {
   using xylem::ErrorCode;
-  auto x = Tensor::from(std::vector<float>(24, 1.0f), Shape{2, 3, 4});
-  auto y = Tensor::from(std::vector<float>(24, 0.0f), Shape{2, 3, 4});
-  auto y_bad = Tensor::from(std::vector<float>(24, 0.0f), Shape{2, 4, 3});
-  auto y64 = Tensor::from(std::vector<double>(24, 0.0), Shape{2, 3, 4});
+  auto x = Tensor::from(std::vector<float>(24, 1.0f), Layout{2, 3, 4});
+  auto y = Tensor::from(std::vector<float>(24, 0.0f), Layout{2, 3, 4});
+  auto y_bad = Tensor::from(std::vector<float>(24, 0.0f), Layout{2, 4, 3});
+  auto y64 = Tensor::from(std::vector<double>(24, 0.0), Layout{2, 3, 4});
   auto g4 = Tensor::from(std::vector<float>(4, 1.0f));
   auto g5 = Tensor::from(std::vector<float>(5, 1.0f));
   auto g4d = Tensor::from(std::vector<double>(4, 1.0));
@@ -669,8 +669,8 @@ TEST_P(Norm, errors) {
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::nn::batch_norm(backend, x, none, none, rm, rv, true, 1.5, 1e-5, y));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::nn::batch_norm(backend, x, none, none, rm, rv, true, 0.1, -1.0, y));
   {
-    auto one = Tensor::from(std::vector<float>(3, 1.0f), Shape{1, 3});  // one value per channel
-    auto y1 = Tensor::from(std::vector<float>(3, 0.0f), Shape{1, 3});
+    auto one = Tensor::from(std::vector<float>(3, 1.0f), Layout{1, 3});  // one value per channel
+    auto y1 = Tensor::from(std::vector<float>(3, 0.0f), Layout{1, 3});
     XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)xylem::nn::batch_norm(backend, one, none, none, rm, rv, true, 0.1, 1e-5, y1));
     auto flat = Tensor::from(std::vector<float>(3, 1.0f));
     auto flat_y = Tensor::from(std::vector<float>(3, 0.0f));

@@ -30,7 +30,7 @@ class Overlap : public Conformance {
     std::uniform_real_distribution<double> magnitude(0.5, 1.5);
     for (auto& e : v) e = round_to(dtype, rng() % 2 ? magnitude(rng) : -magnitude(rng));
     const auto bytes = encode(dtype, v);
-    return Tensor::from_bytes(bytes.data(), bytes.size(), Shape{n}, dtype);
+    return Tensor::from_bytes(bytes.data(), bytes.size(), Layout{n}, dtype);
   }
 
   // Runs `op` on views of `base`, then checks every element of base
@@ -186,7 +186,7 @@ TEST_P(Overlap, where_with_transpose) {
     Tensor base = storage(dtype, n * n);
     Tensor x = base.reshape({n, n});
     const Backend host = Backend::native();  // the condition is made anywhere
-    Tensor cond = xylem::gt(host, x, xylem::zeros(host, Shape{n, n}, dtype));
+    Tensor cond = xylem::gt(host, x, xylem::zeros(host, Layout{n, n}, dtype));
     Tensor out = x;
     check(
         base, [&] { xylem::where(backend, cond, x.transpose(), x, out); },
@@ -218,8 +218,8 @@ TEST_P(Overlap, gemm_into_an_operand) {
       const double tolerance = 8 * static_cast<double>(n) * tol(dtype).eps;
       Values identity(static_cast<std::size_t>(n * n), 0.0);
       for (std::int64_t i = 0; i < n; ++i) identity[i * n + i] = 1;
-      Tensor eye = dtype == DType::f32 ? Tensor::from(std::vector<float>(identity.begin(), identity.end()), Shape{n, n})
-                                       : Tensor::from(identity, Shape{n, n});
+      Tensor eye = dtype == DType::f32 ? Tensor::from(std::vector<float>(identity.begin(), identity.end()), Layout{n, n})
+                                       : Tensor::from(identity, Layout{n, n});
       Tensor base = storage(dtype, n * n);
       Tensor a = base.reshape({n, n});
       check(
@@ -319,7 +319,7 @@ TEST_P(Overlap, outputs_that_overlap_are_refused) {
     XY_EXPECT_UNCHANGED(base, before);
 
     // A view that names each element twice (stride 0) cannot be written.
-    Tensor twice = base.as_strided(Shape::strided(std::vector<std::int64_t>{2, 5}, std::vector<std::int64_t>{0, 1}, 0));
+    Tensor twice = base.as_strided(Layout::strided(std::vector<std::int64_t>{2, 5}, std::vector<std::int64_t>{0, 1}, 0));
     Tensor source = storage(dtype, 10).reshape({2, 5});
     message = XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::neg(backend, source, twice));
     EXPECT_TRUE(xylem_test::contains(message, "more than once")) << message;

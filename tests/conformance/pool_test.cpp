@@ -20,7 +20,7 @@ using xylem::nn::Pool2d;
 struct PoolCase {
   Dims x;
   Pool2d p;
-  Layout layout = Layout::contiguous;
+  ViewKind layout = ViewKind::contiguous;
 };
 
 std::vector<PoolCase> cases() {
@@ -31,8 +31,8 @@ std::vector<PoolCase> cases() {
           {{1, 1, 1, 1}, {1, 1}},
           {{2, 3, 9, 7}, {3, 3, 1, 1, 1, 1}},
           {{1, 2, 6, 6}, {4, 4, 2, 2, 2, 2}},
-          {{2, 3, 10, 8}, {2, 3, 2, 2, 0, 1}, Layout::strided},
-          {{3, 2, 6, 5}, {2, 2, 1, 1}, Layout::transposed}};
+          {{2, 3, 10, 8}, {2, 3, 2, 2, 0, 1}, ViewKind::strided},
+          {{3, 2, 6, 5}, {2, 2, 1, 1}, ViewKind::transposed}};
 }
 
 std::string describe(const PoolCase& c) {
@@ -82,9 +82,9 @@ class Pool : public Conformance {
  protected:
   bool pool_runs(OpId op, DType dtype) {
     return runs(op, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {1, 1, 2, 2});
-      auto y = output(dtype, Layout::contiguous, {1, 1, 1, 1});
-      auto dx = output(dtype, Layout::contiguous, {1, 1, 2, 2});
+      auto x = input(dtype, ViewKind::contiguous, {1, 1, 2, 2});
+      auto y = output(dtype, ViewKind::contiguous, {1, 1, 1, 1});
+      auto dx = output(dtype, ViewKind::contiguous, {1, 1, 2, 2});
       const Pool2d p{2, 2};
       if (op == OpId::nn_max_pool2d) xylem::nn::max_pool2d(backend, x.view, y.view, p);
       if (op == OpId::nn_avg_pool2d) xylem::nn::avg_pool2d(backend, x.view, y.view, p);
@@ -115,7 +115,7 @@ class Pool : public Conformance {
         const Windows win(c.x, c.p);
         EXPECT_EQ(xylem::nn::pool2d_output_shape(shape_of(c.x), c.p), shape_of(win.y_dims));
         auto x = pool_input(dtype, c, kind);
-        auto y = output(dtype, c.layout == Layout::transposed ? Layout::strided : c.layout, win.y_dims);
+        auto y = output(dtype, c.layout == ViewKind::transposed ? ViewKind::strided : c.layout, win.y_dims);
         xylem::nn::max_pool2d(backend, x.view, y.view, c.p);
         const auto xs = x.values();
         std::vector<double> expect;
@@ -132,7 +132,7 @@ class Pool : public Conformance {
         SCOPED_TRACE(describe(c) + " input kind " + std::to_string(kind));
         const Windows win(c.x, c.p);
         auto x = pool_input(dtype, c, kind);
-        auto dy = input(dtype, Layout::contiguous, win.y_dims);
+        auto dy = input(dtype, ViewKind::contiguous, win.y_dims);
         auto dx = output(dtype, c.layout, c.x);
         xylem::nn::max_pool2d_grad(backend, x.view, dy.view, dx.view, c.p);
         const auto xs = x.values(), dys = dy.values();
@@ -182,7 +182,7 @@ class Pool : public Conformance {
         c.p.count_include_pad = include;
         SCOPED_TRACE(describe(c));
         const Windows win(c.x, c.p);
-        auto dy = input(dtype, c.layout == Layout::transposed ? Layout::strided : Layout::contiguous, win.y_dims);
+        auto dy = input(dtype, c.layout == ViewKind::transposed ? ViewKind::strided : ViewKind::contiguous, win.y_dims);
         auto dx = output(dtype, c.layout, c.x);
         xylem::nn::avg_pool2d_grad(backend, dy.view, dx.view, c.p);
         const auto dys = dy.values();
@@ -209,7 +209,7 @@ class Pool : public Conformance {
       c.p.count_include_pad = false;
       SCOPED_TRACE(describe(c));
       const Windows win(c.x, c.p);
-      const Shape xshape = shape_of(c.x), yshape = shape_of(win.y_dims);
+      const Layout xshape = shape_of(c.x), yshape = shape_of(win.y_dims);
       std::vector<double> xs(static_cast<std::size_t>(xshape.numel()));
       std::iota(xs.begin(), xs.end(), 0.0);
       std::shuffle(xs.begin(), xs.end(), rng);
@@ -251,13 +251,13 @@ TEST_P(Pool, avg_pool2d_grad) {
 TEST_P(Pool, errors) {
   using xylem::ErrorCode;
   auto host = [](const Dims& dims) {
-    const Shape s = shape_of(dims);
+    const Layout s = shape_of(dims);
     return Tensor::from(std::vector<float>(static_cast<std::size_t>(s.numel()), 1.0f), s);
   };
   auto x = host({1, 2, 5, 5});
   auto y = host({1, 2, 2, 2});
   auto y_bad = host({1, 2, 3, 3});
-  auto y64 = Tensor::from(std::vector<double>(8, 0.0), Shape{1, 2, 2, 2});
+  auto y64 = Tensor::from(std::vector<double>(8, 0.0), Layout{1, 2, 2, 2});
   const auto sy = xylem_test::snapshot(y), sbad = xylem_test::snapshot(y_bad), s64 = xylem_test::snapshot(y64);
   const Pool2d p{2, 2};
   auto message = XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::max_pool2d(backend, x, y_bad, p));

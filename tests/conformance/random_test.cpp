@@ -58,12 +58,12 @@ TEST_P(Random, uniform) {
     using T = decltype(tag);
     const DType dt = xylem::dtype_of_v<T>;
     xylem::Generator probe(1);
-    if (!runs(OpId::creation_uniform, dt, [&] { (void)xylem::uniform(backend, Shape{4}, dt, probe); })) return;
+    if (!runs(OpId::creation_uniform, dt, [&] { (void)xylem::uniform(backend, Layout{4}, dt, probe); })) return;
 
     // Statistics of U(low, high).
     const double low = -2, high = 3;
     xylem::Generator gen(seed);
-    auto t = xylem::uniform(backend, Shape{kN}, dt, gen, low, high);
+    auto t = xylem::uniform(backend, Layout{kN}, dt, gen, low, high);
     EXPECT_TRUE(t.is_current_on(backend));
     const auto v = t.template to_vector<T>();
     const auto m = moments(v);
@@ -75,7 +75,7 @@ TEST_P(Random, uniform) {
 
     // The specified stream: element k of the first draw is Philox(seed, k).
     xylem::Generator g01(seed);
-    const auto u = xylem::uniform(backend, Shape{kN}, dt, g01).template to_vector<T>();
+    const auto u = xylem::uniform(backend, Layout{kN}, dt, g01).template to_vector<T>();
     std::size_t bad = 0;
     for (std::int64_t k = 0; k < kN; ++k) {
       if (u[k] != T(uniform01<T>(seed, std::uint64_t(k))) && ++bad <= 3) {
@@ -95,8 +95,8 @@ TEST_P(Random, uniform_same_bits_as_native) {
     for (auto n : kSizes) {
       SCOPED_TRACE(n);
       xylem::Generator here(seed), there(seed);
-      const auto a = xylem::uniform(backend, Shape{n}, dt, here, -1, 4).template to_vector<T>();
-      const auto b = xylem::uniform(native, Shape{n}, dt, there, -1, 4).template to_vector<T>();
+      const auto a = xylem::uniform(backend, Layout{n}, dt, here, -1, 4).template to_vector<T>();
+      const auto b = xylem::uniform(native, Layout{n}, dt, there, -1, 4).template to_vector<T>();
       EXPECT_TRUE(same_bits(a, b)) << target.spec() << " and native drew different numbers from one seed";
     }
   });
@@ -108,9 +108,9 @@ TEST_P(Random, counter_advances_by_elements_drawn) {
     const DType dt = xylem::dtype_of_v<T>;
     if (!backend.supports(OpId::creation_uniform, dt)) return;
     xylem::Generator one(seed), two(seed);
-    const auto whole = xylem::uniform(backend, Shape{1007}, dt, one).template to_vector<T>();
-    const auto first = xylem::uniform(backend, Shape{1000}, dt, two).template to_vector<T>();
-    const auto rest = xylem::uniform(backend, Shape{7}, dt, two).template to_vector<T>();
+    const auto whole = xylem::uniform(backend, Layout{1007}, dt, one).template to_vector<T>();
+    const auto first = xylem::uniform(backend, Layout{1000}, dt, two).template to_vector<T>();
+    const auto rest = xylem::uniform(backend, Layout{7}, dt, two).template to_vector<T>();
     std::vector<T> joined(first);
     joined.insert(joined.end(), rest.begin(), rest.end());
     EXPECT_TRUE(same_bits(whole, joined));
@@ -122,7 +122,7 @@ TEST_P(Random, uniform_into_a_view) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!backend.supports(OpId::creation_uniform, xylem::dtype_of_v<T>)) return;
-    auto y = output<T>(Layout::strided, {5001});
+    auto y = output<T>(ViewKind::strided, {5001});
     xylem::Generator gen(seed);
     xylem::fill_uniform(backend, y.view, gen, 10, 11);
     // Element k of the view draws counter k (logical order).
@@ -137,10 +137,10 @@ TEST_P(Random, normal) {
     using T = decltype(tag);
     const DType dt = xylem::dtype_of_v<T>;
     xylem::Generator probe(1);
-    if (!runs(OpId::creation_normal, dt, [&] { (void)xylem::normal(backend, Shape{4}, dt, probe); })) return;
+    if (!runs(OpId::creation_normal, dt, [&] { (void)xylem::normal(backend, Layout{4}, dt, probe); })) return;
     const double mean = 1.5, stddev = 2;
     xylem::Generator gen(seed);
-    auto t = xylem::normal(backend, Shape{kN}, dt, gen, mean, stddev);
+    auto t = xylem::normal(backend, Layout{kN}, dt, gen, mean, stddev);
     const auto v = t.template to_vector<T>();
     const auto m = moments(v);
     EXPECT_NEAR(m.mean, mean, 5 * stddev / std::sqrt(double(kN)));

@@ -82,7 +82,7 @@ struct Case {
   Dims dims;
   std::vector<int> axes;
   bool keepdim = false;
-  Layout in = Layout::contiguous, out = Layout::contiguous;
+  ViewKind in = ViewKind::contiguous, out = ViewKind::contiguous;
 };
 
 std::string describe(const Case& c) {
@@ -92,7 +92,7 @@ std::string describe(const Case& c) {
 }
 
 std::vector<Case> cases() {
-  using L = Layout;
+  using L = ViewKind;
   return {
       {{1000}, {}},
       {{100003}, {0}, true, L::strided},
@@ -184,7 +184,7 @@ class Reduce : public MathConformance {
   // Runs r over x (a view of `dims`) into a poisoned output and checks it.
   void check(const Reducer& r, DType dtype, const Arg& x, const Case& c) {
     const auto g = group(x.values(), c.dims, c.axes, c.keepdim);
-    const Layout out_layout = g.out.empty() ? Layout::contiguous : c.out;
+    const ViewKind out_layout = g.out.empty() ? ViewKind::contiguous : c.out;
     auto y = poisoned(result_dtype(r, dtype), out_layout, g.out, r.index ? -7.0 : kNaN);
     r.into(backend, x.view, Reduction{c.axes, c.keepdim}, y.view);
     std::vector<double> e(g.terms.size());
@@ -195,7 +195,7 @@ class Reduce : public MathConformance {
   void run(const Reducer& r) {
     for_each_float_dtype([&](DType dtype) {
       if (!runs(OpId::math_reduce, dtype, [&] {
-            auto x = input(dtype, Layout::contiguous, {4});
+            auto x = input(dtype, ViewKind::contiguous, {4});
             (void)r.make(backend, x.view, {});
           })) {
         return;
@@ -206,9 +206,9 @@ class Reduce : public MathConformance {
       }
       {
         SCOPED_TRACE("a new tensor, [2, 3, 4] axes {1} keepdim");
-        auto x = input(dtype, Layout::contiguous, {2, 3, 4}, -2, 2);
+        auto x = input(dtype, ViewKind::contiguous, {2, 3, 4}, -2, 2);
         Tensor y = r.make(backend, x.view, Reduction{{1}, true});
-        EXPECT_EQ(y.shape().dims_string(), "[2, 1, 4]");
+        EXPECT_EQ(y.layout().dims_string(), "[2, 1, 4]");
         EXPECT_EQ(y.dtype(), result_dtype(r, dtype));
         const auto g = group(x.values(), {2, 3, 4}, {1}, true);
         const auto got = y.to_doubles();
@@ -226,7 +226,7 @@ class Reduce : public MathConformance {
         // -Inf; all equal; a NaN last. Rows long enough for the kernels'
         // unrolled loops (8 vectors of 16 lanes and more).
         constexpr std::int64_t rows = 8, cols = 333;
-        auto x = input(dtype, Layout::contiguous, {rows, cols}, -2, 2);
+        auto x = input(dtype, ViewKind::contiguous, {rows, cols}, -2, 2);
         std::vector<double> v = x.values();
         const auto at = [&](std::int64_t row, std::int64_t col) -> double& {
           return v[static_cast<std::size_t>(row * cols + col)];
@@ -237,12 +237,12 @@ class Reduce : public MathConformance {
         for (std::int64_t j = 0; j < cols; ++j) at(4, j) = -kInf, at(6, j) = 0.5;
         at(5, 3) = kInf, at(5, 300) = -kInf;
         at(7, cols - 1) = kNaN;
-        check(r, dtype, host_input(dtype, Layout::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
+        check(r, dtype, host_input(dtype, ViewKind::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
         // The same along axis 0 of the transpose.
         std::vector<double> t(v.size());
         for (std::int64_t i = 0; i < rows; ++i)
           for (std::int64_t j = 0; j < cols; ++j) t[static_cast<std::size_t>(j * rows + i)] = at(i, j);
-        check(r, dtype, host_input(dtype, Layout::transposed, {cols, rows}, t), {{cols, rows}, {0}});
+        check(r, dtype, host_input(dtype, ViewKind::transposed, {cols, rows}, t), {{cols, rows}, {0}});
       }
       if (r.exact) {
         SCOPED_TRACE("a NaN at every position; Inf and huge values");
@@ -256,7 +256,7 @@ class Reduce : public MathConformance {
         for (const std::int64_t cols : {1, 7, 24, 160, 333}) {
           SCOPED_TRACE("rows of " + std::to_string(cols));
           const std::int64_t rows = cols + 6;
-          auto x = input(dtype, Layout::contiguous, {rows, cols}, -2, 2);
+          auto x = input(dtype, ViewKind::contiguous, {rows, cols}, -2, 2);
           std::vector<double> v = x.values();
           const auto at = [&](std::int64_t row, std::int64_t col) -> double& {
             return v[static_cast<std::size_t>(row * cols + col)];
@@ -270,21 +270,21 @@ class Reduce : public MathConformance {
             at(cols + 4, j) = j % 2 ? -big : big;
             at(cols + 5, j) = j % 5 ? big / double(j % 5) : -big;
           }
-          check(r, dtype, host_input(dtype, Layout::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
+          check(r, dtype, host_input(dtype, ViewKind::contiguous, {rows, cols}, v), {{rows, cols}, {1}});
           std::vector<double> t(v.size());
           for (std::int64_t i = 0; i < rows; ++i)
             for (std::int64_t j = 0; j < cols; ++j) t[static_cast<std::size_t>(j * rows + i)] = at(i, j);
-          check(r, dtype, host_input(dtype, Layout::transposed, {cols, rows}, t), {{cols, rows}, {0}});
+          check(r, dtype, host_input(dtype, ViewKind::transposed, {cols, rows}, t), {{cols, rows}, {0}});
           // Stored as it is read: a strided axis 0 (the kernels' column loop).
-          check(r, dtype, host_input(dtype, Layout::contiguous, {cols, rows}, t), {{cols, rows}, {0}});
+          check(r, dtype, host_input(dtype, ViewKind::contiguous, {cols, rows}, t), {{cols, rows}, {0}});
         }
       }
       {
         SCOPED_TRACE("large and small values");
         const double big = largest(dtype) / 4, small = smallest_normal(dtype);
         std::vector<double> v{big, -big, big, small, -small, small, 1, 0.0, -0.0};
-        check(r, dtype, host_input(dtype, Layout::contiguous, {3, 3}, v), {{3, 3}, {1}});
-        check(r, dtype, host_input(dtype, Layout::contiguous, {3, 3}, v), {{3, 3}, {0}});
+        check(r, dtype, host_input(dtype, ViewKind::contiguous, {3, 3}, v), {{3, 3}, {1}});
+        check(r, dtype, host_input(dtype, ViewKind::contiguous, {3, 3}, v), {{3, 3}, {0}});
       }
     });
   }
@@ -304,11 +304,11 @@ TEST_P(Reduce, empty) {
     if (!backend.supports(OpId::math_reduce, dtype)) return;  // reported by the tests above
     for (const Case& c : {Case{{0}, {}}, Case{{3, 0}, {1}}, Case{{0, 3}, {0}, true}, Case{{2, 0, 3}, {1}, false}}) {
       SCOPED_TRACE(describe(c));
-      auto x = input(dtype, Layout::contiguous, c.dims);
+      auto x = input(dtype, ViewKind::contiguous, c.dims);
       for (const Reducer* r : {&kSum, &kMean, &kVar}) check(*r, dtype, x, c);
       for (const Reducer* r : {&kMax, &kMin, &kArgmax, &kArgmin}) {
         const auto out = group({}, c.dims, c.axes, c.keepdim).out;
-        auto y = poisoned(result_dtype(*r, dtype), Layout::contiguous, out, r->index ? -7.0 : kNaN);
+        auto y = poisoned(result_dtype(*r, dtype), ViewKind::contiguous, out, r->index ? -7.0 : kNaN);
         expect_rejected(xylem::ErrorCode::invalid_argument, r->name, {}, {y.base},
                         [&] { r->into(backend, x.view, Reduction{c.axes, c.keepdim}, y.view); });
       }
@@ -326,11 +326,11 @@ TEST_P(Reduce, long_sums) {
     // 2e-6..1e-5.
     const double rel = dtype == DType::f64 ? 1e-13 : 1e-6;
     const bool half = dtype == DType::f16 || dtype == DType::bf16;
-    auto x = input(dtype, Layout::contiguous, {n}, half ? -1 : 0, 1);  // halves: keep the sum in range
+    auto x = input(dtype, ViewKind::contiguous, {n}, half ? -1 : 0, 1);  // halves: keep the sum in range
     const auto v = x.values();
     for (const Reducer* r : {&kSum, &kMean}) {
       SCOPED_TRACE(r->name);
-      auto y = poisoned(dtype, Layout::contiguous, {});
+      auto y = poisoned(dtype, ViewKind::contiguous, {});
       r->into(backend, x.view, {}, y.view);
       const double e = round_to(dtype, r->ref(v));
       expect_result(y, {e}, [&](std::size_t) {
@@ -339,7 +339,7 @@ TEST_P(Reduce, long_sums) {
     }
     {
       SCOPED_TRACE("sum along the outer axis of [1024, 1031]");
-      auto m = input(dtype, Layout::contiguous, {1024, 1031}, 0, 1);
+      auto m = input(dtype, ViewKind::contiguous, {1024, 1031}, 0, 1);
       check(kSum, dtype, m, {{1024, 1031}, {0}});
     }
   });
@@ -350,12 +350,12 @@ TEST_P(Reduce, var_correction) {
   for_each_float_dtype([&](DType dtype) {
     if (!backend.supports(OpId::math_reduce, dtype)) return;
     for (int correction : {0, 1, 2}) {
-      for (const Case& c : {Case{{5, 1000}, {1}}, Case{{37, 29}, {0}, true, Layout::transposed}, Case{{4, 1}, {1}},
+      for (const Case& c : {Case{{5, 1000}, {1}}, Case{{37, 29}, {0}, true, ViewKind::transposed}, Case{{4, 1}, {1}},
                             Case{{6, 2}, {1}}}) {
         SCOPED_TRACE(describe(c) + ", correction " + std::to_string(correction));
         auto x = input(dtype, c.in, c.dims, -3, 3);
         const auto g = group(x.values(), c.dims, c.axes, c.keepdim);
-        auto y = poisoned(dtype, Layout::contiguous, g.out);
+        auto y = poisoned(dtype, ViewKind::contiguous, g.out);
         xylem::var(backend, x.view, Reduction{c.axes, c.keepdim}, y.view, correction);
         std::vector<double> e(g.terms.size());
         for (std::size_t k = 0; k < e.size(); ++k) e[k] = round_to(dtype, var_of(g.terms[k], correction));
@@ -366,7 +366,7 @@ TEST_P(Reduce, var_correction) {
       // f64 computes in f64: a larger offset, where sum(x^2) - n*mean^2 loses every digit.
       const double offset = dtype == DType::f64 ? 1e6 : 100;
       SCOPED_TRACE("mean " + std::to_string(offset) + ", spread 1");
-      auto x = input(dtype, Layout::contiguous, {4, 20000}, offset - 1, offset + 1);
+      auto x = input(dtype, ViewKind::contiguous, {4, 20000}, offset - 1, offset + 1);
       const auto g = group(x.values(), {4, 20000}, {1}, false);
       Tensor y = xylem::var(backend, x.view, Reduction{{1}, false});
       const auto got = y.to_doubles();
@@ -380,7 +380,7 @@ TEST_P(Reduce, var_correction) {
 }
 
 TEST_P(Reduce, reduced_shape) {
-  const Shape x{2, 3, 4};
+  const Layout x{2, 3, 4};
   EXPECT_EQ(xylem::reduced_shape(x, {{1}, false}).dims_string(), "[2, 4]");
   EXPECT_EQ(xylem::reduced_shape(x, {{1}, true}).dims_string(), "[2, 1, 4]");
   EXPECT_EQ(xylem::reduced_shape(x, {{-1, 0}, false}).dims_string(), "[3]");
@@ -393,13 +393,13 @@ TEST_P(Reduce, reduced_shape) {
 // names the op and the shapes, and no tensor changed.
 TEST_P(Reduce, rejects_bad_arguments) {
   using xylem::ErrorCode;
-  auto x = input(DType::f32, Layout::contiguous, {3, 4});
-  auto ints = host_input(DType::i32, Layout::contiguous, {3, 4}, std::vector<double>(12, 1.0));
-  auto y4 = poisoned(DType::f32, Layout::contiguous, {4});
-  auto y3 = poisoned(DType::f32, Layout::contiguous, {3});
-  auto y14 = poisoned(DType::f32, Layout::contiguous, {1, 4});
-  auto d4 = poisoned(DType::f64, Layout::contiguous, {4});
-  auto i4 = poisoned(DType::i64, Layout::contiguous, {4}, -7);
+  auto x = input(DType::f32, ViewKind::contiguous, {3, 4});
+  auto ints = host_input(DType::i32, ViewKind::contiguous, {3, 4}, std::vector<double>(12, 1.0));
+  auto y4 = poisoned(DType::f32, ViewKind::contiguous, {4});
+  auto y3 = poisoned(DType::f32, ViewKind::contiguous, {3});
+  auto y14 = poisoned(DType::f32, ViewKind::contiguous, {1, 4});
+  auto d4 = poisoned(DType::f64, ViewKind::contiguous, {4});
+  auto i4 = poisoned(DType::i64, ViewKind::contiguous, {4}, -7);
   const std::vector<Tensor> all{x.base, ints.base, y4.base, y3.base, y14.base, d4.base, i4.base};
   const auto rx = [&](const Reducer& r, std::vector<int> axes, bool keepdim, Tensor& y) {
     return [&r, &x, &y, axes, keepdim, this] { r.into(backend, x.view, Reduction{axes, keepdim}, y); };

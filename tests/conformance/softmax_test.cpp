@@ -51,7 +51,7 @@ std::vector<double> softmax_ref(const std::vector<double>& x, const Rows& g, boo
 struct Case {
   Dims dims;
   int axis;
-  Layout in = Layout::contiguous, out = Layout::contiguous;
+  ViewKind in = ViewKind::contiguous, out = ViewKind::contiguous;
 };
 
 std::vector<Case> cases() {
@@ -67,10 +67,10 @@ std::vector<Case> cases() {
           {{2, 3, 4, 5}, 1},
           {{2, 3, 4, 5}, -2},
           {{3, 20011}, -1},
-          {{6, 33}, -1, Layout::strided, Layout::contiguous},
-          {{6, 33}, 0, Layout::contiguous, Layout::strided},
-          {{9, 13}, 1, Layout::transposed, Layout::padded},
-          {{9, 13}, 0, Layout::padded, Layout::transposed}};
+          {{6, 33}, -1, ViewKind::strided, ViewKind::contiguous},
+          {{6, 33}, 0, ViewKind::contiguous, ViewKind::strided},
+          {{9, 13}, 1, ViewKind::transposed, ViewKind::padded},
+          {{9, 13}, 0, ViewKind::padded, ViewKind::transposed}};
 }
 
 std::string describe(const Case& c) {
@@ -110,8 +110,8 @@ class Softmax : public Conformance {
 
   bool forward_runs(bool log, DType dtype) {
     return runs(OpId::nn_softmax, dtype, [&] {
-      auto x = input(dtype, Layout::contiguous, {2, 3});
-      auto y = output(dtype, Layout::contiguous, {2, 3});
+      auto x = input(dtype, ViewKind::contiguous, {2, 3});
+      auto y = output(dtype, ViewKind::contiguous, {2, 3});
       forward_fn(log)(backend, x.view, 1, y.view);
     });
   }
@@ -186,8 +186,8 @@ class Softmax : public Conformance {
 
   void backward(bool log, DType dtype) {
     if (!runs(OpId::nn_softmax_grad, dtype, [&] {
-          auto y = input(dtype, Layout::contiguous, {2, 3}, 0, 1);
-          auto dx = output(dtype, Layout::contiguous, {2, 3});
+          auto y = input(dtype, ViewKind::contiguous, {2, 3}, 0, 1);
+          auto dx = output(dtype, ViewKind::contiguous, {2, 3});
           grad_fn(log)(backend, y.view, y.view, 1, dx.view);
         })) {
       return;
@@ -200,7 +200,7 @@ class Softmax : public Conformance {
       // y: the forward output of random logits (rounded to the dtype).
       const auto ys = softmax_ref(xylem_test::random_vector<double>(rng, n, -4, 4), g, log);
       auto y = input(dtype, c.in, c.dims, 0, 0, &ys);
-      auto dy = input(dtype, c.out == Layout::padded ? Layout::contiguous : c.out, c.dims, -1, 1);
+      auto dy = input(dtype, c.out == ViewKind::padded ? ViewKind::contiguous : c.out, c.dims, -1, 1);
       auto dx = output(dtype, c.out, c.dims);
       grad_fn(log)(backend, y.view, dy.view, c.axis, dx.view);
       const auto yv = y.values(), dyv = dy.values();
@@ -230,7 +230,7 @@ class Softmax : public Conformance {
       return;
     SCOPED_TRACE("finite differences");
     for (const Case& c : {Case{{3, 7, 5}, 1}, Case{{4, 9}, -1}}) {
-      const Shape shape(std::span<const std::int64_t>(c.dims));
+      const Layout shape(std::span<const std::int64_t>(c.dims));
       const auto xs = xylem_test::random_vector<double>(rng, shape.numel(), -3, 3);
       const auto dys = xylem_test::random_vector<double>(rng, shape.numel(), -1, 1);
       auto f = [&](const Tensor& x) {
@@ -282,10 +282,10 @@ TEST_P(Softmax, log_softmax_grad) {
 }
 
 TEST_P(Softmax, errors) {
-  auto x = Tensor::from(std::vector<float>(12, 1.0f), Shape{3, 4});
-  auto y = Tensor::from(std::vector<float>(12, 0.0f), Shape{4, 3});
-  auto y64 = Tensor::from(std::vector<double>(12, 0.0), Shape{3, 4});
-  auto yi = Tensor::from(std::vector<std::int32_t>(12, 0), Shape{3, 4});
+  auto x = Tensor::from(std::vector<float>(12, 1.0f), Layout{3, 4});
+  auto y = Tensor::from(std::vector<float>(12, 0.0f), Layout{4, 3});
+  auto y64 = Tensor::from(std::vector<double>(12, 0.0), Layout{3, 4});
+  auto yi = Tensor::from(std::vector<std::int32_t>(12, 0), Layout{3, 4});
   const auto sy = xylem_test::snapshot(y), s64 = xylem_test::snapshot(y64), si = xylem_test::snapshot(yi);
   for (bool log : {false, true}) {
     SCOPED_TRACE(op_name(log));
@@ -295,7 +295,7 @@ TEST_P(Softmax, errors) {
     EXPECT_NE(message.find("[4, 3]"), std::string::npos) << message;
     XY_EXPECT_ERROR(xylem::ErrorCode::dtype_mismatch, forward_fn(log)(backend, x, 1, y64));
     XY_EXPECT_ERROR(xylem::ErrorCode::dtype_mismatch, forward_fn(log)(backend, yi, 1, yi));
-    auto x64 = Tensor::from(std::vector<double>(12, 1.0), Shape{3, 4});
+    auto x64 = Tensor::from(std::vector<double>(12, 1.0), Layout{3, 4});
     XY_EXPECT_ERROR(xylem::ErrorCode::invalid_argument, forward_fn(log)(backend, x64, 2, y64));
     XY_EXPECT_ERROR(xylem::ErrorCode::invalid_argument, forward_fn(log)(backend, x64, -3, y64));
     XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch, grad_fn(log)(backend, x, y, 1, y));

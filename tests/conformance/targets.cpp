@@ -34,21 +34,21 @@ std::string target_label(const ::testing::TestParamInfo<Target>& info) {
 
 void PrintTo(const Target& t, std::ostream* os) { *os << (t.available ? t.spec() : t.framework); }
 
-const char* name(Layout layout) {
+const char* name(ViewKind layout) {
   switch (layout) {
-    case Layout::contiguous:
+    case ViewKind::contiguous:
       return "contiguous";
-    case Layout::strided:
+    case ViewKind::strided:
       return "strided";
-    case Layout::transposed:
+    case ViewKind::transposed:
       return "transposed";
-    case Layout::padded:
+    case ViewKind::padded:
       return "padded";
   }
   return "?";
 }
 
-std::vector<std::int64_t> positions(const Shape& view) {
+std::vector<std::int64_t> positions(const Layout& view) {
   std::vector<std::int64_t> out(static_cast<std::size_t>(view.numel()));
   const auto dims = view.dims();
   const auto strides = view.strides();
@@ -72,50 +72,50 @@ std::vector<double> Arg::values() const {
 
 namespace detail {
 
-Shape base_shape(Layout layout, const Dims& dims) {
+Layout base_shape(ViewKind layout, const Dims& dims) {
   Dims d = dims;
   switch (layout) {
-    case Layout::contiguous:
+    case ViewKind::contiguous:
       break;
-    case Layout::strided:
+    case ViewKind::strided:
       d.back() = 2 * d.back() + 1;
       break;
-    case Layout::transposed:
+    case ViewKind::transposed:
       std::swap(d[0], d[1]);
       break;
-    case Layout::padded:
+    case ViewKind::padded:
       d[1] += 3;
       break;
   }
-  return Shape(std::span<const std::int64_t>(d));
+  return Layout(std::span<const std::int64_t>(d));
 }
 
-Shape view_shape(Layout layout, const Dims& dims) {
-  const Shape base = base_shape(layout, dims);
+Layout view_shape(ViewKind layout, const Dims& dims) {
+  const Layout base = base_shape(layout, dims);
   const int last = static_cast<int>(dims.size()) - 1;
   switch (layout) {
-    case Layout::contiguous:
+    case ViewKind::contiguous:
       return base;
-    case Layout::strided:
+    case ViewKind::strided:
       return base.slice(last, 1, base.dim(last), 2);
-    case Layout::transposed:
+    case ViewKind::transposed:
       return base.transpose(0, 1);
-    case Layout::padded:
+    case ViewKind::padded:
       return base.slice(1, 1, dims[1] + 1);
   }
   return base;
 }
 
-Tensor view_of(const Tensor& base, Layout layout, const Dims& dims) {
+Tensor view_of(const Tensor& base, ViewKind layout, const Dims& dims) {
   const int last = static_cast<int>(dims.size()) - 1;
   switch (layout) {
-    case Layout::contiguous:
+    case ViewKind::contiguous:
       return base;
-    case Layout::strided:
-      return base.slice(last, 1, base.shape().dim(last), 2);
-    case Layout::transposed:
+    case ViewKind::strided:
+      return base.slice(last, 1, base.layout().dim(last), 2);
+    case ViewKind::transposed:
       return base.transpose(0, 1);
-    case Layout::padded:
+    case ViewKind::padded:
       return base.slice(1, 1, dims[1] + 1);
   }
   return base;

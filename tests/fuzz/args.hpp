@@ -93,13 +93,13 @@ struct Arg {
   }
   [[nodiscard]] std::string describe() const {
     std::ostringstream s;
-    s << xylem::name(dtype) << ' ' << dims_string(dims) << " strides " << view.shape().strides_string() << " offset "
-      << view.shape().offset() << " of storage [" << before.size() << ']';
+    s << xylem::name(dtype) << ' ' << dims_string(dims) << " strides " << view.layout().strides_string() << " offset "
+      << view.layout().offset() << " of storage [" << before.size() << ']';
     return s.str();
   }
 };
 
-inline std::vector<std::int64_t> positions(const xylem::Shape& s) {
+inline std::vector<std::int64_t> positions(const xylem::Layout& s) {
   std::vector<std::int64_t> pos;
   const Dims dims(s.dims().begin(), s.dims().end());
   for (std::int64_t k = 0; k < xylem_ref::numel(dims); ++k) {
@@ -120,8 +120,8 @@ inline Tensor storage(const xylem::Backend& b, Picker& p, DType t, std::int64_t 
 }
 
 inline void set_view(Arg& a, const Dims& strides, std::int64_t offset) {
-  a.view = a.base.as_strided(xylem::Shape::strided(a.dims, strides, offset));
-  a.pos = positions(a.view.shape());
+  a.view = a.base.as_strided(xylem::Layout::strided(a.dims, strides, offset));
+  a.pos = positions(a.view.layout());
 }
 
 // A view of dims over new storage: axes in any order, a gap on one axis, an
@@ -161,7 +161,7 @@ inline Arg alias_arg(Picker& p, const Arg& in, const Dims& dims) {
   // twice (invalid for an output).
   bool reusable = dims == in.dims;
   for (std::size_t ax = 0; reusable && ax < dims.size(); ++ax)
-    reusable = in.view.shape().strides()[ax] != 0 || dims[ax] <= 1;
+    reusable = in.view.layout().strides()[ax] != 0 || dims[ax] <= 1;
   if (reusable && p.one_in(2)) return a;
   const std::int64_t n = xylem_ref::numel(dims), room = std::int64_t(in.before.size()) - n;
   if (room < 0) return Arg{};

@@ -84,9 +84,9 @@ void run_new(const std::string& op, const std::string& what, bool valid, const s
   Tensor r;
   run(op, what, valid, args, nullptr, [&] { r = call(); }, [] { return xylem_ref::Expect{}; });
   if (!r.defined()) return;
-  const auto got_dims = r.shape().dims();
+  const auto got_dims = r.layout().dims();
   if (Dims(got_dims.begin(), got_dims.end()) != dims || r.dtype() != dtype)
-    finding(what, " returned " + r.shape().dims_string() + " " + std::string(xylem::name(r.dtype())) +
+    finding(what, " returned " + r.layout().dims_string() + " " + std::string(xylem::name(r.dtype())) +
                       ", expected " + dims_string(dims) + " " + std::string(xylem::name(dtype)));
   const xylem_ref::Expect e = expect();
   const auto got = r.to_doubles();

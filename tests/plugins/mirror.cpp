@@ -128,7 +128,7 @@ class Queue {
 };
 
 // ---- kernels: element k of a view, in row-major logical order -------------
-std::int64_t element_offset(const xylem::Shape& s, std::int64_t k) {
+std::int64_t element_offset(const xylem::Layout& s, std::int64_t k) {
   auto dims = s.dims();
   auto strides = s.strides();
   std::int64_t off = s.offset();

@@ -53,7 +53,7 @@ struct Shared {
   std::vector<Tensor> mailbox = std::vector<Tensor>(16);
 };
 
-Dims dims_of(const Tensor& t) { return Dims(t.shape().dims().begin(), t.shape().dims().end()); }
+Dims dims_of(const Tensor& t) { return Dims(t.layout().dims().begin(), t.layout().dims().end()); }
 
 class Worker {
  public:
@@ -85,7 +85,7 @@ class Worker {
   Tensor fresh(const Dims& dims, DType t) {
     std::vector<double> v(std::size_t(xylem_ref::numel(dims)));
     for (auto& e : v) e = std::uniform_real_distribution<double>(-2, 2)(rng_);
-    Tensor host = Tensor::from(v, xylem::Shape(std::span<const std::int64_t>(dims)));
+    Tensor host = Tensor::from(v, xylem::Layout(std::span<const std::int64_t>(dims)));
     return t == DType::f64 ? host : xylem::cast(backends_[pick(backends_.size())], host, t);
   }
 
@@ -133,7 +133,7 @@ class Worker {
         return {"exp(clamp)", y, {x}, elementwise([](double v) { return std::exp(std::clamp(v, -4.0, 4.0)); })};
       }
       case 1: {
-        Tensor y(xylem::Shape(x.shape().dims()), x.dtype());
+        Tensor y(xylem::Layout(x.layout().dims()), x.dtype());
         xylem::nn::sigmoid(b, x, y);
         return {"sigmoid", y, {x}, elementwise([](double v) { return 1 / (1 + std::exp(-v)); })};
       }
@@ -162,7 +162,7 @@ class Worker {
       }
       case 4: {
         const int axis = int(pick(std::size_t(rank)));
-        Tensor y(xylem::Shape(x.shape().dims()), x.dtype());
+        Tensor y(xylem::Layout(x.layout().dims()), x.dtype());
         xylem::nn::softmax(b, x, axis, y);
         return {"softmax", y, {x}, [axis](const std::vector<xylem_ref::Array>& in) {
                   return xylem_ref::softmax(in[0], axis, false);
@@ -173,7 +173,7 @@ class Worker {
         const std::int64_t n = 1 + std::int64_t(pick(16));
         Tensor w = fresh({k, n}, x.dtype());
         Tensor a = xylem::contiguous(b, x).reshape({m, k});
-        Tensor y(xylem::Shape{m, n}, x.dtype());
+        Tensor y(xylem::Layout{m, n}, x.dtype());
         xylem::blas::gemm(b, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1.0, a, w, 0.0, y);
         return {"gemm", y, {x, w}, [m, k, n](std::vector<xylem_ref::Array> in) {
                   in[0].dims = {m, k};
@@ -199,7 +199,7 @@ class Worker {
                     return e;
                   }};
         }
-        Tensor y(xylem::Shape(x.shape().dims()), x.dtype());
+        Tensor y(xylem::Layout(x.layout().dims()), x.dtype());
         xylem::nn::tanh(b, x, y);
         return {"tanh", y, {x}, elementwise([](double v) { return std::tanh(v); })};
       }
@@ -216,7 +216,7 @@ class Worker {
       std::size_t k = 0;
       for (; ok && k < got.size(); ++k) ok = xylem_ref::matches(s.out.dtype(), e.v[k], e.mag[k], got[k]);
       if (!ok && totals_.failures++ < 10)
-        ADD_FAILURE() << s.what << " " << s.out.shape().dims_string() << " " << xylem::name(s.out.dtype())
+        ADD_FAILURE() << s.what << " " << s.out.layout().dims_string() << " " << xylem::name(s.out.dtype())
                       << ": element " << k - 1 << " got " << (k ? got[k - 1] : 0) << ", expected "
                       << (k ? e.v[k - 1] : 0);
     }
@@ -244,7 +244,7 @@ TEST(Soak, ThreadsAcrossBackends) {
     std::mt19937_64 rng(seed);
     std::vector<float> v(64 * 48);
     for (auto& e : v) e = std::uniform_real_distribution<float>(-2, 2)(rng);
-    shared.common = Tensor::from(v, xylem::Shape{64, 48});
+    shared.common = Tensor::from(v, xylem::Layout{64, 48});
   }
   Totals totals;
   const std::uint64_t transfers0 = xylem::transfer_count();

@@ -20,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using xylem::Backend;
 using xylem::Future;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 using xylem::testing::Gate;
 using xylem::native::NativeQueue;
@@ -44,7 +44,7 @@ class Async : public ::testing::TestWithParam<std::string> {
 
 TEST_P(Async, OpReturnsBeforeItsWorkRuns) {
   auto x = Tensor::from(std::vector<float>{-1, 2, -3, 4});
-  Tensor y(x.shape(), xylem::f32);
+  Tensor y(x.layout(), xylem::f32);
   Gate gate(backend);
   xylem::nn::relu(backend, x, y);  // returns while the queue is held
   auto values = y.read<float>();
@@ -57,8 +57,8 @@ TEST_P(Async, OpReturnsBeforeItsWorkRuns) {
 }
 
 TEST_P(Async, SynchronizeWaitsForEverything) {
-  Tensor a(Shape{1000}, xylem::f64);
-  Tensor b(Shape{1000}, xylem::f64);
+  Tensor a(Layout{1000}, xylem::f64);
+  Tensor b(Layout{1000}, xylem::f64);
   std::atomic<bool> last_done{false};
   {
     Gate gate(backend);
@@ -88,7 +88,7 @@ TEST_P(Async, SynchronizeWaitsForEverything) {
 
 TEST_P(Async, ThenRunsAfterTheValueIsReady) {
   auto x = Tensor::from(std::vector<double>{1, 2, 3});
-  Tensor y(x.shape(), xylem::f64);
+  Tensor y(x.layout(), xylem::f64);
   Gate gate(backend);
   xylem::fill(backend, y, 0.25);
   std::atomic<bool> ran{false};
@@ -109,7 +109,7 @@ TEST_P(Async, ThenRunsAfterTheValueIsReady) {
 }
 
 TEST_P(Async, ThenPassesExceptionsOn) {
-  Tensor y(Shape{2}, xylem::f32);
+  Tensor y(Layout{2}, xylem::f32);
   xylem::fill(backend, y, 1);
   auto failing = y.read<float>().then([](const std::vector<float>&) -> int { throw std::runtime_error("boom"); });
   auto after = failing.then([](const int& v) { return v + 1; });
@@ -118,7 +118,7 @@ TEST_P(Async, ThenPassesExceptionsOn) {
 }
 
 TEST_P(Async, ReadWaitsOnlyForItsTensor) {
-  Tensor a(Shape{8}, xylem::f32);
+  Tensor a(Layout{8}, xylem::f32);
   xylem::fill(backend, a, 2);
   backend.synchronize();
   auto early = a.read<float>();  // enqueued before the gate
@@ -128,7 +128,7 @@ TEST_P(Async, ReadWaitsOnlyForItsTensor) {
 }
 
 TEST_P(Async, TwoReadsOfOneFuture) {
-  Tensor a(Shape{3}, xylem::f64);
+  Tensor a(Layout{3}, xylem::f64);
   xylem::fill(backend, a, 7);
   const auto f = a.read<double>();
   f.wait();
@@ -170,7 +170,7 @@ TEST(CrossDevice, OpWaitsOnEventsNotOnTheHost) {
   auto native = Backend::native();
   auto mirror = xylem_test::mirror();
   auto x = Tensor::from(std::vector<float>{-1, 2, -3});
-  Tensor y(x.shape(), xylem::f32);
+  Tensor y(x.layout(), xylem::f32);
   Gate gate(mirror);
   xylem::blas::scal(mirror, -1.0, x);  // held behind the gate
   within_seconds(gate, [&] { xylem::nn::relu(native, x, y); }, "relu on native of a tensor pending on mirror");
@@ -183,8 +183,8 @@ TEST(CrossDevice, OpWaitsOnEventsNotOnTheHost) {
 TEST(CrossDevice, NativeGateHoldsAMirrorReader) {
   auto native = Backend::native();
   auto mirror = xylem_test::mirror();
-  Tensor x(Shape{4}, xylem::f64);
-  Tensor y(Shape{4}, xylem::f64);
+  Tensor x(Layout{4}, xylem::f64);
+  Tensor y(Layout{4}, xylem::f64);
   Gate gate(native);
   xylem::fill(native, x, -2);
   within_seconds(gate, [&] { xylem::nn::relu(mirror, x, y); }, "relu on mirror of a tensor pending on native");

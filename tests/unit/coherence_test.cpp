@@ -10,7 +10,7 @@ namespace {
 
 using xylem::Backend;
 using xylem::ErrorCode;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 
 class Coherence : public ::testing::Test {
@@ -20,7 +20,7 @@ class Coherence : public ::testing::Test {
 };
 
 TEST_F(Coherence, NewTensorAllocatesNothing) {
-  Tensor t(Shape{1000}, xylem::f32);
+  Tensor t(Layout{1000}, xylem::f32);
   EXPECT_EQ(t.version(), 0u);
   EXPECT_EQ(t.transfers(), 0u);
   EXPECT_FALSE(t.is_allocated_on(native));
@@ -40,7 +40,7 @@ TEST_F(Coherence, FromHostLivesOnNative) {
 
 TEST_F(Coherence, AllocatesOnFirstUseOnly) {
   const auto before = mirror.device().memory_stats().allocated;
-  Tensor t(Shape{1000}, xylem::f64);
+  Tensor t(Layout{1000}, xylem::f64);
   xylem::fill(mirror, t, 2.5);
   EXPECT_TRUE(t.is_allocated_on(mirror));
   EXPECT_TRUE(t.is_current_on(mirror));
@@ -53,7 +53,7 @@ TEST_F(Coherence, AllocatesOnFirstUseOnly) {
 
 TEST_F(Coherence, ReadTwiceOnOneDeviceTransfersOnce) {
   auto x = Tensor::from(std::vector<float>{-1, 2, -3, 4});
-  Tensor y1(x.shape(), xylem::f32), y2(x.shape(), xylem::f32);
+  Tensor y1(x.layout(), xylem::f32), y2(x.layout(), xylem::f32);
   const auto global = xylem::transfer_count();
   xylem::nn::relu(mirror, x, y1);
   EXPECT_EQ(x.transfers(), 1u);
@@ -87,7 +87,7 @@ TEST_F(Coherence, WriteOnMirrorMakesNativeStale) {
   EXPECT_FALSE(x.is_current_on(native));
 
   const auto global = xylem::transfer_count();
-  Tensor y(x.shape(), xylem::f32);
+  Tensor y(x.layout(), xylem::f32);
   xylem::nn::relu(native, x, y);  // native reads: one transfer back
   EXPECT_EQ(x.transfers(), 2u);
   EXPECT_TRUE(x.is_current_on(native));
@@ -115,7 +115,7 @@ TEST_F(Coherence, PingPongKeepsValuesAndCountsTransfers) {
 }
 
 TEST_F(Coherence, HostReadOfADeviceResult) {
-  Tensor t(Shape{3}, xylem::f32);
+  Tensor t(Layout{3}, xylem::f32);
   xylem::fill(mirror, t, 4);
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{4, 4, 4}));
   EXPECT_EQ(t.to_doubles(), (std::vector<double>{4, 4, 4}));
@@ -125,7 +125,7 @@ TEST_F(Coherence, HostReadOfADeviceResult) {
 }
 
 TEST_F(Coherence, ViewsShareCoherence) {
-  auto base = Tensor::from(xylem_test::iota_vector<float>(6), Shape{2, 3});
+  auto base = Tensor::from(xylem_test::iota_vector<float>(6), Layout{2, 3});
   auto row = base.slice(0, 1, 2).reshape({3});
   xylem::blas::scal(mirror, 10.0, row);  // writes part of base on mirror
   EXPECT_FALSE(base.is_current_on(native));
@@ -142,15 +142,15 @@ TEST_F(Coherence, PartialWriteKeepsTheRest) {
   xylem::fill(mirror, even, -1);
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{-1, 1, -1, 3, -1, 5, -1, 7, -1, 9}));
 
-  auto y = Tensor::from(xylem_test::iota_vector<double>(6), Shape{2, 3});
-  auto src = Tensor::from(std::vector<double>{-5, -6}, Shape{2, 1});
+  auto y = Tensor::from(xylem_test::iota_vector<double>(6), Layout{2, 3});
+  auto src = Tensor::from(std::vector<double>{-5, -6}, Layout{2, 1});
   auto column = y.slice(1, 1, 2);
   xylem::nn::relu(mirror, src, column);
   EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{0, 0, 2, 3, 0, 5}));
 }
 
 TEST_F(Coherence, WholeTensorWriteOnNativeAfterMirror) {
-  Tensor t(Shape{4}, xylem::f32);
+  Tensor t(Layout{4}, xylem::f32);
   xylem::fill(mirror, t, 1);
   xylem::fill(native, t, 2);  // write-only, whole tensor: no transfer
   EXPECT_EQ(t.transfers(), 0u);
@@ -168,7 +168,7 @@ TEST_F(Coherence, InPlaceOnMirror) {
 }
 
 TEST_F(Coherence, UninitializedRead) {
-  Tensor never(Shape{4}, xylem::f32);
+  Tensor never(Layout{4}, xylem::f32);
   auto y = Tensor::from(std::vector<float>{1, 2, 3, 4});
   for (const auto& b : {native, mirror}) {
     SCOPED_TRACE(b.id());

@@ -76,13 +76,13 @@ TEST(DType, BoolTensor) {
 
 TEST(DType, FromBytes) {
   const std::int32_t data[] = {1, 2, 3, 4, 5, 6};
-  auto t = Tensor::from_bytes(data, sizeof data, xylem::Shape{2, 3}, DType::i32);
-  EXPECT_EQ(t.shape(), (xylem::Shape{2, 3}));
+  auto t = Tensor::from_bytes(data, sizeof data, xylem::Layout{2, 3}, DType::i32);
+  EXPECT_EQ(t.layout(), (xylem::Layout{2, 3}));
   EXPECT_EQ(t.to_vector<std::int32_t>(), (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
   // The byte count must match shape and dtype (which of the two codes is the
   // core's choice).
   try {
-    (void)Tensor::from_bytes(data, sizeof data, xylem::Shape{2, 2}, DType::i32);
+    (void)Tensor::from_bytes(data, sizeof data, xylem::Layout{2, 2}, DType::i32);
     ADD_FAILURE() << "24 bytes accepted for a 2x2 i32 tensor";
   } catch (const xylem::Error& e) {
     EXPECT_TRUE(e.code() == ErrorCode::shape_mismatch || e.code() == ErrorCode::invalid_argument) << e.what();

@@ -6,7 +6,7 @@ namespace {
 
 using xylem::Backend;
 using xylem::ErrorCode;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 using xylem::blas::Transpose;
 using xylem_test::contains;
@@ -31,7 +31,7 @@ TEST_P(Errors, ShapeMismatch) {
   what = XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::blas::swap(backend, x, y));
   EXPECT_TRUE(contains(what, "swap")) << what;
   auto dy = Tensor::from(std::vector<float>{1, 1, 1});
-  Tensor dx(Shape{4}, xylem::f32);
+  Tensor dx(Layout{4}, xylem::f32);
   what = XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::nn::sigmoid_grad(backend, x, dy, dx));
   EXPECT_TRUE(contains(what, "sigmoid_grad")) << what;
   EXPECT_EQ(dx.version(), 0u);
@@ -56,7 +56,7 @@ TEST_P(Errors, DtypeMismatch) {
 }
 
 TEST_P(Errors, UninitializedRead) {
-  Tensor never(Shape{3}, xylem::f64);
+  Tensor never(Layout{3}, xylem::f64);
   auto y = Tensor::from(std::vector<double>{1, 2, 3});
   const auto sy = xylem_test::snapshot(y);
   auto what = XY_EXPECT_ERROR(ErrorCode::uninitialized_read, xylem::nn::sigmoid(backend, never, y));
@@ -70,17 +70,17 @@ TEST_P(Errors, UninitializedRead) {
 
 TEST_P(Errors, OutOfMemory) {
   // 2^58 bytes as f32 (2^59 as f64): representable, never allocatable.
-  Tensor huge(Shape{std::int64_t{1} << 40, std::int64_t{1} << 16}, xylem::f32);
+  Tensor huge(Layout{std::int64_t{1} << 40, std::int64_t{1} << 16}, xylem::f32);
   auto what = XY_EXPECT_ERROR(ErrorCode::out_of_memory, xylem::fill(backend, huge, 1.0));
   EXPECT_TRUE(contains(what, "fill")) << what;
   EXPECT_EQ(huge.version(), 0u);
   EXPECT_FALSE(huge.is_allocated_on(backend));
 
-  what = XY_EXPECT_ERROR(ErrorCode::out_of_memory, (void)xylem::zeros(backend, huge.shape(), xylem::f64));
+  what = XY_EXPECT_ERROR(ErrorCode::out_of_memory, (void)xylem::zeros(backend, huge.layout(), xylem::f64));
   EXPECT_TRUE(contains(what, "fill") || contains(what, "zeros")) << what;
   auto x = Tensor::from(std::vector<float>{1, -1});
   // Afterwards the backend still works.
-  Tensor y(Shape{2}, xylem::f32);
+  Tensor y(Layout{2}, xylem::f32);
   xylem::nn::relu(backend, x, y);
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 0}));
 }
@@ -101,9 +101,9 @@ INSTANTIATE_TEST_SUITE_P(Backends, Errors, ::testing::Values("native", "mirror:0
 
 TEST(ErrorsNative, GemmShapes) {
   auto native = Backend::native();
-  auto a = Tensor::from(xylem_test::iota_vector<double>(6), Shape{2, 3});
-  auto b = Tensor::from(xylem_test::iota_vector<double>(8), Shape{4, 2});
-  auto c = Tensor::from(xylem_test::iota_vector<double>(4), Shape{2, 2});
+  auto a = Tensor::from(xylem_test::iota_vector<double>(6), Layout{2, 3});
+  auto b = Tensor::from(xylem_test::iota_vector<double>(8), Layout{4, 2});
+  auto c = Tensor::from(xylem_test::iota_vector<double>(4), Layout{2, 2});
   const auto sa = xylem_test::snapshot(a), sb = xylem_test::snapshot(b), sc = xylem_test::snapshot(c);
   // inner dimensions 3 and 4 differ
   auto what = XY_EXPECT_ERROR(ErrorCode::shape_mismatch,
@@ -111,7 +111,7 @@ TEST(ErrorsNative, GemmShapes) {
   EXPECT_TRUE(contains(what, "gemm")) << what;
   // op(a) is 3x2, b is 4x2: inner dimensions 2 and 4 differ
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, xylem::blas::gemm(native, Transpose::yes, Transpose::no, 1, a, b, 1, c));
-  auto a_f32 = Tensor::from(xylem_test::iota_vector<float>(6), Shape{3, 2});
+  auto a_f32 = Tensor::from(xylem_test::iota_vector<float>(6), Layout{3, 2});
   XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, xylem::blas::gemm(native, Transpose::no, Transpose::no, 1, a_f32, a, 0, c));
   XY_EXPECT_UNCHANGED(a, sa);
   XY_EXPECT_UNCHANGED(b, sb);
@@ -141,8 +141,8 @@ TEST(ErrorsPlugins, BadPlugin) {
 
 TEST(ErrorsPlugins, UnsupportedOpRaises) {
   auto mirror = xylem_test::mirror();
-  auto a = Tensor::from(xylem_test::iota_vector<float>(4), Shape{2, 2});
-  auto c = Tensor::from(xylem_test::iota_vector<float>(4), Shape{2, 2});
+  auto a = Tensor::from(xylem_test::iota_vector<float>(4), Layout{2, 2});
+  auto c = Tensor::from(xylem_test::iota_vector<float>(4), Layout{2, 2});
   const auto sa = xylem_test::snapshot(a), sc = xylem_test::snapshot(c);
   auto what = XY_EXPECT_ERROR(ErrorCode::unsupported,
                               xylem::blas::gemm(mirror, Transpose::no, Transpose::no, 1, a, a, 1, c));
@@ -160,8 +160,8 @@ TEST(ErrorsPlugins, FallbackToNative) {
   config.device = 0;
   config.fallback = xylem::Fallback::native;
   Backend mirror(config);
-  auto a = Tensor::from(std::vector<double>{1, 2, 3, 4}, Shape{2, 2});
-  Tensor c(Shape{2, 2}, xylem::f64);
+  auto a = Tensor::from(std::vector<double>{1, 2, 3, 4}, Layout{2, 2});
+  Tensor c(Layout{2, 2}, xylem::f64);
   xylem::fill(mirror, c, 1);  // runs on mirror
   EXPECT_TRUE(c.is_current_on(mirror));
   xylem::blas::gemm(mirror, Transpose::no, Transpose::no, 1, a, a, 1, c);  // falls back, syncing c

@@ -11,7 +11,7 @@
 namespace {
 
 using xylem::Backend;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 
 std::vector<std::string> device_ids() {
@@ -48,7 +48,7 @@ TEST_P(Movement, WrittenThereReadHereThenBack) {
   const Tensor source = Tensor::from(values);
 
   // Written on the device: no transfer of x, no host copy of it yet.
-  Tensor x(Shape{n}, xylem::f32);
+  Tensor x(Layout{n}, xylem::f32);
   xylem::blas::copy(*device, source, x);
   EXPECT_EQ(source.transfers(), 1u);
   EXPECT_EQ(x.transfers(), 0u);
@@ -67,7 +67,7 @@ TEST_P(Movement, WrittenThereReadHereThenBack) {
   // transfers once, and the values are native's.
   xylem::blas::scal(native, 2.0, x);
   EXPECT_FALSE(x.is_current_on(*device));
-  Tensor y(Shape{n}, xylem::f32);
+  Tensor y(Layout{n}, xylem::f32);
   xylem::nn::relu(*device, x, y);
   EXPECT_EQ(x.transfers(), 2u);
   EXPECT_EQ(y.transfers(), 0u) << "a write-only output needs no transfer";
@@ -85,8 +85,8 @@ TEST_P(Movement, WrittenThereReadHereThenBack) {
 }
 
 TEST_P(Movement, ViewsOfDeviceDataReadOnTheHost) {
-  auto host = Tensor::from(xylem_test::iota_vector<double>(12), Shape{3, 4});
-  Tensor on_device(Shape{3, 4}, xylem::f64);
+  auto host = Tensor::from(xylem_test::iota_vector<double>(12), Layout{3, 4});
+  Tensor on_device(Layout{3, 4}, xylem::f64);
   if (!device->supports(xylem::plugin::OpId::blas_copy, xylem::f64)) GTEST_SKIP() << "no f64 on " << GetParam();
   Tensor flat = on_device.reshape({12});
   xylem::blas::copy(*device, host.reshape({12}), flat);
@@ -122,9 +122,9 @@ TEST_P(PeerMovement, WrittenOnOneDeviceUsedOnAnother) {
   const std::int64_t n = (1 << 20) + 3;
   std::vector<float> values(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 1000) - 500.0f;
-  Tensor x(Shape{n}, xylem::f32);
+  Tensor x(Layout{n}, xylem::f32);
   xylem::blas::copy(*first, Tensor::from(values), x);
-  Tensor y(Shape{n}, xylem::f32);
+  Tensor y(Layout{n}, xylem::f32);
   xylem::nn::relu(*second, x, y);
   EXPECT_EQ(x.transfers(), 1u) << "one device-to-device transfer";
   EXPECT_FALSE(x.is_current_on(Backend::native())) << "the data must not go through a host copy of the tensor";

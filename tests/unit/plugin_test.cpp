@@ -381,7 +381,7 @@ TEST(PluginChild, Report) {
   auto m = Backend::open("mirror");
   const std::vector<double> data{0.5, -1.25, 3.0};
   auto x = xylem::Tensor::from(data);
-  xylem::Tensor y(xylem::Shape{3}, xylem::f64);
+  xylem::Tensor y(xylem::Layout{3}, xylem::f64);
   xylem::nn::sigmoid(m, x, y);
   const auto result = y.to_vector<double>();
   for (std::size_t i = 0; i < data.size(); ++i) ASSERT_NEAR(result[i], 1.0 / (1.0 + std::exp(-data[i])), 1e-12);
@@ -404,7 +404,7 @@ TEST(PluginChild, NativeOnly) {
   std::mt19937_64 rng(seed);
   const auto data = xylem_test::random_vector<double>(rng, 64, -4, 4);
   auto x = xylem::Tensor::from(data);
-  xylem::Tensor y(xylem::Shape{64}, xylem::f64);
+  xylem::Tensor y(xylem::Layout{64}, xylem::f64);
   xylem::nn::sigmoid(native, x, y);
   const auto result = y.to_vector<double>();
   for (std::size_t i = 0; i < data.size(); ++i)

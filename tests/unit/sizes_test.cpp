@@ -3,7 +3,7 @@
 // or a view that would overflow is an invalid_argument naming the shape and
 // dtype; an absurd but representable size is out_of_memory naming the real
 // byte count, on the host and on the device; nothing crashes, and every
-// other tensor keeps its data. (Shape-level cases: shape_test.cpp.)
+// other tensor keeps its data. (Layout-level cases: layout_test.cpp.)
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -14,7 +14,7 @@ namespace {
 
 using xylem::Backend;
 using xylem::ErrorCode;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 using I = std::vector<std::int64_t>;
 
@@ -26,7 +26,7 @@ constexpr std::int64_t k62 = std::int64_t{1} << 62;
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 
-Shape strided(I dims, I strides, std::int64_t offset) { return Shape::strided(dims, strides, offset); }
+Layout strided(I dims, I strides, std::int64_t offset) { return Layout::strided(dims, strides, offset); }
 
 // Fails unless `fn` throws `code` with a message naming every one of `parts`.
 #define XY_EXPECT_NAMED(code, parts, ...)                                                          \
@@ -41,30 +41,30 @@ Shape strided(I dims, I strides, std::int64_t offset) { return Shape::strided(di
 
 TEST(Sizes, ShapesOverInt64AreRefused) {
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[4294967296, 4294967296]"}),
-                  (void)Tensor(Shape{k32, k32}, xylem::f32));
+                  (void)Tensor(Layout{k32, k32}, xylem::f32));
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[4611686018427387904, 3]"}),
-                  (void)Tensor(Shape{k62, 3}, xylem::f32));
-  XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[9223372036854775807]"}), (void)Tensor(Shape{kMax}, xylem::u8));
+                  (void)Tensor(Layout{k62, 3}, xylem::f32));
+  XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[9223372036854775807]"}), (void)Tensor(Layout{kMax}, xylem::u8));
 }
 
 TEST(Sizes, ByteCountsOverInt64AreRefused) {
   // 2^62 elements is a shape; 2^62 of 4 or 8 bytes is no tensor.
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[4611686018427387904]", "f32"}),
-                  (void)Tensor(Shape{k62}, xylem::f32));
+                  (void)Tensor(Layout{k62}, xylem::f32));
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[2305843009213693952]", "f64"}),
-                  (void)Tensor(Shape{k62 / 2}, xylem::f64));
+                  (void)Tensor(Layout{k62 / 2}, xylem::f64));
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[2147483648, 1073741824]", "f32"}),
-                  (void)Tensor(Shape{k32 / 2, k32 / 4}, xylem::f32));
+                  (void)Tensor(Layout{k32 / 2, k32 / 4}, xylem::f32));
   // Representable: a handle with no memory yet.
-  const Tensor most(Shape{k62}, xylem::u8);
+  const Tensor most(Layout{k62}, xylem::u8);
   EXPECT_EQ(most.numel(), k62);
   EXPECT_EQ(most.version(), 0u);
   XY_EXPECT_ERROR(ErrorCode::uninitialized_read, (void)most.to_vector<std::uint8_t>());
 
   const double data[1] = {1.5};
   XY_EXPECT_NAMED(ErrorCode::invalid_argument, ({"[4611686018427387904]", "f64"}),
-                  (void)Tensor::from_bytes(data, sizeof data, Shape{k62}, xylem::f64));
-  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)Tensor::from_bytes(data, sizeof data, Shape{k62}, xylem::u8));
+                  (void)Tensor::from_bytes(data, sizeof data, Layout{k62}, xylem::f64));
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)Tensor::from_bytes(data, sizeof data, Layout{k62}, xylem::u8));
 }
 
 TEST(Sizes, AsStridedReachIsCheckedWithoutOverflow) {
@@ -125,16 +125,16 @@ class SizesOn : public ::testing::TestWithParam<std::string> {
 // count asked for (no wrap), before any driver sees a size it cannot hold.
 TEST_P(SizesOn, AbsurdAllocationsAreOutOfMemoryWithTheRealByteCount) {
   struct Case {
-    Shape shape;
+    Layout shape;
     xylem::DType dtype;
     const char* bytes;
   };
   const Case cases[] = {
-      {Shape{k47}, xylem::f64, "1125899906842624"},               // 2^50 bytes
-      {Shape{k50, 4}, xylem::f32, "18014398509481984"},           // 2^54
-      {Shape{k60}, xylem::f32, "4611686018427387904"},            // 2^62
-      {Shape{k62 / 2 - 1}, xylem::f32, "9223372036854775804"},    // the most below 2^63
-      {Shape{k62 - 1}, xylem::u8, "4611686018427387903"},
+      {Layout{k47}, xylem::f64, "1125899906842624"},               // 2^50 bytes
+      {Layout{k50, 4}, xylem::f32, "18014398509481984"},           // 2^54
+      {Layout{k60}, xylem::f32, "4611686018427387904"},            // 2^62
+      {Layout{k62 / 2 - 1}, xylem::f32, "9223372036854775804"},    // the most below 2^63
+      {Layout{k62 - 1}, xylem::u8, "4611686018427387903"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.shape.dims_string());
@@ -145,7 +145,7 @@ TEST_P(SizesOn, AbsurdAllocationsAreOutOfMemoryWithTheRealByteCount) {
     EXPECT_FALSE(huge.is_allocated_on(*backend));
   }
   XY_EXPECT_NAMED(ErrorCode::out_of_memory, ({"1125899906842624 bytes"}),
-                  (void)xylem::zeros(*backend, Shape{k32, 1 << 15}, xylem::f64));
+                  (void)xylem::zeros(*backend, Layout{k32, 1 << 15}, xylem::f64));
   expect_intact();
 }
 

@@ -14,7 +14,7 @@
 namespace {
 
 using xylem::Backend;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 
 constexpr int kThreads = 4;
@@ -41,8 +41,8 @@ TEST_P(Threads, SeparateTensorsOneBackend) {
   constexpr int kIters = 40;
   std::vector<Tensor> outputs(kThreads);
   run_threads([&](int t) {
-    Tensor x(Shape{257}, xylem::f32);
-    Tensor y(Shape{257}, xylem::f32);
+    Tensor x(Layout{257}, xylem::f32);
+    Tensor y(Layout{257}, xylem::f32);
     for (int i = 0; i < kIters; ++i) {
       xylem::fill(backend, x, double(t * 1000 + i) - 2000);
       xylem::nn::relu(backend, x, y);
@@ -60,7 +60,7 @@ TEST_P(Threads, ConcurrentReadsOfOneTensor) {
   std::vector<Tensor> outputs(kThreads);
   std::vector<std::vector<double>> host(kThreads);
   run_threads([&](int t) {
-    Tensor y(x.shape(), xylem::f64);
+    Tensor y(x.layout(), xylem::f64);
     for (int i = 0; i < 10; ++i) xylem::nn::relu(backend, x, y);
     host[t] = x.to_vector<double>();
     outputs[t] = y;
@@ -77,8 +77,8 @@ TEST_P(Threads, ConcurrentReadsOfOneTensor) {
 
 TEST_P(Threads, ConcurrentWritesToOneTensorAreSerialised) {
   constexpr int kIters = 50;
-  auto acc = xylem::zeros(backend, Shape{513}, xylem::f64);
-  auto one = xylem::ones(backend, Shape{513}, xylem::f64);
+  auto acc = xylem::zeros(backend, Layout{513}, xylem::f64);
+  auto one = xylem::ones(backend, Layout{513}, xylem::f64);
   run_threads([&](int) {
     for (int i = 0; i < kIters; ++i) xylem::blas::axpy(backend, 1.0, one, acc);
   });
@@ -89,7 +89,7 @@ TEST_P(Threads, ConcurrentWritesToOneTensorAreSerialised) {
 TEST_P(Threads, ConcurrentViewsOfOneTensor) {
   // Each thread scales its own row of a shared matrix, many times.
   constexpr int kIters = 20;
-  auto m = xylem::ones(backend, Shape{kThreads, 64}, xylem::f32);
+  auto m = xylem::ones(backend, Layout{kThreads, 64}, xylem::f32);
   run_threads([&](int t) {
     auto row = m.slice(0, t, t + 1).reshape({64});
     for (int i = 0; i < kIters; ++i) xylem::blas::scal(backend, 2.0, row);
@@ -141,7 +141,7 @@ TEST(ThreadsAcrossDevices, WritesAlternatingBetweenDevices) {
   constexpr int kIters = 25;
   auto native = Backend::native();
   auto mirror = xylem_test::mirror();
-  auto acc = xylem::zeros(native, Shape{100}, xylem::f32);
+  auto acc = xylem::zeros(native, Layout{100}, xylem::f32);
   auto one = Tensor::from(std::vector<float>(100, 1.0f));
   run_threads([&](int t) {
     for (int i = 0; i < kIters; ++i) xylem::blas::axpy((t + i) % 2 ? mirror : native, 1.0, one, acc);

@@ -27,7 +27,7 @@ class Dense {
     if (t.view.is_contiguous()) return;
     buffer_.emplace(ctx.temp(std::size_t(t.view.numel()) * size_of(t.dtype)));
     arg_.data = buffer_->get();
-    arg_.view = Shape(t.view.dims());
+    arg_.view = Layout(t.view.dims());
     if (copy_in) copy(t, arg_, ctx);
   }
   // For an output: copies the dense result into the original view.

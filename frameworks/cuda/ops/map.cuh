@@ -52,7 +52,7 @@ struct FastDivider {
 };
 
 template <int N>
-struct Layout {
+struct OperandIndexer {
   int rank = 0;
   bool small = false;  // every index below 2^31: the FastDividers apply
   std::int64_t dims[kMaxRank];
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(kMapThreads)
 
 // Offsets of element k in every argument.
 template <int N>
-__device__ __forceinline__ void offsets_of(const Layout<N>& l, std::int64_t k, std::int64_t (&off)[N]);
+__device__ __forceinline__ void offsets_of(const OperandIndexer<N>& l, std::int64_t k, std::int64_t (&off)[N]);
 
 // Rows of a broadcast: the last dimension has stride 1 in the output and 1
 // or 0 in each input (bit j of `contiguous`: input j's is 1), and a row's
@@ -201,7 +201,7 @@ __device__ __forceinline__ void offsets_of(const Layout<N>& l, std::int64_t k, s
 // per step rather than once per element.
 template <class F, class Out, class... In>
 __global__ void __launch_bounds__(kMapThreads)
-    map_rows(std::int64_t n, Layout<sizeof...(In) + 1> rows, FastDivider per_row, std::int64_t steps_per_row,
+    map_rows(std::int64_t n, OperandIndexer<sizeof...(In) + 1> rows, FastDivider per_row, std::int64_t steps_per_row,
              Out* out, Tuple<const In*...> in, unsigned contiguous, F f) {
   constexpr int N = sizeof...(In) + 1;
   using Width = MapWidth<Out, In...>;
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(kMapThreads)
 }
 
 template <int N>
-__device__ __forceinline__ void offsets_of(const Layout<N>& l, std::int64_t k, std::int64_t (&off)[N]) {
+__device__ __forceinline__ void offsets_of(const OperandIndexer<N>& l, std::int64_t k, std::int64_t (&off)[N]) {
 #pragma unroll
   for (int t = 0; t < N; ++t) off[t] = 0;
   if (l.rank == 0) return;
@@ -287,7 +287,7 @@ inline constexpr int kStridedUnroll = 4;
 // first use. Plain (cached) loads: a broadcast input is read many times.
 template <class F, class Out, class... In>
 __global__ void __launch_bounds__(kMapThreads)
-    map_strided(std::int64_t n, Layout<sizeof...(In) + 1> layout, Out* out, Tuple<const In*...> in, F f) {
+    map_strided(std::int64_t n, OperandIndexer<sizeof...(In) + 1> layout, Out* out, Tuple<const In*...> in, F f) {
   constexpr int N = sizeof...(In) + 1;
   using Idx = std::index_sequence_for<In...>;
   const std::int64_t step = std::int64_t(gridDim.x) * blockDim.x * kStridedUnroll;
@@ -315,10 +315,10 @@ __global__ void __launch_bounds__(kMapThreads)
 
 // Merges dimensions that are contiguous in every argument; drops size-1 ones.
 template <int N>
-[[nodiscard]] Layout<N> make_layout(const std::array<const Shape*, N>& shapes) {
-  Layout<N> l;
+[[nodiscard]] OperandIndexer<N> make_layout(const std::array<const xylem::Layout*, N>& shapes) {
+  OperandIndexer<N> l;
   int r = 0;
-  const Shape& first = *shapes[0];
+  const Layout& first = *shapes[0];
   for (int d = first.rank() - 1; d >= 0; --d) {
     const std::int64_t n = first.dims()[d];
     if (n == 1) continue;
@@ -362,7 +362,7 @@ template <class K>
 // Whether map_rows applies (see there); sets bit j of `contiguous` for the
 // inputs whose last dimension is contiguous.
 template <class Out, class... In, int N, std::size_t M>
-[[nodiscard]] bool rows_of_broadcast(const Layout<N>& l, const std::array<const void*, M>& ptrs, unsigned& contiguous) {
+[[nodiscard]] bool rows_of_broadcast(const OperandIndexer<N>& l, const std::array<const void*, M>& ptrs, unsigned& contiguous) {
   if (l.rank < 2) return false;
   const int last = l.rank - 1;
   if (l.dims[last] % MapWidth<Out, In...>::V != 0) return false;
@@ -397,7 +397,7 @@ void map_as(const Context& ctx, std::string_view what, F f, const plugin::Tensor
   constexpr int NIn = sizeof...(In);
   const std::int64_t n = out.view.numel();
   if (n == 0) return;
-  const Layout<NIn + 1> layout = make_layout<NIn + 1>({&out.view, &ins.view...});
+  const OperandIndexer<NIn + 1> layout = make_layout<NIn + 1>({&out.view, &ins.view...});
   Out* o = element_ptr<Out>(out);
   Tuple<const In*...> in;
   set_all(in, std::index_sequence_for<In...>{}, element_ptr<const In>(ins)...);
@@ -420,7 +420,7 @@ void map_as(const Context& ctx, std::string_view what, F f, const plugin::Tensor
     map_dense<F, Out, In...><<<grid, kMapThreads, 0, ctx.stream>>>(n, o, in, scalar, f);
   } else if (rows_of_broadcast<Out, In...>(layout, ptrs, contiguous)) {
     const int r = layout.rank - 1;
-    Layout<NIn + 1> rows = layout;
+    OperandIndexer<NIn + 1> rows = layout;
     rows.rank = r;  // the row layout: every dimension but the last
     const std::int64_t steps_per_row = layout.dims[r] / Width::V;
     const FastDivider per_row(rows.small ? static_cast<std::uint32_t>(steps_per_row) : 1u);

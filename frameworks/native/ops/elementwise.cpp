@@ -73,7 +73,7 @@ void dispatch_chunk(const ElementwiseChunk<K == Kind::unary ? 1 : 2>& c) {
 // output is the last view; streaming only pays for a dense one.
 template <std::size_t In, class Entry>
 void run_elementwise(const OpCall& call, Entry entry) {
-  std::array<const Shape*, In + 1> views{};
+  std::array<const Layout*, In + 1> views{};
   for (std::size_t k = 0; k <= In; ++k) views[k] = &call.t[k].view;
   const auto layout = make_layout<In + 1>(views);
   const plugin::TensorArg& out = call.t[In];

@@ -124,7 +124,7 @@ class Reduction {
 
   explicit Reduction(const OpCall& call)
       : x_(element_ptr<const T>(call.t[0])), y_(call.t[1]), code_(int(call.i[0])), correction_(call.i[1]) {
-    const Shape& v = call.t[0].view;
+    const Layout& v = call.t[0].view;
     outer_ = v.dims()[0], r_ = v.dims()[1], inner_ = v.dims()[2];
     so_ = v.strides()[0], sr_ = v.strides()[1], si_ = v.strides()[2];
     yo_ = call.t[1].view.strides()[0], yi_ = call.t[1].view.strides()[1];

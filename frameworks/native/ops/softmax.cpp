@@ -81,7 +81,7 @@ View3<T> view3(const TensorArg& a) {
 template <class T, std::size_t In, class RowOp>
 void for_rows(const OpCall& call, RowOp row_op) {
   using C = ComputeOf<T>;
-  const Shape& shape = call.t[0].view;
+  const Layout& shape = call.t[0].view;
   const std::int64_t outer = shape.dims()[0], r = shape.dims()[1], inner = shape.dims()[2];
   if (outer * r * inner == 0) return;
   std::array<View3<T>, In + 1> v;

@@ -15,7 +15,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 
 namespace xylem::native {
 
@@ -41,9 +41,9 @@ struct StridedLayout {
 
 // The views must have the same dims (the core checks); strides may differ.
 template <std::size_t N>
-[[nodiscard]] StridedLayout<N> make_layout(const std::array<const Shape*, N>& views) noexcept {
+[[nodiscard]] StridedLayout<N> make_layout(const std::array<const Layout*, N>& views) noexcept {
   StridedLayout<N> out;
-  const Shape& first = *views[0];
+  const Layout& first = *views[0];
   out.numel = 1;
   for (std::int64_t d : first.dims()) out.numel *= d;
   out.rank = 0;

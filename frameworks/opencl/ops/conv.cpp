@@ -75,7 +75,7 @@ ConvShape conv_shape(const plugin::OpCall& call, const TensorArg& x, const Tenso
 // Whether axes [from, 4) of a rank-4 view are dense row-major (axes of
 // one element ignored), so that the view reads as rows of the product of
 // those dims, a row stride of stride(from - 1) apart.
-bool dense_from(const Shape& v, int from) noexcept {
+bool dense_from(const Layout& v, int from) noexcept {
   std::int64_t expected = 1;
   for (int axis = 3; axis >= from; --axis) {
     const auto a = static_cast<std::size_t>(axis);
@@ -90,7 +90,7 @@ TensorArg matrix(void* mem, std::int64_t offset, std::int64_t rows, std::int64_t
                  DType dtype) {
   const std::int64_t dims[] = {rows, cols};
   const std::int64_t strides[] = {ld, 1};
-  return TensorArg{mem, Shape::strided(dims, strides, offset), dtype};
+  return TensorArg{mem, Layout::strided(dims, strides, offset), dtype};
 }
 
 // A rank-4 tensor as gemm operands: groups of `rows` x `cols` matrices,

@@ -68,7 +68,7 @@ void where(Launcher& launch, const OpCall& call) {
   TensorArg staged;
   if (!dense) {
     staged.dtype = y.dtype;
-    staged.view = Shape(y.view.dims());
+    staged.view = Layout(y.view.dims());
     staged.data = launch.device().scratch(0, static_cast<std::size_t>(c.numel) * size_of(y.dtype));
   }
   const TensorArg& out = dense ? y : staged;

@@ -68,8 +68,8 @@ void our_gemm(Launcher& launch, const GemmDims& g) {
     const std::int64_t from_strides[] = {1, ldb};
     const std::int64_t to_strides[] = {g.n, 1};
     cl_mem packed = launch.device().scratch(1, static_cast<std::size_t>(g.k * g.n) * size_of(b.dtype));
-    enqueue_copy(launch, TensorArg{b.data, Shape::strided(dims, from_strides, b.view.offset()), b.dtype},
-                 TensorArg{packed, Shape::strided(dims, to_strides, 0), b.dtype});
+    enqueue_copy(launch, TensorArg{b.data, Layout::strided(dims, from_strides, b.view.offset()), b.dtype},
+                 TensorArg{packed, Layout::strided(dims, to_strides, 0), b.dtype});
     bmem = packed;
     bo = 0;
     ldb = g.n;

@@ -18,7 +18,7 @@ plugin::TensorArg batch_matrix(const plugin::TensorArg& t, std::int64_t index) {
   const std::int64_t stride = dims[0] > 1 ? strides[0] : 0;
   const std::int64_t matrix_dims[] = {dims[1], dims[2]};
   const std::int64_t matrix_strides[] = {strides[1], strides[2]};
-  return plugin::TensorArg{t.data, Shape::strided(matrix_dims, matrix_strides, t.view.offset() + index * stride),
+  return plugin::TensorArg{t.data, Layout::strided(matrix_dims, matrix_strides, t.view.offset() + index * stride),
                            t.dtype};
 }
 

@@ -37,7 +37,7 @@ Mem widen(Launcher& launch, const ProgramPackage& program, const TensorArg& x) {
 }
 
 TensorArg dense_f32(const Mem& mem, std::int64_t rows, std::int64_t cols) {
-  return TensorArg{mem.get(), Shape{rows, cols}, DType::f32};
+  return TensorArg{mem.get(), Layout{rows, cols}, DType::f32};
 }
 
 }  // namespace

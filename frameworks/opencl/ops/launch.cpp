@@ -7,9 +7,9 @@
 
 namespace xylem::opencl {
 
-Collapsed collapse(std::initializer_list<const Shape*> views) {
+Collapsed collapse(std::initializer_list<const Layout*> views) {
   Collapsed out;
-  const Shape& first = **views.begin();
+  const Layout& first = **views.begin();
   out.numel = first.numel();
   const std::size_t operands = views.size();
   std::size_t rank = 0;
@@ -18,7 +18,7 @@ Collapsed collapse(std::initializer_list<const Shape*> views) {
     if (dim == 1) continue;
     std::size_t j = 0;
     bool merges = rank > 0;
-    for (const Shape* v : views) {
+    for (const Layout* v : views) {
       const std::int64_t stride = v->strides()[static_cast<std::size_t>(axis)];
       if (merges && out.layout.strides[j][rank - 1] != stride * dim) merges = false;
       ++j;
@@ -26,15 +26,15 @@ Collapsed collapse(std::initializer_list<const Shape*> views) {
     j = 0;
     if (merges) {
       out.layout.dims[rank - 1] *= dim;
-      for (const Shape* v : views) out.layout.strides[j++][rank - 1] = v->strides()[static_cast<std::size_t>(axis)];
+      for (const Layout* v : views) out.layout.strides[j++][rank - 1] = v->strides()[static_cast<std::size_t>(axis)];
     } else {
       out.layout.dims[rank] = dim;
-      for (const Shape* v : views) out.layout.strides[j++][rank] = v->strides()[static_cast<std::size_t>(axis)];
+      for (const Layout* v : views) out.layout.strides[j++][rank] = v->strides()[static_cast<std::size_t>(axis)];
       ++rank;
     }
   }
   std::size_t j = 0;
-  for (const Shape* v : views) out.layout.offsets[j++] = v->offset();
+  for (const Layout* v : views) out.layout.offsets[j++] = v->offset();
   out.layout.rank = static_cast<cl_long>(rank);
   out.contiguous = out.numel <= 1 || rank == 0;
   if (rank == 1) {
@@ -44,7 +44,7 @@ Collapsed collapse(std::initializer_list<const Shape*> views) {
   return out;
 }
 
-Collapsed collapse_for_runs(std::initializer_list<const Shape*> views) {
+Collapsed collapse_for_runs(std::initializer_list<const Layout*> views) {
   Collapsed c = collapse(views);
   if (c.layout.rank == 0) {
     c.layout.rank = 1;

@@ -30,11 +30,11 @@ struct Collapsed {
   std::int64_t numel = 0;
   bool contiguous = false;
 };
-[[nodiscard]] Collapsed collapse(std::initializer_list<const Shape*> views);
+[[nodiscard]] Collapsed collapse(std::initializer_list<const Layout*> views);
 // collapse() with at least one axis (a single element collapses to none):
 // the layout of the kernels that walk views in runs (XY_RUNS in
 // kernels/storage.cl).
-[[nodiscard]] Collapsed collapse_for_runs(std::initializer_list<const Shape*> views);
+[[nodiscard]] Collapsed collapse_for_runs(std::initializer_list<const Layout*> views);
 
 // A kernel argument of __local memory.
 struct LocalBytes {

@@ -22,7 +22,7 @@ const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtyp
 // softmax (t0 = x, t1 = y) and softmax_grad (t0 = y, t1 = dy, t2 = dx):
 // the same walk over [outer, r, inner].
 void softmax(Launcher& launch, const OpCall& call, bool grad) {
-  const Shape& view = call.t[0].view;
+  const Layout& view = call.t[0].view;
   const std::int64_t outer = view.dims()[0], r = view.dims()[1], inner = view.dims()[2];
   const std::int64_t slices = outer * inner;
   if (slices == 0 || r == 0) return;

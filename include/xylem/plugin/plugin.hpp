@@ -20,7 +20,7 @@
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
 #include "xylem/plugin/ops.hpp"
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 
 namespace xylem::plugin {
 
@@ -33,7 +33,7 @@ using Deps = std::span<const EventPtr>;
 // One tensor argument as a kernel sees it.
 struct TensorArg {
   void* data = nullptr;  // the allocation: host pointer (native), cl_mem (opencl), device pointer (cuda)
-  Shape view;            // dims, strides and offset, in elements, into data
+  Layout view;            // dims, strides and offset, in elements, into data
   DType dtype = DType::f32;
 };
 

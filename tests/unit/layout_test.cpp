@@ -1,4 +1,4 @@
-// Shapes: dimensions, strides, offsets, views (reshape, slice, transpose,
+// Layouts: dimensions, strides, offsets, views (reshape, slice, transpose,
 // permute) and their errors, sizes int64 cannot hold among them; and the
 // same views on tensors, which share data.
 #include <array>
@@ -10,14 +10,14 @@
 namespace {
 
 using xylem::ErrorCode;
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 
 std::vector<std::int64_t> v(std::span<const std::int64_t> s) { return {s.begin(), s.end()}; }
 using I = std::vector<std::int64_t>;
 
-TEST(Shape, ContiguousDimsAndStrides) {
-  Shape s{2, 3, 4};
+TEST(Layout, ContiguousDimsAndStrides) {
+  Layout s{2, 3, 4};
   EXPECT_EQ(s.rank(), 3);
   EXPECT_EQ(v(s.dims()), (I{2, 3, 4}));
   EXPECT_EQ(v(s.strides()), (I{12, 4, 1}));
@@ -35,73 +35,73 @@ TEST(Shape, ContiguousDimsAndStrides) {
   EXPECT_EQ(os.str(), "[2, 3, 4]");
 }
 
-TEST(Shape, ScalarAndEmpty) {
-  Shape scalar;
+TEST(Layout, ScalarAndEmpty) {
+  Layout scalar;
   EXPECT_EQ(scalar.rank(), 0);
   EXPECT_EQ(scalar.numel(), 1);
   EXPECT_TRUE(scalar.is_contiguous());
-  Shape empty{3, 0, 2};
+  Layout empty{3, 0, 2};
   EXPECT_EQ(empty.numel(), 0);
   const std::array<std::int64_t, 2> dims{5, 6};
-  Shape from_span(dims);
-  EXPECT_EQ(from_span, (Shape{5, 6}));
+  Layout from_span(dims);
+  EXPECT_EQ(from_span, (Layout{5, 6}));
 }
 
-TEST(Shape, Reshape) {
-  Shape s{2, 3, 4};
-  Shape r = s.reshape({4, 6});
+TEST(Layout, Reshape) {
+  Layout s{2, 3, 4};
+  Layout r = s.reshape({4, 6});
   EXPECT_EQ(v(r.dims()), (I{4, 6}));
   EXPECT_EQ(v(r.strides()), (I{6, 1}));
-  Shape inferred = s.reshape({-1, 2});
+  Layout inferred = s.reshape({-1, 2});
   EXPECT_EQ(v(inferred.dims()), (I{12, 2}));
-  Shape flat = s.reshape({24});
+  Layout flat = s.reshape({24});
   EXPECT_EQ(flat.rank(), 1);
   // A contiguous slice (whole rows) keeps its offset through a reshape.
-  Shape rows = Shape{4, 6}.slice(0, 1, 3);
+  Layout rows = Layout{4, 6}.slice(0, 1, 3);
   EXPECT_TRUE(rows.is_contiguous());
-  Shape rows_flat = rows.reshape({12});
+  Layout rows_flat = rows.reshape({12});
   EXPECT_EQ(rows_flat.offset(), 6);
   EXPECT_EQ(rows_flat.numel(), 12);
 }
 
-TEST(Shape, Slice) {
-  Shape s{2, 3, 4};
-  Shape mid = s.slice(1, 1, 3);
+TEST(Layout, Slice) {
+  Layout s{2, 3, 4};
+  Layout mid = s.slice(1, 1, 3);
   EXPECT_EQ(v(mid.dims()), (I{2, 2, 4}));
   EXPECT_EQ(v(mid.strides()), (I{12, 4, 1}));
   EXPECT_EQ(mid.offset(), 4);
   EXPECT_FALSE(mid.is_contiguous());
   EXPECT_EQ(mid.numel(), 16);
 
-  Shape stepped = s.slice(2, 1, 4, 2);  // elements 1 and 3
+  Layout stepped = s.slice(2, 1, 4, 2);  // elements 1 and 3
   EXPECT_EQ(v(stepped.dims()), (I{2, 3, 2}));
   EXPECT_EQ(v(stepped.strides()), (I{12, 4, 2}));
   EXPECT_EQ(stepped.offset(), 1);
   EXPECT_EQ(stepped.extent(), 1 + 1 + 12 + 8 + 2);
 
-  Shape odd_step = Shape{10}.slice(0, 0, 10, 3);  // 0 3 6 9
+  Layout odd_step = Layout{10}.slice(0, 0, 10, 3);  // 0 3 6 9
   EXPECT_EQ(odd_step.dim(0), 4);
   EXPECT_EQ(odd_step.stride(0), 3);
 
-  Shape nested = stepped.slice(0, 1, 2);
+  Layout nested = stepped.slice(0, 1, 2);
   EXPECT_EQ(nested.offset(), 13);
   EXPECT_EQ(v(nested.dims()), (I{1, 3, 2}));
 }
 
-TEST(Shape, TransposeAndPermute) {
-  Shape s{2, 3};
-  Shape t = s.transpose(0, 1);
+TEST(Layout, TransposeAndPermute) {
+  Layout s{2, 3};
+  Layout t = s.transpose(0, 1);
   EXPECT_EQ(v(t.dims()), (I{3, 2}));
   EXPECT_EQ(v(t.strides()), (I{1, 3}));
   EXPECT_FALSE(t.is_contiguous());
   EXPECT_EQ(t.extent(), 6);
   EXPECT_EQ(t.transpose(0, 1), s);
-  EXPECT_TRUE(t.same_dims(Shape{3, 2}));
-  EXPECT_FALSE(t == (Shape{3, 2}));  // same dims, other strides
+  EXPECT_TRUE(t.same_dims(Layout{3, 2}));
+  EXPECT_FALSE(t == (Layout{3, 2}));  // same dims, other strides
 
-  Shape cube{2, 3, 4};
+  Layout cube{2, 3, 4};
   const std::array<int, 3> order{2, 0, 1};
-  Shape p = cube.permute(order);
+  Layout p = cube.permute(order);
   EXPECT_EQ(v(p.dims()), (I{4, 2, 3}));
   EXPECT_EQ(v(p.strides()), (I{1, 12, 4}));
   const std::array<int, 3> identity{0, 1, 2};
@@ -109,10 +109,10 @@ TEST(Shape, TransposeAndPermute) {
   EXPECT_EQ(cube.transpose(-1, 0), cube.transpose(0, 2));
 }
 
-TEST(Shape, Strided) {
+TEST(Layout, Strided) {
   const std::array<std::int64_t, 2> dims{3, 2};
   const std::array<std::int64_t, 2> strides{1, 3};
-  Shape s = Shape::strided(dims, strides, 5);
+  Layout s = Layout::strided(dims, strides, 5);
   EXPECT_EQ(v(s.dims()), (I{3, 2}));
   EXPECT_EQ(v(s.strides()), (I{1, 3}));
   EXPECT_EQ(s.offset(), 5);
@@ -120,8 +120,8 @@ TEST(Shape, Strided) {
   EXPECT_FALSE(s.is_contiguous());
 }
 
-TEST(Shape, Errors) {
-  Shape s{2, 3, 4};
+TEST(Layout, Errors) {
+  Layout s{2, 3, 4};
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.dim(3));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.dim(-4));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.slice(3, 0, 1));
@@ -133,14 +133,14 @@ TEST(Shape, Errors) {
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)s.permute(short_order));
   const std::array<std::int64_t, 2> dims{2, -1};
   const std::array<std::int64_t, 2> strides{1, 1};
-  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Shape::strided(dims, strides, 0));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Layout::strided(dims, strides, 0));
   const std::array<std::int64_t, 9> too_many{1, 1, 1, 1, 1, 1, 1, 1, 1};
-  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Shape(std::span<const std::int64_t>(too_many)));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)Layout(std::span<const std::int64_t>(too_many)));
 }
 
 // The code of a reshape error is the core's choice between these two; what
 // matters is that it is an Error and says why.
-void expect_reshape_refused(const Shape& s, std::initializer_list<std::int64_t> dims) {
+void expect_reshape_refused(const Layout& s, std::initializer_list<std::int64_t> dims) {
   try {
     (void)s.reshape(dims);
     ADD_FAILURE() << "reshape of " << s << " (strides " << s.strides_string() << ") was accepted";
@@ -150,8 +150,8 @@ void expect_reshape_refused(const Shape& s, std::initializer_list<std::int64_t> 
   }
 }
 
-TEST(Shape, ReshapeErrors) {
-  Shape s{2, 3, 4};
+TEST(Layout, ReshapeErrors) {
+  Layout s{2, 3, 4};
   expect_reshape_refused(s, {5, 5});       // other element count
   expect_reshape_refused(s, {-1, -1});     // two inferred dims
   expect_reshape_refused(s, {-1, 5});      // not divisible
@@ -162,35 +162,35 @@ TEST(Shape, ReshapeErrors) {
 
 // A non-contiguous view reshapes without a copy when only dense groups of
 // its dimensions are merged or split.
-TEST(Shape, ReshapeOfStridedViewsWithoutCopy) {
-  const Shape column = Shape::strided(std::array<std::int64_t, 2>{2, 1}, std::array<std::int64_t, 2>{3, 1}, 0);
-  const Shape flat = column.reshape({2});
+TEST(Layout, ReshapeOfStridedViewsWithoutCopy) {
+  const Layout column = Layout::strided(std::array<std::int64_t, 2>{2, 1}, std::array<std::int64_t, 2>{3, 1}, 0);
+  const Layout flat = column.reshape({2});
   EXPECT_EQ(flat.strides_string(), "[3]");
 
-  const Shape every_other = Shape{4, 6}.slice(1, 0, 6, 2);  // dims [4, 3], strides [6, 2]
-  const Shape split = every_other.reshape({2, 2, 3});
+  const Layout every_other = Layout{4, 6}.slice(1, 0, 6, 2);  // dims [4, 3], strides [6, 2]
+  const Layout split = every_other.reshape({2, 2, 3});
   EXPECT_EQ(split.strides_string(), "[12, 6, 2]");
   EXPECT_EQ(split.offset(), every_other.offset());
-  const Shape with_ones = every_other.reshape({4, 1, 3, 1});
+  const Layout with_ones = every_other.reshape({4, 1, 3, 1});
   EXPECT_EQ(with_ones.dims_string(), "[4, 1, 3, 1]");
   EXPECT_EQ(with_ones.strides()[0], 6);
   EXPECT_EQ(with_ones.strides()[2], 2);
 
-  const Shape rows = Shape{6, 4}.slice(0, 1, 6, 2);  // dims [3, 4], strides [8, 1]
+  const Layout rows = Layout{6, 4}.slice(0, 1, 6, 2);  // dims [3, 4], strides [8, 1]
   EXPECT_EQ(rows.reshape({3, 2, 2}).strides_string(), "[8, 2, 1]");
 }
 
 // ---- the same views on tensors: no copy, the right elements ---------------
 
 TEST(TensorViews, ShareDataAndReadTheRightElements) {
-  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
-  EXPECT_EQ(t.shape(), (Shape{3, 4}));
+  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Layout{3, 4});
+  EXPECT_EQ(t.layout(), (Layout{3, 4}));
   EXPECT_EQ(t.numel(), 12);
   EXPECT_EQ(t.rank(), 2);
 
   auto tr = t.transpose();
   EXPECT_TRUE(tr.shares_data_with(t));
-  EXPECT_EQ(tr.shape().dims_string(), "[4, 3]");
+  EXPECT_EQ(tr.layout().dims_string(), "[4, 3]");
   EXPECT_EQ(tr.to_vector<float>(), (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
 
   auto cols = t.slice(1, 1, 4, 2);  // columns 1 and 3
@@ -205,22 +205,22 @@ TEST(TensorViews, ShareDataAndReadTheRightElements) {
   EXPECT_EQ(r3.rank(), 3);
   EXPECT_EQ(r3.to_vector<float>(), xylem_test::iota_vector<float>(12));
 
-  auto other = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
+  auto other = Tensor::from(xylem_test::iota_vector<float>(12), Layout{3, 4});
   EXPECT_FALSE(other.shares_data_with(t));
 }
 
 TEST(TensorViews, ContiguousCopiesAView) {
   auto native = xylem::Backend::native();
-  auto t = Tensor::from(xylem_test::iota_vector<double>(12), Shape{3, 4});
+  auto t = Tensor::from(xylem_test::iota_vector<double>(12), Layout{3, 4});
   auto c = xylem::contiguous(native, t.transpose());
   EXPECT_FALSE(c.shares_data_with(t));
-  EXPECT_TRUE(c.shape().is_contiguous());
-  EXPECT_EQ(c.shape().dims_string(), "[4, 3]");
+  EXPECT_TRUE(c.layout().is_contiguous());
+  EXPECT_EQ(c.layout().dims_string(), "[4, 3]");
   EXPECT_EQ(c.to_vector<double>(), (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
 }
 
 TEST(TensorViews, Errors) {
-  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Shape{3, 4});
+  auto t = Tensor::from(xylem_test::iota_vector<float>(12), Layout{3, 4});
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)t.slice(2, 0, 1));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)t.transpose(0, 2));
   Tensor empty;
@@ -230,7 +230,7 @@ TEST(TensorViews, Errors) {
 }
 
 TEST(TensorViews, Printing) {
-  auto t = Tensor::from(std::vector<double>{1.5, -2, 3.25, 4}, Shape{2, 2});
+  auto t = Tensor::from(std::vector<double>{1.5, -2, 3.25, 4}, Layout{2, 2});
   std::ostringstream os;
   os << t;
   const auto s = os.str();
@@ -248,7 +248,7 @@ constexpr std::int64_t k62 = std::int64_t{1} << 62;
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
 
-Shape strided(I dims, I strides, std::int64_t offset) { return Shape::strided(dims, strides, offset); }
+Layout strided(I dims, I strides, std::int64_t offset) { return Layout::strided(dims, strides, offset); }
 
 // Fails unless `fn` throws invalid_argument whose message names `part`.
 #define XY_EXPECT_REFUSED(part, ...)                                                            \
@@ -258,36 +258,36 @@ Shape strided(I dims, I strides, std::int64_t offset) { return Shape::strided(di
   } while (0)
 
 TEST(ShapeSizes, ElementCountsOverInt64AreRefused) {
-  XY_EXPECT_REFUSED("[4294967296, 4294967296]", (void)Shape({k32, k32}));
-  XY_EXPECT_REFUSED("[4611686018427387904, 3]", (void)Shape({k62, 3}));
-  XY_EXPECT_REFUSED("[9223372036854775807]", (void)Shape({kMax}));
-  XY_EXPECT_REFUSED("[2, 9223372036854775807]", (void)Shape({2, kMax}));
-  XY_EXPECT_REFUSED("[4611686018427387905]", (void)Shape({k62 + 1}));
-  XY_EXPECT_REFUSED("[65536, 65536, 65536, 65536]", (void)Shape({1 << 16, 1 << 16, 1 << 16, 1 << 16}));
+  XY_EXPECT_REFUSED("[4294967296, 4294967296]", (void)Layout({k32, k32}));
+  XY_EXPECT_REFUSED("[4611686018427387904, 3]", (void)Layout({k62, 3}));
+  XY_EXPECT_REFUSED("[9223372036854775807]", (void)Layout({kMax}));
+  XY_EXPECT_REFUSED("[2, 9223372036854775807]", (void)Layout({2, kMax}));
+  XY_EXPECT_REFUSED("[4611686018427387905]", (void)Layout({k62 + 1}));
+  XY_EXPECT_REFUSED("[65536, 65536, 65536, 65536]", (void)Layout({1 << 16, 1 << 16, 1 << 16, 1 << 16}));
   // A zero dimension does not hide absurd others (NumPy's rule).
-  XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)Shape({0, k62, 4}));
+  XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)Layout({0, k62, 4}));
   XY_EXPECT_REFUSED("[4294967296, 4294967296]", (void)strided({k32, k32}, {1, 1}, 0));
 }
 
 TEST(ShapeSizes, ElementCountsAtTheLimitAreShapes) {
-  const Shape big{k62};
+  const Layout big{k62};
   EXPECT_EQ(big.numel(), k62);
   EXPECT_EQ(big.extent(), k62);
   EXPECT_EQ(big.lowest(), 0);
-  const Shape split{k32, k62 / k32};
+  const Layout split{k32, k62 / k32};
   EXPECT_EQ(split.numel(), k62);
   EXPECT_EQ(v(split.strides()), (I{k62 / k32, 1}));
-  const Shape empty{0, k62};
+  const Layout empty{0, k62};
   EXPECT_EQ(empty.numel(), 0);
   EXPECT_EQ(v(empty.strides()), (I{k62, 1}));
-  const Shape ones{1, 1, 1, 1, 1, 1, 1, k62};
+  const Layout ones{1, 1, 1, 1, 1, 1, 1, k62};
   EXPECT_EQ(ones.numel(), k62);
   EXPECT_TRUE(ones.is_contiguous());
 }
 
 TEST(ShapeSizes, StridesAndOffsetsNearOverflow) {
   // The last reachable element at INT64_MAX - 1: extent INT64_MAX still fits.
-  const Shape edge = strided({2}, {kMax - 1}, 0);
+  const Layout edge = strided({2}, {kMax - 1}, 0);
   EXPECT_EQ(edge.extent(), kMax);
   EXPECT_EQ(strided({2}, {1}, kMax - 2).extent(), kMax);
   XY_EXPECT_REFUSED("strides [9223372036854775807]", (void)strided({2}, {kMax}, 0));  // extent past INT64_MAX
@@ -298,14 +298,14 @@ TEST(ShapeSizes, StridesAndOffsetsNearOverflow) {
   XY_EXPECT_REFUSED("[2, 2]", (void)strided({2, 2}, {k62, -k62}, 0));  // from -2^62 to 2^62
   XY_EXPECT_REFUSED("[2]", (void)strided({2}, {-1}, kMin));        // below INT64_MIN
   // Negative strides: the lowest element is tracked as well as the extent.
-  const Shape reversed = strided({4, 3}, {-3, -1}, 11);
+  const Layout reversed = strided({4, 3}, {-3, -1}, 11);
   EXPECT_EQ(reversed.lowest(), 0);
   EXPECT_EQ(reversed.extent(), 12);
-  const Shape low = strided({2}, {-k62}, k62);
+  const Layout low = strided({2}, {-k62}, k62);
   EXPECT_EQ(low.lowest(), 0);
   EXPECT_EQ(low.extent(), k62 + 1);
   // A stride is never applied along a dimension of size 0 or 1: any value goes.
-  const Shape unused = strided({1, 0}, {kMax, kMin}, 0);
+  const Layout unused = strided({1, 0}, {kMax, kMin}, 0);
   EXPECT_EQ(unused.numel(), 0);
   EXPECT_EQ(strided({1, 5}, {kMin, 1}, 0).extent(), 5);
   // An empty view is still checked along its other dimensions.
@@ -313,15 +313,15 @@ TEST(ShapeSizes, StridesAndOffsetsNearOverflow) {
 }
 
 TEST(ShapeSizes, SliceWithExtremeBounds) {
-  const Shape s{10};
+  const Layout s{10};
   EXPECT_EQ(s.slice(0, kMin, kMax), s);
   EXPECT_EQ(s.slice(0, kMax, kMin).numel(), 0);
   EXPECT_EQ(s.slice(0, kMin, kMin).numel(), 0);
   EXPECT_EQ(s.slice(0, kMax, kMax).numel(), 0);
-  const Shape one = s.slice(0, 3, kMax, kMax);  // ceil(7 / INT64_MAX) = 1: no overflow in the rounding
+  const Layout one = s.slice(0, 3, kMax, kMax);  // ceil(7 / INT64_MAX) = 1: no overflow in the rounding
   EXPECT_EQ(one.dim(0), 1);
   EXPECT_EQ(one.offset(), 3);
-  const Shape tail = s.slice(0, -3, kMax, 2);  // 7, 9
+  const Layout tail = s.slice(0, -3, kMax, 2);  // 7, 9
   EXPECT_EQ(tail.dim(0), 2);
   EXPECT_EQ(tail.stride(0), 2);
   EXPECT_EQ(tail.offset(), 7);
@@ -329,14 +329,14 @@ TEST(ShapeSizes, SliceWithExtremeBounds) {
 
   // A view whose stride times the step, or begin times the stride, would
   // overflow where no element needs it.
-  const Shape wide = strided({3}, {k62 / 2}, 0);
+  const Layout wide = strided({3}, {k62 / 2}, 0);
   EXPECT_EQ(wide.slice(0, 0, 3, kMax).dim(0), 1);
   EXPECT_EQ(wide.slice(0, 0, 3, 2).stride(0), k62);
   EXPECT_EQ(wide.slice(0, 2, 3).offset(), k62);
-  const Shape none = wide.slice(0, 3, kMax);
+  const Layout none = wide.slice(0, 3, kMax);
   EXPECT_EQ(none.numel(), 0);
   EXPECT_EQ(none.offset(), 0);
-  const Shape reversed = strided({4}, {-2}, 6).slice(0, 1, 4, 2);  // elements 4 and 0
+  const Layout reversed = strided({4}, {-2}, 6).slice(0, 1, 4, 2);  // elements 4 and 0
   EXPECT_EQ(reversed.dim(0), 2);
   EXPECT_EQ(reversed.stride(0), -4);
   EXPECT_EQ(reversed.offset(), 4);
@@ -345,44 +345,44 @@ TEST(ShapeSizes, SliceWithExtremeBounds) {
 }
 
 TEST(ShapeSizes, ReshapeOverflowAndZeroDims) {
-  const Shape s{4};
+  const Layout s{4};
   XY_EXPECT_REFUSED("4294967296", (void)s.reshape({k32, k32}));
   XY_EXPECT_REFUSED("4611686018427387904", (void)s.reshape({k62, 4}));
   XY_EXPECT_REFUSED("9223372036854775807", (void)s.reshape({kMax, kMax}));
   expect_reshape_refused(s, {-1, kMax});
   expect_reshape_refused(s, {kMax, -1});
 
-  const Shape empty{0, 4};
+  const Layout empty{0, 4};
   EXPECT_EQ(empty.reshape({-1, 2}).dims_string(), "[0, 2]");
   EXPECT_EQ(empty.reshape({4, 0, 5}).numel(), 0);
   expect_reshape_refused(empty, {0, -1});  // any value fits: ambiguous
   XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)empty.reshape({0, k62, 4}));
 
-  const Shape big{k62};
+  const Layout big{k62};
   EXPECT_EQ(big.reshape({k32, -1}).dims_string(), "[4294967296, 1073741824]");
   expect_reshape_refused(big, {-1, 3});
 
   // A strided view with size-1 dimensions around a huge stride: the stride
   // of a size-1 dimension is never applied, and computing it must not
   // overflow (UBSan watches).
-  const Shape column = strided({2}, {k62}, 0);
-  const Shape lifted = column.reshape({1, 2, 1});
+  const Layout column = strided({2}, {k62}, 0);
+  const Layout lifted = column.reshape({1, 2, 1});
   EXPECT_EQ(lifted.stride(1), k62);
   EXPECT_EQ(lifted.extent(), k62 + 1);
-  const Shape pair = strided({2, 2}, {k62 / 2, k62 / 4}, 0);  // dense: 2^60 * 2 == 2^61
+  const Layout pair = strided({2, 2}, {k62 / 2, k62 / 4}, 0);  // dense: 2^60 * 2 == 2^61
   EXPECT_EQ(pair.reshape({4}).stride(0), k62 / 4);
   EXPECT_EQ(pair.reshape({4}).extent(), pair.extent());
   expect_reshape_refused(strided({2, 2}, {k62 / 2, k62 / 8}, 0), {4});  // a gap: 2^59 * 2 != 2^61
-  const Shape dense = strided({2, 2}, {k62 / 2, k62 / 4}, 0).slice(1, 0, 1);
+  const Layout dense = strided({2, 2}, {k62 / 2, k62 / 4}, 0).slice(1, 0, 1);
   EXPECT_EQ(dense.reshape({1, 2}).stride(1), k62 / 2);
 }
 
 TEST(ShapeSizes, TransposeAndPermuteKeepTheChecks) {
-  const Shape edge = strided({2, 3, 4}, {k62 / 4, -(k62 / 8), 1}, k62 / 2);
-  const Shape t = edge.transpose(0, 2);
+  const Layout edge = strided({2, 3, 4}, {k62 / 4, -(k62 / 8), 1}, k62 / 2);
+  const Layout t = edge.transpose(0, 2);
   const std::array<int, 3> order{1, 2, 0};
-  const Shape p = edge.permute(order);
-  for (const Shape& view : {t, p}) {
+  const Layout p = edge.permute(order);
+  for (const Layout& view : {t, p}) {
     EXPECT_EQ(view.numel(), edge.numel());
     EXPECT_EQ(view.extent(), edge.extent());
     EXPECT_EQ(view.lowest(), edge.lowest());
@@ -396,7 +396,7 @@ TEST(ShapeSizes, TransposeAndPermuteKeepTheChecks) {
 // Long dimensions print their first and last three elements, from the
 // right places of a view.
 TEST(TensorViews, PrintingElidesLongDimensions) {
-  auto t = Tensor::from(xylem_test::iota_vector<double>(20 * 30), Shape{20, 30}).transpose();  // [30, 20]
+  auto t = Tensor::from(xylem_test::iota_vector<double>(20 * 30), Layout{20, 30}).transpose();  // [30, 20]
   std::ostringstream os;
   os << t;
   // Row c of the transpose is column c of the iota: c, 30 + c, 60 + c, ...

@@ -1,4 +1,4 @@
-#include "xylem/shape.hpp"
+#include "xylem/layout.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -50,9 +50,9 @@ std::int64_t mul_or(std::int64_t a, std::int64_t b, std::int64_t otherwise) noex
 
 }  // namespace
 
-Shape::Shape(std::initializer_list<std::int64_t> dims) : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+Layout::Layout(std::initializer_list<std::int64_t> dims) : Layout(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
 
-Shape::Shape(std::span<const std::int64_t> dims) {
+Layout::Layout(std::span<const std::int64_t> dims) {
   check_rank(dims.size());
   check_dims(dims);
   rank_ = static_cast<int>(dims.size());
@@ -60,15 +60,15 @@ Shape::Shape(std::span<const std::int64_t> dims) {
   set_contiguous_strides();
 }
 
-Shape Shape::strided(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
+Layout Layout::strided(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
                      std::int64_t offset) {
   if (dims.size() != strides.size())
     throw Error(ErrorCode::invalid_argument, "shape " + join(dims) + " and strides " + join(strides) +
                                                  " have different ranks");
-  Shape s(dims);
+  Layout s(dims);
   std::copy(strides.begin(), strides.end(), s.strides_.begin());
   s.offset_ = offset;
-  s.check_reach("Shape::strided");
+  s.check_reach("Layout::strided");
   return s;
 }
 
@@ -76,7 +76,7 @@ Shape Shape::strided(std::span<const std::int64_t> dims, std::span<const std::in
 // 0 <= i_k < dim_k, so it and every partial sum a kernel forms on the way
 // lie in [lowest(), extent()). Both ends, and the distance between them,
 // must fit in int64.
-void Shape::check_reach(const char* op) const {
+void Layout::check_reach(const char* op) const {
   std::int64_t low = offset_, high = offset_;
   bool fits = true;
   for (int i = 0; i < rank_ && fits; ++i) {
@@ -93,7 +93,7 @@ void Shape::check_reach(const char* op) const {
                                                  " reaches element indices that int64 cannot hold");
 }
 
-void Shape::set_contiguous_strides() noexcept {
+void Layout::set_contiguous_strides() noexcept {
   std::int64_t stride = 1;
   for (int i = rank_ - 1; i >= 0; --i) {
     strides_[i] = stride;
@@ -101,7 +101,7 @@ void Shape::set_contiguous_strides() noexcept {
   }
 }
 
-int Shape::normalize_axis(int axis) const {
+int Layout::normalize_axis(int axis) const {
   const int a = axis < 0 ? axis + rank_ : axis;
   if (a < 0 || a >= rank_)
     throw Error(ErrorCode::invalid_argument,
@@ -109,16 +109,16 @@ int Shape::normalize_axis(int axis) const {
   return a;
 }
 
-std::int64_t Shape::dim(int axis) const { return dims_[normalize_axis(axis)]; }
-std::int64_t Shape::stride(int axis) const { return strides_[normalize_axis(axis)]; }
+std::int64_t Layout::dim(int axis) const { return dims_[normalize_axis(axis)]; }
+std::int64_t Layout::stride(int axis) const { return strides_[normalize_axis(axis)]; }
 
-std::int64_t Shape::numel() const noexcept {
+std::int64_t Layout::numel() const noexcept {
   std::int64_t n = 1;
   for (int i = 0; i < rank_; ++i) n *= dims_[i];
   return n;
 }
 
-bool Shape::is_contiguous() const noexcept {
+bool Layout::is_contiguous() const noexcept {
   std::int64_t expected = 1;
   for (int i = rank_ - 1; i >= 0; --i) {
     if (dims_[i] != 1 && strides_[i] != expected) return false;
@@ -127,7 +127,7 @@ bool Shape::is_contiguous() const noexcept {
   return true;
 }
 
-std::int64_t Shape::extent() const noexcept {
+std::int64_t Layout::extent() const noexcept {
   if (numel() == 0) return offset_;
   std::int64_t last = offset_;
   for (int i = 0; i < rank_; ++i)
@@ -135,7 +135,7 @@ std::int64_t Shape::extent() const noexcept {
   return last + 1;
 }
 
-std::int64_t Shape::lowest() const noexcept {
+std::int64_t Layout::lowest() const noexcept {
   if (numel() == 0) return offset_;
   std::int64_t first = offset_;
   for (int i = 0; i < rank_; ++i)
@@ -143,11 +143,11 @@ std::int64_t Shape::lowest() const noexcept {
   return first;
 }
 
-Shape Shape::reshape(std::initializer_list<std::int64_t> dims) const {
+Layout Layout::reshape(std::initializer_list<std::int64_t> dims) const {
   return reshape(std::span<const std::int64_t>(dims.begin(), dims.size()));
 }
 
-Shape Shape::reshape(std::span<const std::int64_t> dims) const {
+Layout Layout::reshape(std::span<const std::int64_t> dims) const {
   check_rank(dims.size());
   std::array<std::int64_t, kMaxRank> resolved{};
   int inferred = -1;
@@ -177,7 +177,7 @@ Shape Shape::reshape(std::span<const std::int64_t> dims) const {
     throw Error(ErrorCode::shape_mismatch, "cannot reshape " + dims_string() + " (" + std::to_string(count) +
                                                " elements) to " + join(dims));
   }
-  Shape s(std::span<const std::int64_t>(resolved.data(), dims.size()));
+  Layout s(std::span<const std::int64_t>(resolved.data(), dims.size()));
   s.offset_ = offset_;
   if (is_contiguous() || count == 0) return s;
   if (!s.reshape_strides_from(*this))
@@ -191,7 +191,7 @@ Shape Shape::reshape(std::span<const std::int64_t> dims) const {
 // Strides that let this shape view the same elements as `from` in the same
 // row-major order, without a copy. Works group by group: a run of `from`'s
 // dimensions that multiplies to a run of ours must be dense within itself.
-bool Shape::reshape_strides_from(const Shape& from) noexcept {
+bool Layout::reshape_strides_from(const Layout& from) noexcept {
   std::array<std::int64_t, kMaxRank> old_dims{}, old_strides{};
   int old_rank = 0;
   for (int i = 0; i < from.rank_; ++i) {
@@ -229,7 +229,7 @@ bool Shape::reshape_strides_from(const Shape& from) noexcept {
   return true;
 }
 
-Shape Shape::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step) const {
+Layout Layout::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step) const {
   const int a = normalize_axis(axis);
   if (step <= 0) throw Error(ErrorCode::invalid_argument, "slice step must be positive, got " + std::to_string(step));
   const std::int64_t n = dims_[a];
@@ -240,7 +240,7 @@ Shape Shape::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t 
   begin = std::clamp<std::int64_t>(begin, 0, n);
   end = std::clamp<std::int64_t>(end, begin, n);
   const std::int64_t length = end - begin;
-  Shape s = *this;
+  Layout s = *this;
   s.dims_[a] = length == 0 ? 0 : (length - 1) / step + 1;  // ceil(length / step) without overflow for a huge step
   // With an element, begin < n and the new offset lies in this view's
   // reach; with two, so does the new stride. Otherwise they are never
@@ -253,19 +253,19 @@ Shape Shape::slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t 
 
 // Transpose and permute reorder dimensions with their strides: the element
 // count and the reach, checked when this shape was made, do not change.
-Shape Shape::transpose(int a, int b) const {
+Layout Layout::transpose(int a, int b) const {
   const int x = normalize_axis(a), y = normalize_axis(b);
-  Shape s = *this;
+  Layout s = *this;
   std::swap(s.dims_[x], s.dims_[y]);
   std::swap(s.strides_[x], s.strides_[y]);
   return s;
 }
 
-Shape Shape::permute(std::span<const int> order) const {
+Layout Layout::permute(std::span<const int> order) const {
   if (static_cast<int>(order.size()) != rank_)
     throw Error(ErrorCode::invalid_argument, "permute of " + dims_string() + " needs " + std::to_string(rank_) + " axes");
   std::array<bool, kMaxRank> seen{};
-  Shape s = *this;
+  Layout s = *this;
   for (int i = 0; i < rank_; ++i) {
     const int from = normalize_axis(order[i]);
     if (seen[from]) throw Error(ErrorCode::invalid_argument, "permute of " + dims_string() + ": axis repeated");
@@ -276,18 +276,18 @@ Shape Shape::permute(std::span<const int> order) const {
   return s;
 }
 
-bool Shape::same_dims(const Shape& other) const noexcept {
+bool Layout::same_dims(const Layout& other) const noexcept {
   return rank_ == other.rank_ && std::equal(dims_.begin(), dims_.begin() + rank_, other.dims_.begin());
 }
 
-bool operator==(const Shape& a, const Shape& b) noexcept {
+bool operator==(const Layout& a, const Layout& b) noexcept {
   return a.same_dims(b) && a.offset_ == b.offset_ &&
          std::equal(a.strides_.begin(), a.strides_.begin() + a.rank_, b.strides_.begin());
 }
 
-std::string Shape::dims_string() const { return join(dims()); }
-std::string Shape::strides_string() const { return join(strides()); }
+std::string Layout::dims_string() const { return join(dims()); }
+std::string Layout::strides_string() const { return join(strides()); }
 
-std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.dims_string(); }
+std::ostream& operator<<(std::ostream& os, const Layout& s) { return os << s.dims_string(); }
 
 }  // namespace xylem

@@ -1,6 +1,6 @@
 // libFuzzer target: shapes, strides and views with sizes at the ends of
-// int64. The input is a sequence of steps, each a Shape construction
-// (Shape(dims), Shape::strided) or a view (reshape, slice, transpose,
+// int64. The input is a sequence of steps, each a Layout construction
+// (Layout(dims), Layout::strided) or a view (reshape, slice, transpose,
 // permute) of the current shape, or a Tensor view (as_strided, slice,
 // transpose, reshape) over a small storage tensor. Every step must either
 // throw xylem::Error or give a shape that a 128-bit recomputation agrees
@@ -29,7 +29,7 @@ namespace {
 
 __extension__ typedef __int128 i128;
 
-using xylem::Shape;
+using xylem::Layout;
 using xylem::Tensor;
 using Ints = std::vector<std::int64_t>;
 
@@ -45,12 +45,12 @@ std::string ints(const Ints& v) {
   return s.str() + ']';
 }
 Ints to_ints(std::span<const std::int64_t> s) { return {s.begin(), s.end()}; }
-std::string describe(const Shape& s) {
+std::string describe(const Layout& s) {
   return s.dims_string() + " strides " + s.strides_string() + " offset " + std::to_string(s.offset());
 }
 
 [[noreturn]] void fail(const std::string& step, const std::string& what) {
-  std::fprintf(stderr, "shape_fuzz: %s: %s\n", step.c_str(), what.c_str());
+  std::fprintf(stderr, "layout_fuzz: %s: %s\n", step.c_str(), what.c_str());
   std::abort();
 }
 
@@ -84,7 +84,7 @@ Ints pick_dims(FuzzedDataProvider& in, int rank) {
   return d;
 }
 
-// ---- the 128-bit model of what a Shape must be ----------------------------
+// ---- the 128-bit model of what a Layout must be ----------------------------
 
 struct Model {
   bool valid = false;
@@ -126,7 +126,7 @@ Ints contiguous_strides(const Ints& dims) {
 
 // Element indices of a view in row-major order, in 128 bits so that a
 // wrong stride shows as a wrong index, not as an overflow here.
-std::vector<i128> indices(const Shape& v) {
+std::vector<i128> indices(const Layout& v) {
   std::vector<i128> out;
   const auto n = static_cast<std::size_t>(v.numel());
   out.reserve(n);
@@ -140,8 +140,8 @@ std::vector<i128> indices(const Shape& v) {
   return out;
 }
 
-// What every Shape, however made, must satisfy.
-void check_shape(const std::string& step, const Shape& s) {
+// What every Layout, however made, must satisfy.
+void check_shape(const std::string& step, const Layout& s) {
   const Ints dims = to_ints(s.dims()), strides = to_ints(s.strides());
   const Model m = model(dims, strides, s.offset());
   const std::string d = describe(s);
@@ -164,8 +164,8 @@ void check_shape(const std::string& step, const Shape& s) {
 // Runs `make`; a refusal must be a xylem::Error, and must happen exactly
 // when `refused` says (std::nullopt: either is allowed).
 template <class F>
-std::optional<Shape> attempt(const std::string& step, std::optional<bool> refused, F&& make) {
-  std::optional<Shape> out;
+std::optional<Layout> attempt(const std::string& step, std::optional<bool> refused, F&& make) {
+  std::optional<Layout> out;
   try {
     out = make();
   } catch (const xylem::Error&) {
@@ -185,7 +185,7 @@ int norm(int axis, int rank) { return axis < 0 ? axis + rank : axis; }
 // ---- steps -----------------------------------------------------------------
 
 struct State {
-  Shape shape;
+  Layout shape;
   Tensor storage;  // kStorage f64 values, i + 0.5 (never zero)
   Tensor view;     // a view over storage
 };
@@ -193,8 +193,8 @@ struct State {
 void step_dims(FuzzedDataProvider& in, State& st) {
   const Ints dims = pick_dims(in, in.ConsumeIntegralInRange<int>(0, xylem::kMaxRank + 1));
   const Model m = model(dims, Ints(dims.size(), 0), 0);
-  const std::string step = "Shape(" + ints(dims) + ")";
-  if (auto s = attempt(step, !m.valid, [&] { return Shape(dims); })) {
+  const std::string step = "Layout(" + ints(dims) + ")";
+  if (auto s = attempt(step, !m.valid, [&] { return Layout(dims); })) {
     if (to_ints(s->strides()) != contiguous_strides(dims)) fail(step, "strides " + s->strides_string());
     st.shape = *s;
   }
@@ -206,8 +206,8 @@ void step_strided(FuzzedDataProvider& in, State& st) {
   Ints strides(static_cast<std::size_t>(rank + (in.ConsumeIntegralInRange<int>(0, 15) == 0 ? 1 : 0)));
   for (auto& s : strides) s = pick_int(in);
   const std::int64_t offset = pick_int(in);
-  const std::string step = "Shape::strided(" + ints(dims) + ", " + ints(strides) + ", " + std::to_string(offset) + ")";
-  if (auto s = attempt(step, !model(dims, strides, offset).valid, [&] { return Shape::strided(dims, strides, offset); })) {
+  const std::string step = "Layout::strided(" + ints(dims) + ", " + ints(strides) + ", " + std::to_string(offset) + ")";
+  if (auto s = attempt(step, !model(dims, strides, offset).valid, [&] { return Layout::strided(dims, strides, offset); })) {
     if (to_ints(s->dims()) != dims || to_ints(s->strides()) != strides || s->offset() != offset)
       fail(step, "gave " + describe(*s));
     st.shape = *s;
@@ -215,7 +215,7 @@ void step_strided(FuzzedDataProvider& in, State& st) {
 }
 
 void step_reshape(FuzzedDataProvider& in, State& st) {
-  const Shape& from = st.shape;
+  const Layout& from = st.shape;
   Ints dims = pick_dims(in, in.ConsumeIntegralInRange<int>(0, xylem::kMaxRank));
   if (!dims.empty() && in.ConsumeBool()) dims[in.ConsumeIntegralInRange<std::size_t>(0, dims.size() - 1)] = -1;
   const std::string step = describe(from) + " .reshape(" + ints(dims) + ")";
@@ -237,7 +237,7 @@ void step_reshape(FuzzedDataProvider& in, State& st) {
 }
 
 void step_slice(FuzzedDataProvider& in, State& st) {
-  const Shape& from = st.shape;
+  const Layout& from = st.shape;
   const int axis = in.ConsumeIntegralInRange<int>(-xylem::kMaxRank - 1, xylem::kMaxRank);
   const std::int64_t begin = pick_int(in), end = pick_int(in);
   const std::int64_t step_by = in.ConsumeBool() ? in.ConsumeIntegralInRange<std::int64_t>(1, 4) : pick_int(in);
@@ -259,7 +259,7 @@ void step_slice(FuzzedDataProvider& in, State& st) {
 }
 
 void step_permute(FuzzedDataProvider& in, State& st) {
-  const Shape& from = st.shape;
+  const Layout& from = st.shape;
   const int rank = from.rank();
   std::vector<int> order(static_cast<std::size_t>(rank + (in.ConsumeIntegralInRange<int>(0, 15) == 0 ? 1 : 0)));
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
@@ -287,7 +287,7 @@ void step_permute(FuzzedDataProvider& in, State& st) {
 }
 
 void step_transpose(FuzzedDataProvider& in, State& st) {
-  const Shape& from = st.shape;
+  const Layout& from = st.shape;
   const int x = in.ConsumeIntegralInRange<int>(-9, 9), y = in.ConsumeIntegralInRange<int>(-9, 9);
   const std::string step = describe(from) + " .transpose(" + std::to_string(x) + ", " + std::to_string(y) + ")";
   const bool refused = !axis_ok(x, from.rank()) || !axis_ok(y, from.rank());
@@ -298,7 +298,7 @@ void step_transpose(FuzzedDataProvider& in, State& st) {
 }
 
 // What reading `view` of st.storage must give, gathered on the host.
-std::vector<double> gathered(const Shape& view) {
+std::vector<double> gathered(const Layout& view) {
   std::vector<double> out;
   for (const i128 index : indices(view)) out.push_back(double(index) + 0.5);
   return out;
@@ -310,13 +310,13 @@ void check_read(const std::string& step, const Tensor& t) {
   try {
     got = t.to_vector<double>();
   } catch (const xylem::Error& e) {
-    fail(step, std::string("reading ") + describe(t.shape()) + " failed: " + e.what());
+    fail(step, std::string("reading ") + describe(t.layout()) + " failed: " + e.what());
   }
-  if (got != gathered(t.shape())) fail(step, "reading " + describe(t.shape()) + " gave other elements");
+  if (got != gathered(t.layout())) fail(step, "reading " + describe(t.layout()) + " gave other elements");
 }
 
 void step_as_strided(FuzzedDataProvider&, State& st) {
-  const Shape& view = st.shape;
+  const Layout& view = st.shape;
   const bool inside = view.offset() >= 0 && view.lowest() >= 0 && view.extent() <= kStorage;
   const std::string step = "storage[" + std::to_string(kStorage) + "].as_strided(" + describe(view) + ")";
   try {
@@ -329,13 +329,13 @@ void step_as_strided(FuzzedDataProvider&, State& st) {
   check_read(step, st.view);
 }
 
-// The same views through Tensor: the shape the Shape op gives, the elements
+// The same views through Tensor: the shape the Layout op gives, the elements
 // a gather predicts.
 void step_tensor_view(FuzzedDataProvider& in, State& st) {
   const Tensor& t = st.view;
-  const Shape& from = t.shape();
+  const Layout& from = t.layout();
   std::optional<Tensor> out;
-  std::optional<Shape> expected;
+  std::optional<Layout> expected;
   std::string step = describe(from);
   try {
     switch (in.ConsumeIntegralInRange<int>(0, 2)) {
@@ -369,9 +369,9 @@ void step_tensor_view(FuzzedDataProvider& in, State& st) {
   } catch (const std::exception& e) {
     fail(step, std::string("threw a non-xylem exception: ") + e.what());
   }
-  if (!(out->shape() == *expected)) fail(step, "gave " + describe(out->shape()) + ", Shape gave " + describe(*expected));
+  if (!(out->layout() == *expected)) fail(step, "gave " + describe(out->layout()) + ", Layout gave " + describe(*expected));
   if (!out->shares_data_with(st.storage)) fail(step, "the view does not share the storage");
-  check_shape(step, out->shape());
+  check_shape(step, out->layout());
   check_read(step, *out);
   st.view = *out;
 }
@@ -391,7 +391,7 @@ Tensor make_storage() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const Tensor storage = make_storage();
   FuzzedDataProvider in(data, size);
-  State st{Shape{}, storage, storage};
+  State st{Layout{}, storage, storage};
   for (int steps = 0; steps < 32 && in.remaining_bytes() > 0; ++steps)
     kSteps[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kSteps) - 1)](in, st);
   return 0;

@@ -1,14 +1,14 @@
 #pragma once
-// Shape: dimensions, strides (in elements) and an offset (in elements) into
+// Layout: dimensions, strides (in elements) and an offset (in elements) into
 // the underlying storage. Views (reshape, slice, transpose) only make new
-// Shapes; no data moves. Fixed capacity, so passing a Shape to a kernel
+// Layouts; no data moves. Fixed capacity, so passing a Layout to a kernel
 // never allocates.
 //
-// Sizes are checked where a Shape is made (the constructors and every view):
+// Sizes are checked where a Layout is made (the constructors and every view):
 // at most kMaxNumel elements, and every index the view can reach, offset +
 // sum(index * stride), representable in int64 with room for the extent. So
 // numel(), extent(), lowest() and the kernels' index arithmetic never
-// overflow, and a Shape that would is an invalid_argument naming it.
+// overflow, and a Layout that would is an invalid_argument naming it.
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -24,16 +24,16 @@ inline constexpr int kMaxRank = 8;
 // largest element size (8 bytes) it still fits in a 64-bit size_t.
 inline constexpr std::int64_t kMaxNumel = std::int64_t{1} << 62;
 
-class Shape {
+class Layout {
  public:
-  Shape() = default;  // rank 0: a scalar with one element
-  Shape(std::initializer_list<std::int64_t> dims);
-  explicit Shape(std::span<const std::int64_t> dims);
+  Layout() = default;  // rank 0: a scalar with one element
+  Layout(std::initializer_list<std::int64_t> dims);
+  explicit Layout(std::span<const std::int64_t> dims);
 
   // A view: explicit strides (any sign) and offset. Throws invalid_argument
   // for negative sizes, a rank over kMaxRank, more than kMaxNumel elements,
   // or an element index the view reaches that int64 cannot hold.
-  static Shape strided(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
+  static Layout strided(std::span<const std::int64_t> dims, std::span<const std::int64_t> strides,
                        std::int64_t offset);
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
@@ -53,18 +53,18 @@ class Shape {
   // negative strides (offset if empty).
   [[nodiscard]] std::int64_t lowest() const noexcept;
 
-  // Views. Each returns a new Shape over the same storage.
+  // Views. Each returns a new Layout over the same storage.
   // One dim may be -1. A non-contiguous view reshapes without a copy where
   // its strides allow (invalid_argument otherwise: use xylem::contiguous).
-  [[nodiscard]] Shape reshape(std::span<const std::int64_t> dims) const;
-  [[nodiscard]] Shape reshape(std::initializer_list<std::int64_t> dims) const;
-  [[nodiscard]] Shape slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step = 1) const;
-  [[nodiscard]] Shape transpose(int a, int b) const;
-  [[nodiscard]] Shape permute(std::span<const int> order) const;
+  [[nodiscard]] Layout reshape(std::span<const std::int64_t> dims) const;
+  [[nodiscard]] Layout reshape(std::initializer_list<std::int64_t> dims) const;
+  [[nodiscard]] Layout slice(int axis, std::int64_t begin, std::int64_t end, std::int64_t step = 1) const;
+  [[nodiscard]] Layout transpose(int a, int b) const;
+  [[nodiscard]] Layout permute(std::span<const int> order) const;
 
   // Same dimensions (strides and offset ignored).
-  [[nodiscard]] bool same_dims(const Shape& other) const noexcept;
-  friend bool operator==(const Shape& a, const Shape& b) noexcept;
+  [[nodiscard]] bool same_dims(const Layout& other) const noexcept;
+  friend bool operator==(const Layout& a, const Layout& b) noexcept;
 
   [[nodiscard]] std::string dims_string() const;     // "[2, 3]"
   [[nodiscard]] std::string strides_string() const;  // "[3, 1]"
@@ -72,7 +72,7 @@ class Shape {
  private:
   int normalize_axis(int axis) const;
   void check_reach(const char* op) const;
-  bool reshape_strides_from(const Shape& from) noexcept;
+  bool reshape_strides_from(const Layout& from) noexcept;
   void set_contiguous_strides() noexcept;
 
   std::array<std::int64_t, kMaxRank> dims_{};
@@ -81,6 +81,6 @@ class Shape {
   int rank_ = 0;
 };
 
-std::ostream& operator<<(std::ostream& os, const Shape& s);  // "[2, 3]"
+std::ostream& operator<<(std::ostream& os, const Layout& s);  // "[2, 3]"
 
 }  // namespace xylem
