@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/half.hpp"
+#include "xylem/plugin/half.hpp"
 
 namespace xylem::detail {
 

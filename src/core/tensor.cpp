@@ -4,10 +4,10 @@
 #include <new>
 #include <stdexcept>
 
-#include "core/half.hpp"
 #include "core/storage.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/backend.hpp"
+#include "xylem/plugin/half.hpp"
 
 namespace xylem {
 

@@ -2,16 +2,16 @@
 // The float dtypes' storage and compute types on the host, and conversions
 // of whole rows between them. f16 and bf16 travel as hwy::float16_t /
 // hwy::bfloat16_t (16-bit words) and compute in f32; f32 and f64 compute in
-// themselves. Scalar conversions use the core's helpers (core/half.hpp,
+// themselves. Scalar conversions use libxylem's (xylem/plugin/half.hpp,
 // round to nearest even); the dense row conversions are vectorised
 // (convert_simd-inl.h, exported from cast.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
-#include "core/half.hpp"
 #include "hwy/base.h"
 #include "xylem/dtype.hpp"
+#include "xylem/plugin/half.hpp"
 
 namespace xylem::native {
 

@@ -8,7 +8,7 @@
 // Highway 1.0's bf16 DemoteTo truncates, so bf16 is rounded here on the
 // bits (the formula of math.h's xy_f32_bits_to_bf16). f16 uses the F16C
 // instructions (round to nearest even, exact widening); targets without
-// them convert each element with the core's scalar helpers (core/half.hpp):
+// them convert each element with the scalar helpers (xylem/plugin/half.hpp):
 // Highway's software fallback mishandles Inf and NaN.
 
 #include "frameworks/native/ops/convert.hpp"

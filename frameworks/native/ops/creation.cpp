@@ -20,10 +20,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "core/half.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
 #include "xylem/plugin/convert.hpp"
+#include "xylem/plugin/half.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::native {
@@ -43,7 +43,7 @@ constexpr std::int64_t kFillGrain = 32 * 1024;
 constexpr std::int64_t kRandomGrain = 4 * 1024;
 
 // Storage type and conversion from double, per dtype. f16 and bf16 round
-// the float value to nearest even (core/half.hpp, shared with the core);
+// the float value to nearest even (xylem/plugin/half.hpp, shared with the core);
 // integers saturate (plugin/convert.hpp).
 template <DType D>
 struct Element;

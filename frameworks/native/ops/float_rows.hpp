@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/half.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/dtype.hpp"
+#include "xylem/plugin/half.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::native {

@@ -2,16 +2,16 @@
 // product and sum in f32. OpenBLAS has no half-precision gemm in its cblas,
 // so a and b (and c when beta != 0) are widened into dense f32 scratch, in
 // parallel, cblas_sgemm runs on that, and the f32 result is rounded back into
-// c's view (nearest even, core/half.hpp). With beta == 0, c is never read.
+// c's view (nearest even, xylem/plugin/half.hpp). With beta == 0, c is never read.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
 
-#include "core/half.hpp"
 #include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
+#include "xylem/plugin/half.hpp"
 
 namespace xylem::native {
 namespace {

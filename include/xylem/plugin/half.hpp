@@ -1,5 +1,7 @@
 #pragma once
-// f16 and bf16 bit conversions for host code (printing, reading back).
+// f16 and bf16 bit conversions on the host, one definition for the core
+// (printing, reading back) and every framework's host code; libxylem
+// defines them (src/core/dtype.cpp).
 #include <cstdint>
 
 namespace xylem::detail {
