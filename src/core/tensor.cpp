@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "core/storage.hpp"
-#include "frameworks/native/ops/kernels.hpp"
 #include "xylem/backend.hpp"
 #include "xylem/plugin/half.hpp"
 
@@ -108,20 +107,22 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
   plugin::Device& host = detail::host_device();
   detail::DeviceCopy& copy = storage_->allocated_copy(host);
   storage_->make_current(copy);
-  // Gather the view in row-major order with the native copy kernel, on the
-  // host queue, so the read sees exactly the writes enqueued before it.
-  plugin::OpCall gather;
-  gather.op = plugin::OpId::core_copy_view;
-  gather.num_tensors = 2;
-  gather.t[0] = {copy.data, layout_, dtype_};
-  gather.t[1] = {result, Layout(layout_.dims()), dtype_};
-  const native::Kernel kernel = native::kernels().get(gather.op, dtype_);
+  // Gather the view in row-major order with the host device's copy_view,
+  // on its queue, so the read sees exactly the writes enqueued before it.
+  // An empty view has nothing to gather but still reads after those writes.
   EventPtr deps[] = {copy.last_write};
-  EventPtr done = host.host_task(
-      [gather, kernel, n] {
-        if (n) kernel(gather);
-      },
-      plugin::Deps(deps, copy.last_write ? 1u : 0u));
+  const plugin::Deps after(deps, copy.last_write ? 1u : 0u);
+  EventPtr done;
+  if (n == 0) {
+    done = host.host_task([] {}, after);
+  } else {
+    plugin::OpCall gather;
+    gather.op = plugin::OpId::core_copy_view;
+    gather.num_tensors = 2;
+    gather.t[0] = {copy.data, layout_, dtype_};
+    gather.t[1] = {result, Layout(layout_.dims()), dtype_};
+    done = host.launch(gather, after);
+  }
   copy.add_read(done);
   return done;
 }
