@@ -72,11 +72,12 @@ class NativeFramework final : public plugin::Framework {
 
 }  // namespace
 
-plugin::Framework& framework() {
-  // Leaked on purpose: tensors in static storage may release memory on this
-  // device during exit.
-  static auto* native = new NativeFramework();
-  return *native;
+const XylemPluginInfo& plugin_info() noexcept {
+  // The framework is leaked on purpose: tensors in static storage may
+  // release memory on its device during exit.
+  static const XylemPluginInfo info{plugin::kApiVersion, "native",
+                                    [](const char**) -> plugin::Framework* { return new NativeFramework(); }};
+  return info;
 }
 
 }  // namespace xylem::native

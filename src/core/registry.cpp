@@ -2,32 +2,95 @@
 
 #include <algorithm>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <mutex>
 
 #include "core/plugin_loader.hpp"
-#include "frameworks/native/framework.hpp"
+#include "xylem/error.hpp"
+#include "xylem/plugin/builtin.hpp"
 
 namespace xylem::detail {
 namespace {
 
 // Frameworks that always appear in `xylem info`, present or not, in order
-// of preference; other plugins follow.
+// of preference; other frameworks follow.
 constexpr std::string_view kKnown[] = {"cuda", "opencl", "native"};
 
-// One framework: the files that may provide it, loaded at the first ask.
+bool is_known(std::string_view name) {
+  return std::find(std::begin(kKnown), std::end(kKnown), name) != std::end(kKnown);
+}
+
+// One framework: linked in, or the files that may provide it; started at
+// the first ask.
 struct Slot {
   std::string name;
+  const XylemPluginInfo* builtin = nullptr;  // null for a plugin
   std::vector<std::filesystem::path> files;
   std::once_flag once;
   FrameworkEntry entry;
 };
 
-// Never destroyed: frameworks (and their plugins' code) live until exit,
-// and tensors destroyed during exit may still release device memory.
-const FrameworkEntry& native_entry() {
-  static const auto* entry = new FrameworkEntry{"native", &native::framework(), "", "built in", ""};
-  return *entry;
+// The built-in frameworks. Registration closes when they are first listed,
+// so the slots never change once anyone reads them. Never destroyed:
+// frameworks live until exit, and tensors destroyed during exit may still
+// release device memory.
+struct Builtins {
+  std::mutex mutex;
+  bool listed = false;
+  std::deque<Slot> slots;  // a deque: entries handed out keep their address
+  Slot* host = nullptr;
+};
+
+Builtins& builtins() {
+  static auto* instance = new Builtins();
+  return *instance;
+}
+
+std::deque<Slot>& builtin_slots() {
+  Builtins& linked = builtins();
+  std::lock_guard lock(linked.mutex);
+  linked.listed = true;
+  return linked.slots;
+}
+
+Slot* find_builtin(std::string_view name) {
+  for (auto& slot : builtin_slots())
+    if (slot.name == name) return &slot;
+  return nullptr;
+}
+
+// A framework that started without hardware: its reason, or a generic one.
+void note_missing_hardware(FrameworkEntry& entry) {
+  if (!entry.framework->hardware().empty()) return;
+  entry.reason = entry.framework->unavailable_reason();
+  if (entry.reason.empty()) entry.reason = "no devices found";
+}
+
+// What load_plugin does after dlopen, for a framework linked in.
+void start(Slot& slot) {
+  FrameworkEntry& entry = slot.entry;
+  const XylemPluginInfo& info = *slot.builtin;
+  entry.name = slot.name;
+  entry.source = "built in";
+  if (info.api_version != plugin::kApiVersion) {
+    entry.reason = "built for plugin API version " + std::to_string(info.api_version) +
+                   ", this libxylem speaks version " + std::to_string(plugin::kApiVersion);
+    return;
+  }
+  const char* error = nullptr;
+  try {
+    entry.framework = info.create(&error);
+  } catch (const std::exception& e) {
+    entry.reason = std::string("failed to start: ") + e.what();
+  } catch (...) {
+    entry.reason = "failed to start (threw a non-standard exception)";
+  }
+  if (entry.framework != nullptr) {
+    note_missing_hardware(entry);
+  } else if (entry.reason.empty()) {
+    entry.reason = error ? error : "could not start (no reason given)";
+  }
 }
 
 std::string searched_directories() {
@@ -52,10 +115,7 @@ void load(Slot& slot) {
     if (loaded.framework != nullptr) {
       entry.framework = loaded.framework;
       entry.source = loaded.path;
-      if (entry.framework->hardware().empty()) {
-        entry.reason = entry.framework->unavailable_reason();
-        if (entry.reason.empty()) entry.reason = "no devices found";
-      }
+      note_missing_hardware(entry);
       break;
     }
     failures.push_back(slot.files.size() > 1 ? loaded.path + ": " + loaded.reason : loaded.reason);
@@ -70,41 +130,52 @@ void load(Slot& slot) {
   }
 }
 
+const FrameworkEntry& entry_of(Slot& slot) {
+  std::call_once(slot.once, [&] { slot.builtin ? start(slot) : load(slot); });
+  return slot.entry;
+}
+
 class Registry {
  public:
   // Lists the plugin files (no dlopen): the known names first, then the
-  // others in search order. "native" is built in: a plugin cannot replace it.
+  // other built-in frameworks, then the other plugins in search order. A
+  // plugin cannot replace a built-in framework.
   Registry() {
     auto found = find_plugin_files();
     auto files_of = [&](std::string_view name) {
       auto it = std::find_if(found.begin(), found.end(), [&](const auto& c) { return c.name == name; });
       return it == found.end() ? std::vector<std::filesystem::path>{} : std::move(it->files);
     };
-    for (auto known : kKnown) add(std::string(known), files_of(known));
+    for (auto known : kKnown) {
+      if (Slot* linked = find_builtin(known)) {
+        order_.push_back(linked);
+      } else {
+        add(std::string(known), files_of(known));
+      }
+    }
+    for (auto& linked : builtin_slots())
+      if (!is_known(linked.name)) order_.push_back(&linked);
     for (auto& candidates : found)
-      if (std::find(std::begin(kKnown), std::end(kKnown), candidates.name) == std::end(kKnown))
+      if (!is_known(candidates.name) && find_builtin(candidates.name) == nullptr)
         add(candidates.name, std::move(candidates.files));
   }
 
-  [[nodiscard]] const FrameworkEntry& entry(Slot& slot) {
-    if (slot.name == "native") return native_entry();
-    std::call_once(slot.once, [&] { load(slot); });
-    return slot.entry;
-  }
   [[nodiscard]] Slot* find(std::string_view name) {
-    for (auto& slot : slots_)
-      if (slot.name == name) return &slot;
+    for (Slot* slot : order_)
+      if (slot->name == name) return slot;
     return nullptr;
   }
-  [[nodiscard]] std::deque<Slot>& slots() noexcept { return slots_; }
+  [[nodiscard]] const std::vector<Slot*>& slots() const noexcept { return order_; }
 
  private:
   void add(std::string name, std::vector<std::filesystem::path> files) {
-    Slot& slot = slots_.emplace_back();
+    Slot& slot = plugins_.emplace_back();
     slot.name = std::move(name);
     slot.files = std::move(files);
+    order_.push_back(&slot);
   }
-  std::deque<Slot> slots_;  // a deque: entries handed out keep their address
+  std::deque<Slot> plugins_;  // a deque: entries handed out keep their address
+  std::vector<Slot*> order_;  // every framework, built in or plugin, in order of preference
 };
 
 Registry& registry() {
@@ -116,21 +187,49 @@ Registry& registry() {
 
 std::vector<const FrameworkEntry*> frameworks() {
   std::vector<const FrameworkEntry*> entries;
-  for (auto& slot : registry().slots()) entries.push_back(&registry().entry(slot));
+  for (Slot* slot : registry().slots()) entries.push_back(&entry_of(*slot));
   return entries;
 }
 
 const FrameworkEntry* find_framework(std::string_view name) {
-  // Native needs no directory listing either.
-  if (name == "native") return &native_entry();
+  if (Slot* linked = find_builtin(name)) return &entry_of(*linked);
   Slot* slot = registry().find(name);
-  return slot ? &registry().entry(*slot) : nullptr;
+  return slot ? &entry_of(*slot) : nullptr;
+}
+
+const FrameworkEntry* host_framework() {
+  (void)builtin_slots();  // closes registration: the host slot cannot change after this
+  Slot* host = builtins().host;
+  return host ? &entry_of(*host) : nullptr;
 }
 
 std::vector<std::string> framework_names() {
   std::vector<std::string> names;
-  for (const auto& slot : registry().slots()) names.push_back(slot.name);
+  for (const Slot* slot : registry().slots()) names.push_back(slot->name);
   return names;
 }
 
 }  // namespace xylem::detail
+
+namespace xylem::plugin {
+
+void register_builtin(const XylemPluginInfo& info, BuiltinMemory memory) {
+  const std::string name = info.name ? info.name : "";
+  const auto refuse = [&](const std::string& why) {
+    return Error(ErrorCode::internal, "register_builtin('" + name + "'): " + why);
+  };
+  if (name.empty() || info.create == nullptr) throw refuse("the entry has no name or no create function");
+  detail::Builtins& linked = detail::builtins();
+  std::lock_guard lock(linked.mutex);
+  if (linked.listed) throw refuse("called after the frameworks were listed; register from a static initialiser");
+  for (const auto& slot : linked.slots)
+    if (slot.name == name) throw refuse("a framework of that name is already built in");
+  if (memory == BuiltinMemory::host && linked.host != nullptr)
+    throw refuse("'" + linked.host->name + "' already holds host memory");
+  detail::Slot& slot = linked.slots.emplace_back();
+  slot.name = name;
+  slot.builtin = &info;
+  if (memory == BuiltinMemory::host) linked.host = &slot;
+}
+
+}  // namespace xylem::plugin

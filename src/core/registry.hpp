@@ -1,8 +1,9 @@
 #pragma once
-// Every framework xylem knows: native (built in) and the plugins on the
-// search path. Plugins are loaded lazily, each the first time its framework
-// is asked for, so a program that only uses native never maps one (and a
-// broken plugin file cannot hurt it). Thread-safe.
+// Every framework xylem knows: those linked in (register_builtin: native,
+// in libxylem) and the plugins on the search path. Each is started lazily,
+// the first time its framework is asked for, so a program that only uses
+// native never maps a plugin (and a broken plugin file cannot hurt it).
+// Thread-safe.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,9 +28,12 @@ struct FrameworkEntry {
 // Every framework, loading every plugin not loaded yet. In order of
 // preference: cuda, opencl, native, then any other plugin.
 [[nodiscard]] std::vector<const FrameworkEntry*> frameworks();
-// One framework, loading only its plugin (nothing for native); null when no
-// such framework is known.
+// One framework, loading only its plugin (nothing for a built-in one, not
+// even a directory listing); null when no such framework is known.
 [[nodiscard]] const FrameworkEntry* find_framework(std::string_view name);
+// The built-in framework holding host memory (plugin::BuiltinMemory::host),
+// started; null when none is linked in.
+[[nodiscard]] const FrameworkEntry* host_framework();
 // The names frameworks() would list, without loading anything.
 [[nodiscard]] std::vector<std::string> framework_names();
 

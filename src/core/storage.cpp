@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "frameworks/native/framework.hpp"
+#include "core/registry.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::detail {
@@ -20,11 +20,32 @@ bool same_framework(const plugin::Device& a, const plugin::Device& b) {
   return a.hardware().framework == b.hardware().framework;
 }
 
+plugin::Device& open_host_device() {
+  const FrameworkEntry* host = host_framework();
+  if (host == nullptr)
+    throw Error(ErrorCode::plugin_unavailable,
+                "no framework holding host memory is linked in (libxylem links native): tensors cannot be made "
+                "from host data, read back or moved between frameworks");
+  if (!host->available())
+    throw Error(ErrorCode::plugin_unavailable,
+                "the host framework '" + host->name + "' is unavailable: " + host->reason);
+  return host->framework->device(0);
+}
+
 }  // namespace
 
 plugin::Device& host_device() {
-  static plugin::Device& device = native::framework().device(0);
+  // A failed attempt leaves the static unset: the next call tries again.
+  static plugin::Device& device = open_host_device();
   return device;
+}
+
+plugin::Device* find_host_device() noexcept {
+  try {
+    return &host_device();
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 void count_global_transfer() noexcept { g_transfers.fetch_add(1, std::memory_order_relaxed); }
@@ -98,12 +119,12 @@ DeviceCopy& Storage::allocated_copy(plugin::Device& device) {
   return *copy;
 }
 
-DeviceCopy* Storage::current_copy(const plugin::Device& for_device) noexcept {
+DeviceCopy* Storage::current_copy(const plugin::Device& for_device, const plugin::Device* host) noexcept {
   DeviceCopy* any = nullptr;
   for (auto& copy : copies_) {
     if (copy.version != latest_ || copy.data == nullptr) continue;
     if (same_framework(*copy.device, for_device)) return &copy;  // a peer route may exist
-    if (any == nullptr || copy.device == &host_device()) any = &copy;
+    if (any == nullptr || copy.device == host) any = &copy;
   }
   return any;
 }
@@ -115,8 +136,9 @@ void Storage::count_transfer() noexcept {
 
 void Storage::make_current(DeviceCopy& dst) {
   if (dst.version == latest_ || latest_ == 0) return;
-  plugin::Device& host = host_device();
-  DeviceCopy* src = current_copy(*dst.device);
+  // Null without a host framework: then only routes within one framework exist.
+  const plugin::Device* host = find_host_device();
+  DeviceCopy* src = current_copy(*dst.device, host);
   if (src == nullptr) throw Error(ErrorCode::internal, "tensor data has no current copy");
 
   EventList deps;
@@ -127,14 +149,15 @@ void Storage::make_current(DeviceCopy& dst) {
   if (same_framework(*src->device, *dst.device)) {
     done = dst.device->copy_from(*src->device, src->data, dst.data, bytes_, deps.span());
   }
-  if (!done && src->device == &host) {
+  if (!done && src->device == host) {
     done = dst.device->upload(dst.data, src->data, bytes_, deps.span());
-  } else if (!done && dst.device == &host) {
+  } else if (!done && dst.device == host) {
     done = src->device->download(dst.data, src->data, bytes_, deps.span());
   }
   if (!done) {
-    // Different frameworks, or no peer route: stage through the host copy.
-    src = &allocated_copy(host);
+    // Different frameworks, or no peer route: stage through the host copy
+    // (host_device() says why when there is no host framework).
+    src = &allocated_copy(host_device());
     make_current(*src);
     deps.clear();
     deps.push(src->last_write);

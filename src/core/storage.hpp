@@ -92,7 +92,8 @@ class Storage {
   void mark_written(DeviceCopy& copy, EventPtr event);
 
  private:
-  DeviceCopy* current_copy(const plugin::Device& for_device) noexcept;
+  // `host`: the host device, or null when there is none.
+  DeviceCopy* current_copy(const plugin::Device& for_device, const plugin::Device* host) noexcept;
   void count_transfer() noexcept;
 
   std::size_t bytes_;
@@ -101,8 +102,13 @@ class Storage {
   std::atomic<std::uint64_t> transfers_{0};
 };
 
-// The host (native) device, where host reads and Tensor::from live.
+// The device of the host framework (plugin::BuiltinMemory::host: native in
+// libxylem), where host reads and Tensor::from live and copies between
+// frameworks are staged. Throws plugin_unavailable, saying why, when no
+// such framework is linked in or it cannot start.
 [[nodiscard]] plugin::Device& host_device();
+// The same, or null instead of the error.
+[[nodiscard]] plugin::Device* find_host_device() noexcept;
 
 // Process-wide transfer counter.
 void count_global_transfer() noexcept;
