@@ -52,8 +52,9 @@ def ensure_matplotlib():
 # bar is green at 1 and above, orange below; against a bound (a share of
 # copy bandwidth) all are blue, and a peer's own figures grey.
 class Chart:
-    def __init__(self, title, bars, unit, parity=True, peer_rows=()):
+    def __init__(self, title, bars, unit, parity=True, peer_rows=(), recorded=False):
         self.title, self.bars, self.unit, self.parity, self.peer_rows = title, bars, unit, parity, set(peer_rows)
+        self.recorded = recorded  # a bar is a range of results (drawn at its middle), not a median and its spread
 
 
 def native_chart(d):
@@ -83,13 +84,14 @@ def opencl_chart(d):
     for r in d["ops"]:
         spread = r.get("ratio_q3", 0) > 0
         bars.append((r["op"], r["ratio"], r["ratio_q1"] if spread else None, r["ratio_q3"] if spread else None))
-    return Chart(f"OpenCL ({d['hardware']}) vs native, n = {d['n']} f32", bars, "OpenCL / native, same run")
+    return Chart(f"OpenCL ({d['hardware']}) vs native, n = {d['n']} f32, {d['runs']} runs; "
+                 "lines: the middle half of the per-run ratios", bars, "OpenCL / native, same run")
 
 
 def recorded_chart(d):
     bars = [(r["what"], (r["low"] + r["high"]) / 2, r["low"], r["high"]) for r in d["rows"]]
     return Chart(d["title"], bars, d.get("unit", "ratio"), d.get("parity", True),
-                 [r["what"] for r in d["rows"] if r.get("peer")])
+                 [r["what"] for r in d["rows"] if r.get("peer")], recorded=True)
 
 
 def chart_of(d):
@@ -128,7 +130,7 @@ def plot(chart, path):
     for i, (_, v, low, high) in enumerate(bars):
         if low is not None and high > low:
             ax.plot([low, high], [i, i], color="black", linewidth=1.2)
-            text = f"{low:.2f}-{high:.2f}"
+            text = f"{low:.2f}-{high:.2f}" if chart.recorded else f"{v:.2f} (runs {low:.2f}-{high:.2f})"
         else:
             text = f"{v:.2f}"
         ax.text(max(v, high or v), i, "  " + text, va="center", fontsize=8)
