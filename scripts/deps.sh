@@ -10,6 +10,7 @@ packages=(
   googletest libgtest-dev                        # tests
   clang libclang-rt-14-dev                       # tests: libFuzzer (clang 14's runtime)
   libeigen3-dev                                  # benchmarks: the host peer
+  doxygen                                        # the API reference (docs target, docs.api test)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,16 @@
 #pragma once
-// Everything a user needs: #include <xylem/xylem.hpp>
+/// @file
+/// Everything a user needs: `#include <xylem/xylem.hpp>`
+
+/// @namespace xylem
+/// Tensors, backends and their operations. Start with Backend::best(),
+/// Tensor::from() and the operations of xylem::nn, xylem::blas and math.hpp.
+
+/// @namespace xylem::blas
+/// BLAS levels 1 to 3 (OpenBLAS on the host, CLBlast on OpenCL, cuBLAS on CUDA).
+
+/// @namespace xylem::nn
+/// Neural-network operations and their gradients.
 #include "xylem/backend.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
