@@ -255,8 +255,8 @@ constinit const OpKernel kGemm{launch_gemm, {&kGemmProgram}};
 }  // namespace
 
 void register_blas(KernelTable& table) {
-  for (OpId op : {OpId::blas_asum, OpId::blas_axpy, OpId::blas_copy, OpId::blas_dot, OpId::blas_nrm2, OpId::blas_scal,
-                  OpId::blas_swap, OpId::blas_iamax, OpId::blas_rot, OpId::blas_gemv})
+  for (OpId op : {OpId::blas_asum, OpId::blas_axpy, OpId::blas_dot, OpId::blas_nrm2, OpId::blas_scal, OpId::blas_swap,
+                  OpId::blas_iamax, OpId::blas_rot, OpId::blas_gemv})
     set_dtypes(table, op, kRealDtypes, &kBlas);
   // blas::copy runs kernels/copy.cl (enqueue_copy).
   set_dtypes(table, OpId::blas_copy, kRealDtypes, &kBlasCopy);
