@@ -1,4 +1,5 @@
-// xylem: inspect the frameworks on this machine and run the demo.
+// xylem: inspect the frameworks on this machine, run the demo, warm the
+// kernel cache.
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@ Runs tensor computations on the host CPU, OpenCL devices and NVIDIA GPUs.
 commands:
   info     list frameworks (present, or absent with the reason) and their hardware
   demo     run the sigmoid example on the best backend and on native, timing each step
+  warm     build every OpenCL kernel program ahead of time into the cache
 
 options:
   -h, --help   show help (also after a command: xylem demo --help)
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "info") return xylem::cli::info(rest);
     if (command == "demo") return xylem::cli::demo(rest);
+    if (command == "warm") return xylem::cli::warm(rest);
   } catch (const xylem::Error& e) {
     std::cerr << "xylem " << command << ": " << e.what() << "\n";
     return 2;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
 
 namespace xylem::opencl {
@@ -12,77 +13,9 @@ namespace {
 
 using plugin::OpId;
 
-// The dtypes an op takes: every dtype the device has (f64 only with fp64),
-// save where noted.
-enum class Dtypes {
-  bits,     // fill and copy_view only move bit patterns: every dtype, f64 too
-  every,    // math::cast (kernels/cast.cl)
-  numbers,  // every but bool (arange)
-  floats,   // f16, bf16, f32, f64; f16 and bf16 computed in f32 (kernels/storage.cl,
-            // ops/gemm_half.cpp): no device fp16 needed
-  reals,    // f32, f64
-};
-
-// The family that implements an op, and the dtypes it takes.
-struct OpRoute {
-  Family family;
-  Dtypes dtypes;
-};
-
-OpRoute route(OpId op) noexcept {
-  switch (op) {
-    case OpId::creation_fill:
-      return {Family::creation, Dtypes::bits};
-    case OpId::creation_arange:
-      return {Family::creation, Dtypes::numbers};
-    case OpId::creation_uniform:
-    case OpId::creation_normal:
-      return {Family::creation, Dtypes::reals};
-    case OpId::core_copy_view:
-      return {Family::copy, Dtypes::bits};
-    case OpId::math_unary:
-    case OpId::math_binary:
-    case OpId::math_compare:
-    case OpId::math_where:
-    case OpId::nn_dropout:
-    case OpId::nn_dropout_grad:
-      return {Family::elementwise, Dtypes::floats};
-    case OpId::math_cast:
-      return {Family::cast, Dtypes::every};
-    case OpId::math_reduce:
-      return {Family::reduce, Dtypes::floats};
-    case OpId::nn_softmax:
-    case OpId::nn_softmax_grad:
-    case OpId::nn_cross_entropy:
-    case OpId::nn_cross_entropy_grad:
-      return {Family::softmax, Dtypes::floats};
-    case OpId::blas_gemm:
-    case OpId::blas_gemm_batched:
-      return {Family::gemm, Dtypes::floats};
-    case OpId::nn_layer_norm:
-    case OpId::nn_layer_norm_grad_input:
-    case OpId::nn_layer_norm_grad_params:
-    case OpId::nn_batch_norm_stats:
-    case OpId::nn_batch_norm_apply:
-    case OpId::nn_batch_norm_grad_params:
-    case OpId::nn_batch_norm_grad_input:
-      return {Family::norm, Dtypes::floats};
-    case OpId::nn_conv2d:
-    case OpId::nn_conv2d_grad_data:
-    case OpId::nn_conv2d_grad_filter:
-      return {Family::conv, Dtypes::floats};
-    case OpId::nn_max_pool2d:
-    case OpId::nn_max_pool2d_grad:
-    case OpId::nn_avg_pool2d:
-    case OpId::nn_avg_pool2d_grad:
-      return {Family::pool, Dtypes::floats};
-    case OpId::nn_lrn:
-    case OpId::nn_lrn_grad:
-      return {Family::lrn, Dtypes::floats};
-    default:
-      return {Family::blas, Dtypes::reals};
-  }
-}
+// The ops that only move bit patterns: every dtype, f64 too on a device
+// without fp64.
+bool moves_bits(OpId op) noexcept { return op == OpId::creation_fill || op == OpId::core_copy_view; }
 
 }  // namespace
 
@@ -101,27 +34,26 @@ Device::~Device() {
 std::string Device::label() const { return hardware_.id() + " (" + hardware_.name + ")"; }
 
 bool Device::supports(OpId op, DType dtype) const noexcept {
-  if (static_cast<std::size_t>(op) >= plugin::kOpCount) return false;
-  const Dtypes takes = route(op).dtypes;
-  if (takes == Dtypes::bits) return true;
-  if (dtype == DType::f64) return info_.fp64;
-  switch (takes) {
-    case Dtypes::bits:
-    case Dtypes::every:
-      return true;
-    case Dtypes::numbers:
-      return dtype != DType::boolean;
-    case Dtypes::floats:
-      return dtype == DType::f16 || dtype == DType::bf16 || dtype == DType::f32;
-    case Dtypes::reals:
-      return dtype == DType::f32;
-  }
-  return false;
+  if (!kernels().get(op, dtype)) return false;
+  return dtype != DType::f64 || info_.fp64 || moves_bits(op);
 }
 
-const ProgramPackage& Device::program(Family family) {
-  return packages_.get<ProgramPackage>(static_cast<std::size_t>(family),
-                                       [&] { return build_package(family, context_.get(), info_); });
+DType Device::pass(const ProgramSpec& spec, DType dtype) const noexcept {
+  const DType p = pass_for(spec, dtype);
+  return p == DType::f64 && !info_.fp64 ? DType::f32 : p;
+}
+
+const ProgramPackage& Device::program(const ProgramSpec& spec, DType dtype) {
+  const DType pass = this->pass(spec, dtype);
+  PackageSlot* slot = nullptr;
+  {
+    std::lock_guard lock(packages_mutex_);
+    auto& entry = packages_[{&spec, pass}];
+    if (!entry) entry = std::make_unique<PackageSlot>();
+    slot = entry.get();
+  }
+  std::call_once(slot->once, [&] { slot->package = build_package(spec, pass, context_.get(), info_); });
+  return *slot->package;
 }
 
 EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
@@ -130,42 +62,14 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
                 describe(call, *this) + ": not supported on this device" +
                     (call.num_tensors && call.t[0].dtype == DType::f64 && !info_.fp64 ? " (no fp64)" : ""));
   }
-  // Build (or load) the program before taking the launch lock: a first
-  // compile must not stall other families' launches.
-  (void)program(route(call.op).family);
-  if ((call.op == OpId::blas_gemm || call.op == OpId::blas_gemm_batched) && (call.t[0].dtype == DType::f16 || call.t[0].dtype == DType::bf16))
-    (void)program(Family::convert);
+  const OpKernel* kernel = kernels().get(call.op, call.t[0].dtype);
+  // Build (or load) the programs before taking the launch lock: a first
+  // compile must not stall other launches.
+  for (const ProgramSpec* spec : kernel->programs)
+    if (spec) (void)program(*spec, call.t[0].dtype);
   std::lock_guard lock(launch_mutex_);
   Launcher launcher(*this, call, deps);
-  switch (route(call.op).family) {
-    case Family::creation:
-      return launch_creation(launcher);
-    case Family::copy:
-      return launch_copy(launcher);
-    case Family::elementwise:
-      return launch_elementwise(launcher);
-    case Family::cast:
-      return launch_cast(launcher);
-    case Family::reduce:
-      return launch_reduce(launcher);
-    case Family::softmax:
-      return launch_softmax(launcher);
-    case Family::blas:
-      return launch_blas(launcher);
-    case Family::gemm:
-      return launch_gemm(launcher);
-    case Family::norm:
-      return launch_norm(launcher);
-    case Family::conv:
-      return launch_conv(launcher);
-    case Family::pool:
-      return launch_pool(launcher);
-    case Family::lrn:
-      return launch_lrn(launcher);
-    case Family::convert:
-      break;  // no op routes here: blas::gemm of f16 and bf16 uses it
-  }
-  throw Error(ErrorCode::internal, describe(call, *this) + ": no family");
+  return kernel->launch(launcher);
 }
 
 EventPtr Device::wrap(cl_event event) const {

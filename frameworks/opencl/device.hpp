@@ -1,10 +1,13 @@
 #pragma once
 // One opened OpenCL device: its in-order queue, memory, op dispatch and the
-// per-family program packages built at first use.
+// program packages, one per (program, pass), built at first use.
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
+#include <memory>
+#include <utility>
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -76,8 +79,12 @@ class Device final : public plugin::Device {
   [[nodiscard]] cl_context context() const noexcept { return context_.get(); }
   [[nodiscard]] cl_command_queue queue() const noexcept { return queue_.get(); }
   [[nodiscard]] HostWorker& callbacks() const noexcept { return *callbacks_; }
-  // The family's program, built (or loaded from the disk cache) on first use.
-  [[nodiscard]] const ProgramPackage& program(Family family);
+  // The pass of a program (program_spec.hpp) that holds dtype's kernels,
+  // built (or loaded from the disk cache) on first use.
+  [[nodiscard]] const ProgramPackage& program(const ProgramSpec& spec, DType dtype);
+  // That pass: pass_for, but never f64 on a device without fp64 (the ops
+  // that take f64 there only move bits, which every pass holds).
+  [[nodiscard]] DType pass(const ProgramSpec& spec, DType dtype) const noexcept;
   // Wraps a completed-or-pending command of our queue (takes ownership).
   [[nodiscard]] EventPtr wrap(cl_event event) const;
   // Scratch buffer `slot` (0 or 1) of at least `bytes`, for multi-pass
@@ -108,7 +115,14 @@ class Device final : public plugin::Device {
   std::array<Mem, 2> scratch_;
   std::array<std::size_t, 2> scratch_bytes_{};
 
-  plugin::PackageCache<kFamilyCount> packages_;
+  // One slot per (program, pass) asked for; a slot is built once, outside
+  // packages_mutex_, so one program's first compile holds up no other.
+  struct PackageSlot {
+    std::once_flag once;
+    std::unique_ptr<ProgramPackage> package;
+  };
+  std::mutex packages_mutex_;
+  std::map<std::pair<const ProgramSpec*, DType>, std::unique_ptr<PackageSlot>> packages_;
 
   std::atomic<std::uint64_t> allocated_{0}, peak_{0}, allocations_{0};
   std::mutex host_tasks_mutex_;

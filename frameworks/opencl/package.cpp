@@ -1,4 +1,4 @@
-// Program packages: the source of each family, the build options, and the
+// Program packages: the source of each program pass, the build options, and the
 // build itself through the on-disk cache (program_cache.hpp).
 #include "frameworks/opencl/package.hpp"
 
@@ -16,81 +16,9 @@
 
 namespace xylem::opencl {
 
-std::string_view name(Family family) noexcept {
-  switch (family) {
-#define XYLEM_OPENCL_FAMILY_NAME(f) \
-  case Family::f:                   \
-    return #f;
-    XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_NAME)
-#undef XYLEM_OPENCL_FAMILY_NAME
-  }
-  return "?";
-}
-
 namespace {
 
-std::string_view family_text(Family family) noexcept {
-  switch (family) {
-    case Family::creation:
-      return sources::creation;
-    case Family::copy:
-      return sources::copy;
-    case Family::blas:
-      return sources::blas;
-    case Family::elementwise:
-      return sources::elementwise;
-    case Family::cast:
-      return sources::cast;
-    case Family::reduce:
-      return sources::reduce;
-    case Family::softmax:
-      return sources::softmax;
-    case Family::gemm:
-      return sources::gemm;
-    case Family::convert:
-      return sources::convert;
-    case Family::norm:
-      return sources::norm;
-    case Family::conv:
-      return sources::conv;
-    case Family::pool:
-      return sources::pool;
-    case Family::lrn:
-      return sources::lrn;
-  }
-  return {};
-}
-
-// Families whose kernels also come in f16 and bf16: compiled once more per
-// 16-bit type, computing in float and moving elements as ST through
-// kernels/storage.cl's XY_LD / XY_ST.
-bool has_half_passes(Family family) noexcept {
-  switch (family) {
-    case Family::reduce:
-    case Family::softmax:
-    case Family::elementwise:
-    case Family::norm:
-    case Family::conv:
-    case Family::pool:
-    case Family::lrn:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The families that reduce along one axis of a [outer, r, inner] view share
-// kernels/rows.cl (and nn_common.cl's views and work-group sums).
-bool uses_rows(Family family) noexcept { return family == Family::reduce || family == Family::softmax; }
-
-// The nn families share kernels/nn_common.cl's views, windows and
-// work-group sums.
-bool uses_nn_common(Family family) noexcept {
-  return family == Family::norm || family == Family::conv || family == Family::pool || family == Family::lrn ||
-         uses_rows(family);
-}
-
-// The family's kernels for one element type: T is the type computed in, ST
+// A program's kernels for one element type: T is the type computed in, ST
 // the type stored (T, or half / ushort for f16 / bf16), SUF the kernel name
 // suffix, FS the suffix of math.h's functions (xy_sigmoid_f / _d), VT the
 // vector of one 512-bit register (VW elements) the CPU paths compute in.
@@ -159,19 +87,19 @@ std::string program_kernel_names(cl_program program) {
   return kernel_name_list(names);
 }
 
-void fault_point(Family family, const DeviceInfo& device, const char* from) {
+void fault_point(const std::string& label, const DeviceInfo& device, const char* from) {
   if (plugin::should_fail(plugin::FaultSite::kernel_build, "opencl"))
-    throw Error(ErrorCode::compile_failed, "opencl: building the " + std::string(name(family)) + " kernels for " +
-                                               device.name + " from " + from + " failed (injected fault)");
+    throw Error(ErrorCode::compile_failed, "opencl: building the " + label + " kernels for " + device.name +
+                                               " from " + from + " failed (injected fault)");
 }
 
 // A program from a cache entry, or nothing when the driver refuses the
 // binary (another driver build, say) or the program does not hold the
 // kernels the entry names (another program's binary): the caller then
 // compiles from source.
-Program from_binary(cl_context context, const DeviceInfo& device, Family family, const CacheEntry& entry,
+Program from_binary(cl_context context, const DeviceInfo& device, const std::string& label, const CacheEntry& entry,
                     const std::string& options) {
-  fault_point(family, device, "its cached binary");
+  fault_point(label, device, "its cached binary");
   const unsigned char* ptr = entry.binary.data();
   const std::size_t size = entry.binary.size();
   cl_int binary_status = CL_SUCCESS, status = CL_SUCCESS;
@@ -182,17 +110,17 @@ Program from_binary(cl_context context, const DeviceInfo& device, Family family,
   return program;
 }
 
-Program from_source(cl_context context, const DeviceInfo& device, Family family, const std::string& source,
+Program from_source(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
                     const std::string& options) {
-  fault_point(family, device, "source");
+  fault_point(label, device, "source");
   const char* text = source.c_str();
   const std::size_t length = source.size();
   cl_int status = CL_SUCCESS;
   Program program(clCreateProgramWithSource(context, 1, &text, &length, &status));
-  check(status, [&] { return "opencl: creating the " + std::string(name(family)) + " program for " + device.name; });
+  check(status, [&] { return "opencl: creating the " + label + " program for " + device.name; });
   status = clBuildProgram(program.get(), 1, &device.id, options.c_str(), nullptr, nullptr);
   if (status != CL_SUCCESS) {
-    throw Error(ErrorCode::compile_failed, "opencl: building the " + std::string(name(family)) + " kernels for " +
+    throw Error(ErrorCode::compile_failed, "opencl: building the " + label + " kernels for " +
                                                device.name + " (options \"" + options + "\") failed with " +
                                                cl_error_name(status) + ". Build log:\n" +
                                                build_log(program.get(), device.id));
@@ -224,58 +152,74 @@ std::string build_options(const DeviceInfo& device) {
   return options;
 }
 
-std::string family_source(Family family, const DeviceInfo& device) {
+std::string program_label(const ProgramSpec& spec, DType pass) {
+  return std::string(spec.name) + " " + std::string(name(pass));
+}
+
+std::string program_source(const ProgramSpec& spec, DType pass) {
   std::string source =
       "#if defined(cl_khr_fp64)\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
   source += sources::math_h;
   source += "\n";
   source += sources::common;
   source += sources::storage;
-  if (uses_nn_common(family)) source += sources::nn_common;
-  if (uses_rows(family)) source += sources::rows;
-  const std::string_view text = family_text(family);
-  append_typed(source, text, "float", "float", "f32", "f");
-  if (has_half_passes(family)) {
-    append_typed(source, text, "float", "half", "f16", "f");
-    append_typed(source, text, "float", "ushort", "bf16", "f");
+  if (spec.helpers != Helpers::none) source += sources::nn_common;
+  if (spec.helpers == Helpers::rows) source += sources::rows;
+  std::string text;
+  for (const std::string_view* part : spec.texts)
+    if (part) text += *part;
+  switch (pass) {
+    case DType::f16:
+      append_typed(source, text, "float", "half", "f16", "f");
+      break;
+    case DType::bf16:
+      append_typed(source, text, "float", "ushort", "bf16", "f");
+      break;
+    case DType::f64:
+      append_typed(source, text, "double", "double", "f64", "d");
+      break;
+    default:
+      append_typed(source, text, "float", "float", "f32", "f");
+      break;
   }
-  if (device.fp64) append_typed(source, text, "double", "double", "f64", "d");
   return source;
 }
 
-std::unique_ptr<ProgramPackage> build_package(Family family, cl_context context, const DeviceInfo& device) {
+std::unique_ptr<ProgramPackage> build_package(const ProgramSpec& spec, DType pass, cl_context context,
+                                              const DeviceInfo& device) {
   const auto start = std::chrono::steady_clock::now();
+  const std::string label = program_label(spec, pass);
   const std::string options = build_options(device);
-  const std::string source = family_source(family, device);
+  const std::string source = program_source(spec, pass);
   // Everything the binary depends on. The platform version names the
   // runtime build; the driver version the device's compiler.
-  const std::string key = "xylem-opencl\nfamily=" + std::string(name(family)) + "\ndevice=" + device.name +
-                          "\ndriver=" + device.driver + "\nplatform=" + device.platform_version +
-                          "\noptions=" + options + "\nsource=" + std::to_string(fnv1a64(source)) + "\n";
+  const std::string key = "xylem-opencl\nprogram=" + std::string(spec.name) + "\npass=" + std::string(name(pass)) +
+                          "\ndevice=" + device.name + "\ndriver=" + device.driver +
+                          "\nplatform=" + device.platform_version + "\noptions=" + options +
+                          "\nsource=" + std::to_string(fnv1a64(source)) + "\n";
   const ProgramCache cache = ProgramCache::from_environment();
 
   Program program;
   bool from_cache = false;
   if (auto entry = cache.load(key)) {
-    program = from_binary(context, device, family, *entry, options);
+    program = from_binary(context, device, label, *entry, options);
     from_cache = static_cast<bool>(program);
   }
   if (!program) {
-    program = from_source(context, device, family, source, options);
+    program = from_source(context, device, label, source, options);
     // Most of a first compile on PoCL is here, not in the build: asked for
     // the binary, PoCL compiles every kernel of the program for a generic
-    // work-group size (measured: about 0.2 s a kernel, 4-5 s for a family
-    // of 25-30 on 2 cores, against 0.3 s for the build itself). The store
-    // replaces whatever entry was there (stale, corrupt or another
+    // work-group size (measured: about 0.2 s a kernel on 2 cores, against
+    // 0.3 s for the build itself), hence programs of one pass each. The
+    // store replaces whatever entry was there (stale, corrupt or another
     // program's).
     (void)cache.store(key, CacheEntry{program_kernel_names(program.get()), program_binary(program.get())});
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto package = std::make_unique<ProgramPackage>(std::move(program), device, ms, from_cache);
   if (verbose()) {
-    std::fprintf(stderr, "xylem opencl: %s kernels for %s %s in %.1f ms (%s)\n", std::string(name(family)).c_str(),
-                 device.name.c_str(), from_cache ? "loaded from cache" : "compiled", ms,
-                 cache.path_for(key).string().c_str());
+    std::fprintf(stderr, "xylem opencl: %s kernels for %s %s in %.1f ms (%s)\n", label.c_str(), device.name.c_str(),
+                 from_cache ? "loaded from cache" : "compiled", ms, cache.path_for(key).string().c_str());
   }
   return package;
 }

@@ -1,7 +1,6 @@
 #pragma once
-// The kernels of one op family (creation, copy, blas, elementwise, gemm,
-// convert: the f16/bf16 <-> f32 conversions of blas::gemm) compiled for one
-// device: a cl_program and its kernels with their work-group sizes.
+// The kernels of one program (program_spec.hpp) for one pass, compiled for
+// one device: a cl_program and its kernels with their work-group sizes.
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -9,36 +8,12 @@
 #include <memory>
 
 #include "frameworks/opencl/cl.hpp"
+#include "frameworks/opencl/program_spec.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::opencl {
 
 struct DeviceInfo;
-
-#define XYLEM_OPENCL_FAMILIES(X) \
-  X(creation)                    \
-  X(copy)                        \
-  X(blas)                        \
-  X(elementwise)                 \
-  X(cast)                        \
-  X(reduce)                      \
-  X(softmax)                     \
-  X(gemm)                        \
-  X(norm)                        \
-  X(conv)                        \
-  X(pool)                        \
-  X(lrn)                         \
-  X(convert)
-
-enum class Family {
-#define XYLEM_OPENCL_FAMILY_ENUM(f) f,
-  XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_ENUM)
-#undef XYLEM_OPENCL_FAMILY_ENUM
-};
-#define XYLEM_OPENCL_FAMILY_COUNT(f) +1
-inline constexpr std::size_t kFamilyCount = 0 XYLEM_OPENCL_FAMILIES(XYLEM_OPENCL_FAMILY_COUNT);
-#undef XYLEM_OPENCL_FAMILY_COUNT
-[[nodiscard]] std::string_view name(Family family) noexcept;
 
 struct KernelInfo {
   Kernel kernel;
@@ -62,14 +37,17 @@ class ProgramPackage final : public plugin::Package {
   bool from_cache_;
 };
 
-// The program source of a family for a device: math.h, the common helpers,
-// then the family's kernels for f32 (and f64 when the device has it).
-[[nodiscard]] std::string family_source(Family family, const DeviceInfo& device);
+// The source of a program's pass for a device: math.h, the common helpers,
+// then the program's kernels for the pass's element type.
+[[nodiscard]] std::string program_source(const ProgramSpec& spec, DType pass);
 // Build options from the device's capabilities.
 [[nodiscard]] std::string build_options(const DeviceInfo& device);
 
-// Builds the family's program for the device, through the on-disk cache.
-[[nodiscard]] std::unique_ptr<ProgramPackage> build_package(Family family, cl_context context,
+// "elementwise f32": a program pass in messages.
+[[nodiscard]] std::string program_label(const ProgramSpec& spec, DType pass);
+
+// Builds a program's pass for the device, through the on-disk cache.
+[[nodiscard]] std::unique_ptr<ProgramPackage> build_package(const ProgramSpec& spec, DType pass, cl_context context,
                                                             const DeviceInfo& device);
 
 }  // namespace xylem::opencl

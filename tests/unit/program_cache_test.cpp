@@ -80,7 +80,8 @@ TEST(CacheEntry, KernelNameListsCompareAsSets) {
 
 // ---- Whole processes on OpenCL ----
 
-// What one child run did: which families it compiled and which it loaded
+// What one child run did: which programs ("softmax f32": a program and
+// its pass) it compiled and which it loaded
 // from the cache (XYLEM_OPENCL_VERBOSE), and its output.
 struct OpRun {
   xylem_test::ChildResult child;
@@ -94,7 +95,7 @@ OpRun run_op(const fs::path& cache_dir) {
                                                                    {"XYLEM_CACHE_DIR", cache_dir.string()},
                                                                    {"XYLEM_OPENCL_VERBOSE", "1"},
                                                                    {"XYLEM_PLUGIN_PATH", plugins ? plugins : ""}});
-  static const std::regex line(R"(xylem opencl: (\w+) kernels for .* (loaded from cache|compiled) in )");
+  static const std::regex line(R"(xylem opencl: (\w+ \w+) kernels for .* (loaded from cache|compiled) in )");
   std::istringstream lines(run.child.output);
   for (std::string text; std::getline(lines, text);) {
     std::smatch m;
@@ -103,7 +104,8 @@ OpRun run_op(const fs::path& cache_dir) {
   return run;
 }
 
-// The cache's entries by family (from the key each holds).
+// The cache's entries by program and pass, "softmax f32" (from the key each
+// holds).
 std::map<std::string, fs::path> entries(const fs::path& dir) {
   std::map<std::string, fs::path> found;
   std::error_code ec;
@@ -111,10 +113,15 @@ std::map<std::string, fs::path> entries(const fs::path& dir) {
     const Bytes file = xylem_test::read_bytes(it->path());
     const auto parts = xylem::opencl::split_entry(file);
     if (!parts) continue;
-    const auto at = parts->key.find("family=");
-    if (at == std::string_view::npos) continue;
-    const auto family = parts->key.substr(at + 7, parts->key.find('\n', at) - at - 7);
-    found[std::string(family)] = it->path();
+    const auto field = [&](std::string_view name) {
+      const auto at = parts->key.find(name);
+      if (at == std::string_view::npos) return std::string_view();
+      const auto begin = at + name.size();
+      return parts->key.substr(begin, parts->key.find('\n', begin) - begin);
+    };
+    const auto program = field("\nprogram="), pass = field("\npass=");
+    if (program.empty() || pass.empty()) continue;
+    found[std::string(program) + " " + std::string(pass)] = it->path();
   }
   return found;
 }

@@ -1,4 +1,4 @@
-/* Helpers of the nn families (norm, conv, pool, lrn), compiled once per
+/* Helpers of the nn families (layer_norm, batch_norm, conv2d, pool, lrn), compiled once per
  * program before the family's text. Those families have f16 and bf16
  * passes (package.cpp): their kernels compute in T and move elements of
  * the storage type ST through kernels/storage.cl's XY_LD / XY_ST. */

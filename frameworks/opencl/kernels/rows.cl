@@ -1,5 +1,5 @@
 /* Helpers of the families that reduce along one axis of [outer, r, inner]
- * views (reduce, softmax), compiled once per program after nn_common.cl
+ * views (reduce, softmax, cross_entropy), compiled once per program after nn_common.cl
  * (whose xy_group_sum_f / _d they use too).
  *
  * One work-group takes one slice (o, i): its items split the r elements,

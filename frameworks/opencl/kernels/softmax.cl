@@ -1,52 +1,12 @@
-/* nn::softmax and log_softmax along axis 1 of [outer, r, inner] views,
- * their gradients, and nn::cross_entropy (+ grad) over the rows of [N, C]
- * logits: everything that needs a slice's maximum and sum of exponentials.
+/* nn::softmax and log_softmax along axis 1 of [outer, r, inner] views and
+ * their gradients, over kernels/exp_sums.cl's slice maximum and sum.
  *
  * Two kernels per op: _rows, one work-group per slice (the items split it,
  * see rows.cl), for long slices; _cols, one work-item per slice, for short
  * ones or many slices. Both run the same slice functions; `grouped` (a
  * constant at each call) says whether to combine across the group. The
  * slice is read three times (max, sum, write): the re-reads hit the cache
- * for any slice a group holds there. Sums accumulate in T (f32 for the
- * 16-bit types) per item and per vector lane, then pairwise across them. */
-
-#if XY_IS_F32
-#define XY_EXP1 xy_exp_fast_f
-#define XY_EXPV xy_exp_fast_f16
-#else
-#define XY_EXP1 exp
-#define XY_EXPV exp
-#endif
-
-/* The maximum of the slice and the sum of exp(x - max) over it. */
-XY_FORCE_INLINE void KNAME(max_sum_exp)(global const ST* xr, long xs, long b, long e, long step, bool grouped,
-                                        local T* tmp, T* max_out, T* sum_out) {
-  T m = -INFINITY;
-  long j = b;
-#ifdef XY_CPU
-  if (xs == 1 && step == 1) {
-    VT mv = (VT)(-INFINITY);
-    for (; j + VW <= e; j += VW) mv = XY_VMAX(mv, XY_VLD(xr, j));
-    m = XF(xy_hmax_v)(mv);
-  }
-#endif
-  for (; j < e; j += step) m = XY_VMAX(m, XY_LD(xr, j * xs));
-  if (grouped) m = XF(xy_group_max)(m, tmp);
-
-  T s = 0;
-  j = b;
-#ifdef XY_CPU
-  if (xs == 1 && step == 1) {
-    VT sv = (VT)(0);
-    for (; j + VW <= e; j += VW) sv += XY_EXPV(XY_VLD(xr, j) - m);
-    s = XF(xy_hsum_v)(sv);
-  }
-#endif
-  for (; j < e; j += step) s += XY_EXP1(XY_LD(xr, j * xs) - m);
-  if (grouped) s = XF(xy_group_sum)(s, tmp);
-  *max_out = m;
-  *sum_out = s;
-}
+ * for any slice a group holds there. */
 
 XY_FORCE_INLINE void KNAME(softmax_slice)(global const ST* xr, long xs, global ST* yr, long ys, long b, long e,
                                           long step, int log_mode, bool grouped, local T* tmp) {
@@ -200,49 +160,6 @@ kernel void KNAME(softmax_grad_cols)(global const ST* y, xy_view yv, global cons
   KNAME(softmax_grad_slice)(y + XY_SLICE_BASE(yv, slice, inner), yv.s[1], dy + XY_SLICE_BASE(dyv, slice, inner),
                             dyv.s[1], dx + XY_SLICE_BASE(dxv, slice, inner), dxv.s[1], 0, r, 1, log_mode, false,
                             (local T*)0);
-}
-
-/* cross_entropy: loss[n] = logsumexp(x[n, :]) - x[n, target[n]], NaN for a
- * target outside [0, C). One work-group per row. */
-kernel void KNAME(cross_entropy)(global const ST* x, xy_view xv, global const long* target, xy_view tv,
-                                 global ST* loss, xy_view lv, long C, local T* tmp) {
-  const long n = get_group_id(0);
-  global const ST* xr = x + xv.offset + n * xv.s[0];
-  XY_SHARE_BOUNDS(b, e, C);
-  T m, s;
-  KNAME(max_sum_exp)(xr, xv.s[1], b, e, XY_SHARE_STEP, true, tmp, &m, &s);
-  if (get_local_id(0) == 0) {
-    const long t = target[tv.offset + n * tv.s[0]];
-    const T value = (t < 0 || t >= C) ? (T)NAN : log(s) + (m - XY_LD(xr, t * xv.s[1]));
-    XY_ST(loss, lv.offset + n * lv.s[0], value);
-  }
-}
-
-/* cross_entropy_grad: dx[n, c] = (softmax(x[n])[c] - (c == target[n])) *
- * dloss[n]; NaN for the whole row when its target is outside [0, C). */
-kernel void KNAME(cross_entropy_grad)(global const ST* x, xy_view xv, global const long* target, xy_view tv,
-                                      global const ST* dloss, xy_view dlv, global ST* dx, xy_view dxv, long C,
-                                      local T* tmp) {
-  const long n = get_group_id(0);
-  global const ST* xr = x + xv.offset + n * xv.s[0];
-  global ST* dxr = dx + dxv.offset + n * dxv.s[0];
-  const long xs = xv.s[1], dxs = dxv.s[1];
-  XY_SHARE_BOUNDS(b, e, C);
-  T m, s;
-  KNAME(max_sum_exp)(xr, xs, b, e, XY_SHARE_STEP, true, tmp, &m, &s);
-  const long t = target[tv.offset + n * tv.s[0]];
-  const T g = (t < 0 || t >= C) ? (T)NAN : XY_LD(dloss, dlv.offset + n * dlv.s[0]);
-  long j = b;
-#ifdef XY_CPU
-  if (xs == 1 && dxs == 1) {
-    for (; j + VW <= e; j += VW) {
-      const VT onehot = XY_PASTE(convert_, VT)(((VI)(j) + VIOTA == (VI)(t)) & (VI)(1));
-      XY_VST(dxr, j, (XY_EXPV(XY_VLD(xr, j) - m) / s - onehot) * g);
-    }
-  }
-#endif
-  for (; j < e; j += XY_SHARE_STEP)
-    XY_ST(dxr, j * dxs, (XY_EXP1(XY_LD(xr, j * xs) - m) / s - (j == t ? (T)1 : (T)0)) * g);
 }
 
 #undef XY_EXP1

@@ -5,8 +5,13 @@
 #include <string>
 
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/ops/gemm.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
+
+constinit const ProgramSpec kBlasProgram{"blas", {&sources::blas}, Helpers::none, Passes::reals};
 
 namespace {
 
@@ -69,7 +74,7 @@ void sum_reduction(Launcher& launch, const std::string& op) {
   const DType dtype = call.t[0].dtype;
   const std::size_t elem = size_of(dtype);
   const std::string sfx = suffix(dtype);
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   const Vec x = vec(call.t[0]);
   const TensorArg& result = call.t[op == "dot" ? 2 : 1];
 
@@ -107,7 +112,7 @@ void iamax(Launcher& launch) {
   const DType dtype = call.t[0].dtype;
   const std::size_t elem = size_of(dtype);
   const std::string sfx = suffix(dtype);
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   const Vec x = vec(call.t[0]);
   const TensorArg& result = call.t[1];
   const KernelInfo& p1 = program.kernel(join({"iamax_p1", sfx}));
@@ -129,7 +134,7 @@ void axpy(Launcher& launch) {
   const std::string sfx = suffix(dtype);
   const Vec x = vec(call.t[0]), y = vec(call.t[1]);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   const Scalar alpha{dtype, call.f[0]};
   if (x.stride == 1 && y.stride == 1) {
     launch.run_chunks_in_place(program.kernel(join({"axpy_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
@@ -146,7 +151,7 @@ void scal(Launcher& launch) {
   const std::string sfx = suffix(dtype);
   const Vec x = vec(call.t[0]);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   const Scalar alpha{dtype, call.f[0]};
   if (x.stride == 1) {
     launch.run_chunks_in_place(program.kernel(join({"scal_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
@@ -160,7 +165,7 @@ void swap(Launcher& launch) {
   const auto& call = launch.call();
   const Vec x = vec(call.t[0]), y = vec(call.t[1]);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   launch.run(program.kernel(join({"swap_s", suffix(call.t[0].dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset,
              x.stride, y.mem, y.offset, y.stride, x.n);
 }
@@ -170,7 +175,7 @@ void rot(Launcher& launch) {
   const DType dtype = call.t[0].dtype;
   const Vec x = vec(call.t[0]), y = vec(call.t[1]);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   launch.run(program.kernel(join({"rot_s", suffix(dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride,
              y.mem, y.offset, y.stride, x.n, Scalar{dtype, call.f[0]}, Scalar{dtype, call.f[1]});
 }
@@ -184,7 +189,7 @@ void gemv(Launcher& launch) {
   const cl_long lda = m > 1 ? a.view.strides()[0] : std::max<std::int64_t>(n, 1);
   const Vec x = vec(call.t[1]), y = vec(call.t[2]);
   if (y.n == 0) return;
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
   const Scalar alpha{dtype, call.f[0]}, beta{dtype, call.f[1]};
   if (call.i[0] == 0) {
     const KernelInfo& kernel = program.kernel(join({"gemv_n", suffix(dtype)}));
@@ -237,6 +242,27 @@ EventPtr launch_blas(Launcher& launch) {
       throw Error(ErrorCode::internal, launch.describe() + ": not a blas level-1 op");
   }
   return launch.finish();
+}
+
+namespace {
+
+constinit const OpKernel kBlas{launch_blas, {&kBlasProgram}};
+constinit const OpKernel kBlasCopy{launch_blas, {&kCopyProgram}};
+// (c = beta*c alone, when there is nothing to multiply, runs a blas kernel:
+// that program is built at first use, under the launch lock.)
+constinit const OpKernel kGemm{launch_gemm, {&kGemmProgram}};
+
+}  // namespace
+
+void register_blas(KernelTable& table) {
+  for (OpId op : {OpId::blas_asum, OpId::blas_axpy, OpId::blas_dot, OpId::blas_nrm2, OpId::blas_scal, OpId::blas_swap,
+                  OpId::blas_iamax, OpId::blas_rot, OpId::blas_gemv})
+    set_dtypes(table, op, kRealDtypes, &kBlas);
+  // blas::copy runs kernels/copy.cl (enqueue_copy).
+  set_dtypes(table, OpId::blas_copy, kRealDtypes, &kBlasCopy);
+  set_dtypes(table, OpId::blas_gemm, kRealDtypes, &kGemm);
+  set_dtypes(table, OpId::blas_gemm_batched, kRealDtypes, &kGemm);
+  register_gemm_half(table);
 }
 
 }  // namespace xylem::opencl

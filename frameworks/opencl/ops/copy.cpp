@@ -4,9 +4,14 @@
 #include <cstdlib>
 #include <string>
 
+#include "frameworks/opencl/ops/gemm.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
+
+constinit const ProgramSpec kCopyProgram{"copy", {&sources::copy}, Helpers::none, Passes::once};
 
 // Tile side of the copy_t kernels (XY_TILE in kernels/copy.cl).
 constexpr std::int64_t kTile = 16;
@@ -26,7 +31,7 @@ void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::Te
   const Collapsed c = collapse({&x.view, &y.view});
   if (c.numel == 0) return;
   const std::string bits = std::to_string(size_of(x.dtype) * 8);
-  const ProgramPackage& program = launch.program(Family::copy);
+  const ProgramPackage& program = launch.program(kCopyProgram, x.dtype);
   const cl_long n = c.numel;
   if (c.contiguous) {
     launch.run_chunks(program.kernel(join({"copy_c_", bits})), static_cast<std::size_t>(n), size_of(x.dtype), mem_of(x),
@@ -53,6 +58,17 @@ void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::Te
 EventPtr launch_copy(Launcher& launch) {
   enqueue_copy(launch, launch.call().t[0], launch.call().t[1]);
   return launch.finish();
+}
+
+namespace {
+
+constinit const OpKernel kCopy{launch_copy, {&kCopyProgram}};
+
+}  // namespace
+
+void register_copy(KernelTable& table) {
+  // Bit patterns: every dtype, f64 too without fp64 (Device::supports).
+  set_dtypes(table, plugin::OpId::core_copy_view, kEveryDtype, &kCopy);
 }
 
 }  // namespace xylem::opencl

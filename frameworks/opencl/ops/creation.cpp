@@ -9,10 +9,14 @@
 
 #include "xylem/plugin/convert.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
 
 namespace {
+
+constinit const ProgramSpec kCreationProgram{"creation", {&sources::creation}, Helpers::none, Passes::reals};
 
 using plugin::OpId;
 using plugin::saturate;
@@ -53,7 +57,7 @@ void generate(Launcher& launch, const std::string& op, const std::string& sfx, c
   const auto& y = launch.call().t[0];
   const Collapsed c = collapse({&y.view});
   if (c.numel == 0) return;
-  const ProgramPackage& program = launch.program(Family::creation);
+  const ProgramPackage& program = launch.program(kCreationProgram, y.dtype);
   const cl_long n = c.numel;
   if (c.contiguous && op == "fill") {
     launch.run_runs(program.kernel(join({op, "_c", sfx})), static_cast<std::size_t>(n), mem_of(y), offset_of(y), n,
@@ -136,6 +140,21 @@ EventPtr launch_creation(Launcher& launch) {
       throw Error(ErrorCode::internal, launch.describe() + ": not a creation op");
   }
   return launch.finish();
+}
+
+namespace {
+
+constinit const OpKernel kCreation{launch_creation, {&kCreationProgram}};
+
+}  // namespace
+
+void register_creation(KernelTable& table) {
+  // fill moves bit patterns: every dtype, f64 too without fp64 (Device::supports).
+  set_dtypes(table, OpId::creation_fill, kEveryDtype, &kCreation);
+  for (DType dtype : kEveryDtype)
+    if (dtype != DType::boolean) table.set(OpId::creation_arange, dtype, &kCreation);
+  set_dtypes(table, OpId::creation_uniform, kRealDtypes, &kCreation);
+  set_dtypes(table, OpId::creation_normal, kRealDtypes, &kCreation);
 }
 
 }  // namespace xylem::opencl

@@ -1,10 +1,11 @@
-// math::unary, binary, compare and where, nn::dropout and dropout_grad:
-// kernels/elementwise.cl. One kernel per op and dtype takes the op's code;
+// math::unary, binary, compare and where: kernels/elementwise.cl. One kernel per op and dtype takes the op's code;
 // the views are collapsed (launch.hpp) and walked in runs along their
 // innermost axis.
 #include <string>
 
+#include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/sources.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::opencl {
@@ -15,6 +16,8 @@ using plugin::OpCall;
 using plugin::OpId;
 using plugin::TensorArg;
 
+constinit const ProgramSpec kElementwiseProgram{"elementwise", {&sources::elementwise}, Helpers::none, Passes::floats};
+
 void check_code(const Launcher& launch, std::int64_t code, std::int64_t count) {
   if (code < 0 || code >= count)
     throw Error(ErrorCode::invalid_argument, launch.describe() + ": unknown op code " + std::to_string(code));
@@ -22,7 +25,7 @@ void check_code(const Launcher& launch, std::int64_t code, std::int64_t count) {
 
 // The kernel of `base` for the call's dispatch dtype.
 const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtype) {
-  return launch.program(Family::elementwise).kernel(join({base, suffix(dtype)}));
+  return launch.program(kElementwiseProgram, dtype).kernel(join({base, suffix(dtype)}));
 }
 
 void unary(Launcher& launch, const OpCall& call) {
@@ -77,19 +80,6 @@ void where(Launcher& launch, const OpCall& call) {
   if (!dense) enqueue_copy(launch, staged, y);
 }
 
-// nn::dropout and dropout_grad: t0 in, t1 out, the same mask.
-void dropout(Launcher& launch, const OpCall& call) {
-  const TensorArg& x = call.t[0];
-  const TensorArg& y = call.t[1];
-  const Collapsed c = collapse_for_runs({&x.view, &y.view});
-  if (c.numel == 0) return;
-  launch.run_chunks(kernel_for(launch, "dropout", x.dtype), static_cast<std::size_t>(c.numel), size_of(y.dtype),
-                    mem_of(x), mem_of(y), c.layout, cl_long{c.numel}, static_cast<cl_float>(call.f[0]),
-                    Scalar{x.dtype, call.f[0]}, static_cast<cl_ulong>(call.i[0]), static_cast<cl_ulong>(call.i[1]));
-}
-
-}  // namespace
-
 EventPtr launch_elementwise(Launcher& launch) {
   const OpCall& call = launch.call();
   switch (call.op) {
@@ -105,14 +95,19 @@ EventPtr launch_elementwise(Launcher& launch) {
     case OpId::math_where:
       where(launch, call);
       break;
-    case OpId::nn_dropout:
-    case OpId::nn_dropout_grad:
-      dropout(launch, call);
-      break;
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not an elementwise op");
   }
   return launch.finish();
+}
+
+constinit const OpKernel kElementwise{launch_elementwise, {&kElementwiseProgram}};
+
+}  // namespace
+
+void register_elementwise(KernelTable& table) {
+  for (OpId op : {OpId::math_unary, OpId::math_binary, OpId::math_compare, OpId::math_where})
+    set_dtypes(table, op, kFloatDtypes, &kElementwise);
 }
 
 }  // namespace xylem::opencl

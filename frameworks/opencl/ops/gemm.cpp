@@ -10,12 +10,15 @@
 // memory a CPU device only emulates. So CPU devices run ours, and GPUs and
 // accelerators run CLBlast where the plugin has it, ours otherwise.
 #include "frameworks/opencl/ops/gemm.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
 
 namespace xylem::opencl {
+
+constinit const ProgramSpec kGemmProgram{"gemm", {&sources::gemm}, Helpers::none, Passes::reals};
 
 namespace {
 
@@ -42,7 +45,7 @@ Engine choose_engine(const DeviceInfo& info) {
 
 // c = beta*c (zero without reading c when beta is 0).
 void scale_c(Launcher& launch, const TensorArg& c, std::int64_t m, std::int64_t n, double beta) {
-  const ProgramPackage& program = launch.program(Family::blas);
+  const ProgramPackage& program = launch.program(kBlasProgram, c.dtype);
   launch.run(program.kernel(join({"scale_matrix", suffix(c.dtype)})), static_cast<std::size_t>(m * n), mem_of(c),
              offset_of(c), static_cast<cl_long>(leading_dim(c)), static_cast<cl_long>(m), static_cast<cl_long>(n),
              Scalar{c.dtype, beta});
@@ -74,7 +77,7 @@ void our_gemm(Launcher& launch, const GemmDims& g) {
     bo = 0;
     ldb = g.n;
   }
-  const KernelInfo& kernel = launch.program(Family::gemm).kernel(join({"gemm", suffix(c.dtype)}));
+  const KernelInfo& kernel = launch.program(kGemmProgram, c.dtype).kernel(join({"gemm", suffix(c.dtype)}));
   const std::int64_t vw = c.dtype == DType::f64 ? 8 : 16;
   const std::int64_t tiles = ((g.m + kTileRows - 1) / kTileRows) * ((g.n + kTileVectors * vw - 1) / (kTileVectors * vw));
   // Groups of consecutive items share a panel of b (items run down c's

@@ -8,6 +8,15 @@
 
 namespace xylem::opencl {
 
+// The programs of blas: level 1 and gemv, with gemm's c = beta*c
+// (kernels/blas.cl), our gemm (kernels/gemm.cl), and the f16/bf16 <-> f32
+// conversions of gemm_half (kernels/convert.cl). Convolution runs them too.
+extern const ProgramSpec kBlasProgram;
+extern const ProgramSpec kGemmProgram;
+extern const ProgramSpec kConvertProgram;
+// core::copy_view's (kernels/copy.cl), which blas::copy runs.
+extern const ProgramSpec kCopyProgram;
+
 // c (m x n) = alpha * op(a) (m x k) * op(b) (k x n) + beta * c, row-major.
 struct GemmDims {
   std::int64_t m, n, k;
@@ -18,6 +27,9 @@ struct GemmDims {
 // Row stride of a row-major matrix view; with one row it means nothing, but
 // CLBlast still checks ld >= columns.
 [[nodiscard]] std::int64_t leading_dim(const plugin::TensorArg& matrix) noexcept;
+
+// blas::gemm and gemm_batched of every float dtype (ops/gemm.cpp).
+[[nodiscard]] EventPtr launch_gemm(Launcher& launch);
 
 // blas::gemm of f16 or bf16 (ops/gemm_half.cpp): through dense f32 copies
 // of the operands and launch_gemm's f32 path.

@@ -13,8 +13,12 @@
 #include <cstdint>
 
 #include "frameworks/opencl/ops/gemm.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
+
+constinit const ProgramSpec kConvertProgram{"convert", {&sources::convert}, Helpers::none, Passes::once};
 
 namespace {
 
@@ -49,7 +53,7 @@ EventPtr launch_gemm_half(Launcher& launch) {
   const std::int64_t k = call.i[0] ? a.view.dims()[0] : a.view.dims()[1];
   if (m == 0 || n == 0) return launch.finish();
   const double alpha = call.f[0], beta = call.f[1];
-  const ProgramPackage& program = launch.program(Family::convert);
+  const ProgramPackage& program = launch.program(kConvertProgram, c.dtype);
 
   // The f32 gemm reads a and b only when there is something to multiply;
   // otherwise it only clears t, after the call's dependencies.
@@ -78,6 +82,18 @@ EventPtr launch_gemm_half(Launcher& launch) {
              static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c)), static_cast<cl_long>(m),
              static_cast<cl_long>(n), static_cast<cl_float>(beta));
   return launch.finish();
+}
+
+namespace {
+
+// launch_gemm: blas::gemm_batched goes matrix by matrix, each through here.
+constinit const OpKernel kGemmHalf{launch_gemm, {&kConvertProgram, &kGemmProgram}};
+
+}  // namespace
+
+void register_gemm_half(KernelTable& table) {
+  for (auto op : {plugin::OpId::blas_gemm, plugin::OpId::blas_gemm_batched})
+    for (DType dtype : {DType::f16, DType::bf16}) table.set(op, dtype, &kGemmHalf);
 }
 
 }  // namespace xylem::opencl

@@ -60,7 +60,10 @@ class Launcher {
 
   [[nodiscard]] Device& device() const noexcept { return device_; }
   [[nodiscard]] const plugin::OpCall& call() const noexcept { return call_; }
-  [[nodiscard]] const ProgramPackage& program(Family family) const { return device_.program(family); }
+  // The pass of `spec` that holds dtype's kernels.
+  [[nodiscard]] const ProgramPackage& program(const ProgramSpec& spec, DType dtype) const {
+    return device_.program(spec, dtype);
+  }
   [[nodiscard]] std::string describe() const { return opencl::describe(call_, device_); }
 
   // One work-item per element of [0, items): global rounded up to the
@@ -170,19 +173,6 @@ class Launcher {
 // allocation.
 [[nodiscard]] Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype);
 
-// The op families (ops/<family>.cpp).
-[[nodiscard]] EventPtr launch_creation(Launcher& launch);
-[[nodiscard]] EventPtr launch_copy(Launcher& launch);
-[[nodiscard]] EventPtr launch_blas(Launcher& launch);
-[[nodiscard]] EventPtr launch_gemm(Launcher& launch);
-[[nodiscard]] EventPtr launch_norm(Launcher& launch);  // layer_norm*, batch_norm*
-[[nodiscard]] EventPtr launch_conv(Launcher& launch);  // conv2d*
-[[nodiscard]] EventPtr launch_pool(Launcher& launch);  // max_pool2d*, avg_pool2d*
-[[nodiscard]] EventPtr launch_lrn(Launcher& launch);
-[[nodiscard]] EventPtr launch_elementwise(Launcher& launch);
-[[nodiscard]] EventPtr launch_cast(Launcher& launch);
-[[nodiscard]] EventPtr launch_reduce(Launcher& launch);
-[[nodiscard]] EventPtr launch_softmax(Launcher& launch);
 // A strided or contiguous copy of t0 into t1 (copy_view and blas::copy).
 void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::TensorArg& y);
 

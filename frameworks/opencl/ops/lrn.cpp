@@ -6,8 +6,16 @@
 
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/row_runs.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
+
+namespace {
+
+constinit const ProgramSpec kLrnProgram{"lrn", {&sources::lrn}, Helpers::nn, Passes::floats};
+
+}  // namespace
 
 EventPtr launch_lrn(Launcher& launch) {
   const auto& call = launch.call();
@@ -33,7 +41,7 @@ EventPtr launch_lrn(Launcher& launch) {
   const auto size = static_cast<cl_long>(call.i[0]);
   const Scalar alpha = compute_scalar(dtype, call.f[0]), beta = compute_scalar(dtype, call.f[1]),
                k = compute_scalar(dtype, call.f[2]);
-  const ProgramPackage& program = launch.program(Family::lrn);
+  const ProgramPackage& program = launch.program(kLrnProgram, dtype);
   const auto rows = static_cast<cl_long>(dims[0] * height);
   const RowRuns r = row_runs(launch.device(), rows, width);
   const auto per = static_cast<cl_long>(r.per);
@@ -52,6 +60,17 @@ EventPtr launch_lrn(Launcher& launch) {
              view(t[1]), mem_of(t[2]), view(t[2]), scale, mem_of(t[3]), view(t[3]), channels, height,
              width, per, rows, r.narrow, size, alpha, beta, mode);
   return launch.finish();
+}
+
+namespace {
+
+constinit const OpKernel kLrn{launch_lrn, {&kLrnProgram}};
+
+}  // namespace
+
+void register_lrn(KernelTable& table) {
+  set_dtypes(table, plugin::OpId::nn_lrn, kFloatDtypes, &kLrn);
+  set_dtypes(table, plugin::OpId::nn_lrn_grad, kFloatDtypes, &kLrn);
 }
 
 }  // namespace xylem::opencl

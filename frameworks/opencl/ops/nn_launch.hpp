@@ -1,5 +1,5 @@
 #pragma once
-// What the launch code of the nn families shares (norm, conv, pool, lrn:
+// What the launch code of the nn families shares (layer_norm, batch_norm, conv2d, pool, lrn:
 // the families whose kernels take every float dtype, kernels/nn_common.cl):
 // views as kernel arguments, the compute type of a storage dtype, the size
 // of the work-groups that reduce one row or channel each.

@@ -6,10 +6,14 @@
 
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/row_runs.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
 
 namespace {
+
+constinit const ProgramSpec kPoolProgram{"pool", {&sources::pool}, Helpers::nn, Passes::floats};
 
 using plugin::OpId;
 using plugin::TensorArg;
@@ -32,7 +36,7 @@ WindowArg pool_window(const plugin::OpCall& call, const TensorArg& input, const 
 }
 
 const KernelInfo& pool_kernel(Launcher& launch, const char* name, DType dtype) {
-  return launch.program(Family::pool).kernel(join({name, suffix(dtype)}));
+  return launch.program(kPoolProgram, dtype).kernel(join({name, suffix(dtype)}));
 }
 
 // Runs `name` over the rows of t [N, C, A, B] (y of the forward kernels,
@@ -90,6 +94,17 @@ EventPtr launch_pool(Launcher& launch) {
       throw Error(ErrorCode::internal, launch.describe() + ": not a pooling op");
   }
   return launch.finish();
+}
+
+namespace {
+
+constinit const OpKernel kPool{launch_pool, {&kPoolProgram}};
+
+}  // namespace
+
+void register_pool(KernelTable& table) {
+  for (OpId op : {OpId::nn_max_pool2d, OpId::nn_max_pool2d_grad, OpId::nn_avg_pool2d, OpId::nn_avg_pool2d_grad})
+    set_dtypes(table, op, kFloatDtypes, &kPool);
 }
 
 }  // namespace xylem::opencl

@@ -6,11 +6,15 @@
 #include "frameworks/opencl/ops/launch.hpp"
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/rows.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::opencl {
 
 namespace {
+
+constinit const ProgramSpec kReduceProgram{"reduce", {&sources::reduce}, Helpers::rows, Passes::floats};
 
 // The CPU path that reduces VW neighbouring outputs at once: x contiguous
 // along inner, and inner at least a vector wide.
@@ -67,7 +71,7 @@ EventPtr launch_reduce(Launcher& launch) {
   const std::int64_t outer = x.view.dims()[0], r = x.view.dims()[1], inner = x.view.dims()[2];
   const std::int64_t slices = outer * inner;
   if (slices > 0) {
-    const ProgramPackage& program = launch.program(Family::reduce);
+    const ProgramPackage& program = launch.program(kReduceProgram, x.dtype);
     const std::string sfx = suffix(x.dtype);
     const KernelInfo& rows = program.kernel(join({"reduce_rows", sfx}));
     const RowPlan plan = plan_rows(launch.device(), rows, r, inner, slices);
@@ -97,5 +101,13 @@ EventPtr launch_reduce(Launcher& launch) {
   }
   return launch.finish();
 }
+
+namespace {
+
+constinit const OpKernel kReduce{launch_reduce, {&kReduceProgram}};
+
+}  // namespace
+
+void register_reduce(KernelTable& table) { set_dtypes(table, plugin::OpId::math_reduce, kFloatDtypes, &kReduce); }
 
 }  // namespace xylem::opencl

@@ -1,10 +1,11 @@
-// nn::softmax (and log_softmax), softmax_grad, cross_entropy and its
-// gradient: kernels/softmax.cl. Softmax works on [outer, r, inner] views
-// along axis 1, a work-group or a work-item per slice (ops/rows.hpp);
-// cross-entropy a work-group per row of its [N, C] logits.
+// nn::softmax (and log_softmax) and softmax_grad: kernels/softmax.cl over
+// [outer, r, inner] views along axis 1, a work-group or a work-item per
+// slice (ops/rows.hpp).
 #include <string>
 
+#include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/sources.hpp"
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/rows.hpp"
 
@@ -15,8 +16,11 @@ namespace {
 using plugin::OpCall;
 using plugin::OpId;
 
+constinit const ProgramSpec kSoftmaxProgram{
+    "softmax", {&sources::exp_sums, &sources::softmax}, Helpers::rows, Passes::floats};
+
 const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtype) {
-  return launch.program(Family::softmax).kernel(join({base, suffix(dtype)}));
+  return launch.program(kSoftmaxProgram, dtype).kernel(join({base, suffix(dtype)}));
 }
 
 // softmax (t0 = x, t1 = y) and softmax_grad (t0 = y, t1 = dy, t2 = dx):
@@ -57,30 +61,6 @@ void softmax(Launcher& launch, const OpCall& call, bool grad) {
   }
 }
 
-// cross_entropy (t0 = x [N, C], t1 = target, t2 = loss) and its gradient
-// (t2 = dloss, t3 = dx): a work-group per row.
-void cross_entropy(Launcher& launch, const OpCall& call, bool grad) {
-  const auto &x = call.t[0], &target = call.t[1];
-  const std::int64_t n = x.view.dims()[0], classes = x.view.dims()[1];
-  if (n == 0) return;
-  const DType dtype = x.dtype;
-  const KernelInfo& kernel = kernel_for(launch, grad ? "cross_entropy_grad" : "cross_entropy", dtype);
-  // Always grouped (an item per row would serialise short batches).
-  const std::size_t local = plan_rows(launch.device(), kernel, classes, 1, n).local;
-  const auto groups = static_cast<std::size_t>(n);
-  if (grad) {
-    const auto &dloss = call.t[2], &dx = call.t[3];
-    launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(target), view_arg(target), mem_of(dloss),
-                      view_arg(dloss), mem_of(dx), view_arg(dx), cl_long{classes}, group_scratch(dtype, local));
-  } else {
-    const auto& loss = call.t[2];
-    launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(target), view_arg(target), mem_of(loss),
-                      view_arg(loss), cl_long{classes}, group_scratch(dtype, local));
-  }
-}
-
-}  // namespace
-
 EventPtr launch_softmax(Launcher& launch) {
   const OpCall& call = launch.call();
   switch (call.op) {
@@ -90,16 +70,19 @@ EventPtr launch_softmax(Launcher& launch) {
     case OpId::nn_softmax_grad:
       softmax(launch, call, true);
       break;
-    case OpId::nn_cross_entropy:
-      cross_entropy(launch, call, false);
-      break;
-    case OpId::nn_cross_entropy_grad:
-      cross_entropy(launch, call, true);
-      break;
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not a softmax op");
   }
   return launch.finish();
+}
+
+constinit const OpKernel kSoftmax{launch_softmax, {&kSoftmaxProgram}};
+
+}  // namespace
+
+void register_softmax(KernelTable& table) {
+  set_dtypes(table, OpId::nn_softmax, kFloatDtypes, &kSoftmax);
+  set_dtypes(table, OpId::nn_softmax_grad, kFloatDtypes, &kSoftmax);
 }
 
 }  // namespace xylem::opencl

@@ -1,4 +1,4 @@
-/* Convolution's data movement (ops/conv.cpp does the arithmetic as gemm):
+/* Convolution's data movement (ops/conv2d.cpp does the arithmetic as gemm):
  * im2col (the patches of one image and group as a matrix), col2im (its
  * adjoint, gathered: each input element sums the patch entries that read
  * it, no atomics) and the packing of strided or 16-bit tensors into dense
@@ -93,7 +93,7 @@ kernel void KNAME(im2col_t)(global const ST* x, xy_view xv, long n, long c0, xy_
  * p, it settles once per run; then for each filter column s the run's
  * columns that it reaches, in the order (r, s) every element sums in. */
 #ifdef XY_CPU
-#define XY_COL2IM_RUN 64 /* ops/conv.cpp passes runs of at most this */
+#define XY_COL2IM_RUN 64 /* ops/conv2d.cpp passes runs of at most this */
 #else
 #define XY_COL2IM_RUN 1 /* GPUs: an element per item (ops/row_runs.hpp) */
 #endif

@@ -1,5 +1,5 @@
 // nn::conv2d, conv2d_grad_data and conv2d_grad_filter (NCHW; stride,
-// padding, dilation, groups) as gemm over patch matrices (kernels/conv.cl),
+// padding, dilation, groups) as gemm over patch matrices (kernels/conv2d.cl),
 // one image and group at a time, through the f32/f64 gemm that
 // ops/gemm.cpp picks for the device (ours or CLBlast):
 //   forward      y[n, g]  = w[g] (Kg x CRS) * im2col(x[n, g]) (CRS x PQ)
@@ -17,7 +17,7 @@
 // says why). CLBlast's Convgemm would fuse im2col into its gemm, but only
 // without groups and only for the forward pass, and on PoCL its gemm
 // kernels run several times slower than ours. The patch kernels
-// (kernels/conv.cl) walk rows (ops/row_runs.hpp): with an item per element
+// (kernels/conv2d.cl) walk rows (ops/row_runs.hpp): with an item per element
 // dividing 64-bit indices, im2col took 90% of a 3x3 convolution on PoCL.
 #include <algorithm>
 #include <cstdint>
@@ -25,10 +25,14 @@
 #include "frameworks/opencl/ops/gemm.hpp"
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/row_runs.hpp"
+#include "frameworks/opencl/ops/kernels.hpp"
+#include "frameworks/opencl/sources.hpp"
 
 namespace xylem::opencl {
 
 namespace {
+
+constinit const ProgramSpec kConv2dProgram{"conv2d", {&sources::conv2d}, Helpers::nn, Passes::floats};
 
 using plugin::TensorArg;
 
@@ -126,7 +130,7 @@ class MatrixOperand {
     stride1_ = whole ? 0 : dims[2] * dims[3];
     ld_ = row;
     if (read) {
-      const KernelInfo& pack = launch.program(Family::conv).kernel(join({"pack4", suffix(t.dtype)}));
+      const KernelInfo& pack = launch.program(kConv2dProgram, t.dtype).kernel(join({"pack4", suffix(t.dtype)}));
       if (t.view.numel() > 0) {
         const RowRuns r = row_runs(launch.device(), dims[0] * dims[1] * dims[2], dims[3]);
         launch.run(pack, r.items, mem_of(t), view_arg(t), dims[1], dims[2], dims[3], static_cast<cl_long>(r.per),
@@ -144,7 +148,7 @@ class MatrixOperand {
   void store() {
     if (direct_ || t_.view.numel() == 0) return;
     const auto dims = t_.view.dims();
-    const KernelInfo& unpack = launch_.program(Family::conv).kernel(join({"unpack4", suffix(t_.dtype)}));
+    const KernelInfo& unpack = launch_.program(kConv2dProgram, t_.dtype).kernel(join({"unpack4", suffix(t_.dtype)}));
     const RowRuns r = row_runs(launch_.device(), dims[0] * dims[1] * dims[2], dims[3]);
     launch_.run(unpack, r.items, mem_, dims[1], dims[2], dims[3], static_cast<cl_long>(r.per),
                 static_cast<cl_long>(dims[0] * dims[1] * dims[2]), r.narrow, mem_of(t_), view_arg(t_));
@@ -161,7 +165,7 @@ class MatrixOperand {
 };
 
 const KernelInfo& conv_kernel(Launcher& launch, const char* name, DType dtype) {
-  return launch.program(Family::conv).kernel(join({name, suffix(dtype)}));
+  return launch.program(kConv2dProgram, dtype).kernel(join({name, suffix(dtype)}));
 }
 
 // col (dense, in the compute type) = the patches of image n, group g of x:
@@ -228,7 +232,7 @@ void conv2d_grad_data(Launcher& launch) {
   const MatrixOperand grads(launch, dy, /*whole=*/false, /*read=*/true);
   Mem col = temporary_buffer(launch, s.crs * s.pq, ct);
   const KernelInfo& col2im = conv_kernel(launch, "col2im", dx.dtype);
-  // Runs of at most 64 elements: kernels/conv.cl's XY_COL2IM_RUN.
+  // Runs of at most 64 elements: kernels/conv2d.cl's XY_COL2IM_RUN.
   const RowRuns runs = row_runs(launch.device(), s.cg * s.h, s.w, 64);
   for (std::int64_t n = 0; n < s.n; ++n) {
     for (std::int64_t g = 0; g < s.groups; ++g) {
@@ -275,7 +279,7 @@ void conv2d_grad_filter(Launcher& launch) {
 
 }  // namespace
 
-EventPtr launch_conv(Launcher& launch) {
+EventPtr launch_conv2d(Launcher& launch) {
   switch (launch.call().op) {
     case plugin::OpId::nn_conv2d:
       conv2d(launch);
@@ -290,6 +294,20 @@ EventPtr launch_conv(Launcher& launch) {
       throw Error(ErrorCode::internal, launch.describe() + ": not a convolution op");
   }
   return launch.finish();
+}
+
+namespace {
+
+// Convolutions run gemm (ops/gemm.hpp); f16 and bf16 gemm converts to f32.
+constinit const OpKernel kConv2d{launch_conv2d, {&kConv2dProgram, &kGemmProgram}};
+constinit const OpKernel kConv2dHalf{launch_conv2d, {&kConv2dProgram, &kGemmProgram, &kConvertProgram}};
+
+}  // namespace
+
+void register_conv2d(KernelTable& table) {
+  for (auto op : {plugin::OpId::nn_conv2d, plugin::OpId::nn_conv2d_grad_data, plugin::OpId::nn_conv2d_grad_filter})
+    for (DType dtype : kFloatDtypes)
+      table.set(op, dtype, dtype == DType::f16 || dtype == DType::bf16 ? &kConv2dHalf : &kConv2d);
 }
 
 }  // namespace xylem::opencl

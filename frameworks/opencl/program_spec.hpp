@@ -1,0 +1,52 @@
+#pragma once
+// What one OpenCL program is made of, as data: each op family file
+// describes its program once (ops/<family>.cpp) and its ops name it in the
+// kernel table (ops/kernels.hpp). A program is built per (spec, pass) on
+// first use: one pass holds the kernels of one element type, so the first
+// f32 sigmoid compiles the f32 elementwise kernels alone.
+#include <array>
+#include <string_view>
+
+#include "xylem/dtype.hpp"
+
+namespace xylem::opencl {
+
+// The shared OpenCL C a program's kernels use besides kernels/common.cl
+// and kernels/storage.cl (which every program has).
+enum class Helpers {
+  none,
+  nn,    // kernels/nn_common.cl: views, windows, work-group sums
+  rows,  // nn_common.cl, then kernels/rows.cl: one slice per work-group
+};
+
+// The element types a program is compiled for, one pass each.
+enum class Passes {
+  once,    // the f32 pass holds every dtype's kernels (copy, cast, convert: bit patterns and casts)
+  reals,   // f32 and f64 (f64 with fp64); other dtypes' kernels are in the f32 pass (creation's fill)
+  floats,  // f16, bf16, f32, f64: f16 and bf16 computed in f32, moved as ST (kernels/storage.cl)
+};
+
+struct ProgramSpec {
+  std::string_view name;  // the family's name: cache keys, messages, `xylem warm`
+  // The embedded texts (sources.hpp) appended for the pass, in order; null
+  // past the last. Pointers, so specs are constants whatever the order in
+  // which translation units initialise.
+  std::array<const std::string_view*, 2> texts{};
+  Helpers helpers = Helpers::none;
+  Passes passes = Passes::reals;
+};
+
+// The pass that holds the kernels `dtype` dispatches to.
+[[nodiscard]] constexpr DType pass_for(const ProgramSpec& spec, DType dtype) noexcept {
+  switch (spec.passes) {
+    case Passes::once:
+      return DType::f32;
+    case Passes::reals:
+      return dtype == DType::f64 ? DType::f64 : DType::f32;
+    case Passes::floats:
+      return dtype == DType::f64 || dtype == DType::f16 || dtype == DType::bf16 ? dtype : DType::f32;
+  }
+  return DType::f32;
+}
+
+}  // namespace xylem::opencl
