@@ -92,17 +92,17 @@ TEST(Plugins, MirrorLoadsFromThePluginPath) {
 }
 
 TEST(Plugins, SupportsAsksTheFramework) {
-  using xylem::plugin::OpId;
+  using OpId = xylem::Op;
   auto m = xylem_test::mirror();
   EXPECT_TRUE(m.supports(OpId::math_unary, xylem::f32));
   EXPECT_TRUE(m.supports(OpId::blas_scal, xylem::f64));
   EXPECT_FALSE(m.supports(OpId::blas_gemm, xylem::f32));
   EXPECT_FALSE(m.supports(OpId::math_unary, xylem::i32));
   auto native = Backend::native();
-  for (std::size_t i = 0; i < xylem::plugin::kOpCount; ++i) {
+  for (std::size_t i = 0; i < xylem::kOpCount; ++i) {
     auto op = static_cast<OpId>(i);
-    EXPECT_TRUE(native.supports(op, xylem::f32)) << xylem::plugin::op_name(op);
-    EXPECT_TRUE(native.supports(op, xylem::f64)) << xylem::plugin::op_name(op);
+    EXPECT_TRUE(native.supports(op, xylem::f32)) << xylem::op_name(op);
+    EXPECT_TRUE(native.supports(op, xylem::f64)) << xylem::op_name(op);
   }
 }
 
@@ -138,6 +138,7 @@ TEST_P(BrokenPlugin, OpenThrowsPluginUnavailable) {
 INSTANTIATE_TEST_SUITE_P(Plugins, BrokenPlugin,
                          ::testing::Values(Broken{"nosymbol", "xylem_plugin_entry"},
                                            Broken{"badversion", "API version"},
+                                           Broken{"baddigest", "0123456789abcdef"},
                                            Broken{"refuses", "no hardware on purpose"}),
                          [](const auto& p) { return std::string(p.param.name); });
 
