@@ -241,7 +241,7 @@ xylem::Tensor random_16bit(std::int64_t n, xylem::DType dtype, std::uint64_t see
 int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
   const xylem::Backend be = xylem::Backend::open("cuda:0");
-  xylem::plugin::Device& dev = be.device();
+  xylem::plugin::Device& dev = xylem::plugin::device_of(be);
   const auto sync = [&] { be.synchronize(); };
   std::cout << "device: " << be.hardware().name << " (" << be.hardware().details << ")\n";
 

@@ -234,7 +234,7 @@ void bench_round_trip(const xylem::Backend& be, const Options& o, Results& r) {
       std::exit(1);
     }
   });
-  r.task_round_trip_us = time([&] { be.device().host_task([] {}, {})->wait(); });
+  r.task_round_trip_us = time([&] { xylem::plugin::device_of(be).host_task([] {}, {})->wait(); });
 }
 
 void print_table(const xylem::Backend& be, const Results& r) {

@@ -9,14 +9,9 @@
 
 #include "xylem/dtype.hpp"
 #include "xylem/hardware.hpp"
-#include "xylem/plugin/ops.hpp"
+#include "xylem/op.hpp"
 
 namespace xylem {
-
-namespace plugin {
-class Device;
-class Framework;
-}  // namespace plugin
 
 // What to do when the backend's device cannot run an operation
 // (no fp64 on the device, say).
@@ -55,12 +50,12 @@ class Backend {
   [[nodiscard]] std::string framework() const;
   [[nodiscard]] std::string id() const;  // "cuda:0"
   [[nodiscard]] const BackendConfig& config() const noexcept;
-  [[nodiscard]] bool supports(plugin::OpId op, DType dtype) const noexcept;
+  // Whether this backend's device runs `op` on `dtype` (without falling back).
+  [[nodiscard]] bool supports(Op op, DType dtype) const noexcept;
 
   // Waits for all work enqueued on this backend's device.
   void synchronize() const;
 
-  [[nodiscard]] plugin::Device& device() const noexcept;
   friend bool operator==(const Backend& a, const Backend& b) noexcept;
 
   // Every framework xylem knows, loaded or not, with the reason.
@@ -69,6 +64,7 @@ class Backend {
   struct Impl;
 
  private:
+  friend const Impl& backend_impl(const Backend& backend) noexcept;
   std::shared_ptr<const Impl> impl_;
 };
 

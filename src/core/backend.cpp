@@ -117,10 +117,15 @@ const Hardware& Backend::hardware() const noexcept { return impl_->device->hardw
 std::string Backend::framework() const { return impl_->config.framework; }
 std::string Backend::id() const { return hardware().id(); }
 const BackendConfig& Backend::config() const noexcept { return impl_->config; }
-plugin::Device& Backend::device() const noexcept { return *impl_->device; }
 void Backend::synchronize() const { impl_->device->synchronize(); }
 
-bool Backend::supports(plugin::OpId op, DType dtype) const noexcept { return impl_->device->supports(op, dtype); }
+bool Backend::supports(Op op, DType dtype) const noexcept { return impl_->device->supports(op, dtype); }
+
+const Backend::Impl& backend_impl(const Backend& backend) noexcept { return *backend.impl_; }
+
+namespace plugin {
+Device& device_of(const Backend& backend) noexcept { return *backend_impl(backend).device; }
+}  // namespace plugin
 
 bool operator==(const Backend& a, const Backend& b) noexcept { return a.impl_->device == b.impl_->device; }
 

@@ -50,13 +50,8 @@ bool elementwise(plugin::OpId op) {
 }
 
 std::string describe_arg(plugin::OpId op, int index) {
-  // The op list names the arguments: "x:r y:w" -> the index-th name.
-  std::string_view sig = plugin::op_signature(op);
-  for (int i = 0; i < index && !sig.empty(); ++i) {
-    const auto space = sig.find(' ');
-    sig = space == std::string_view::npos ? std::string_view() : sig.substr(space + 1);
-  }
-  return std::string(sig.substr(0, sig.find(':')));
+  const auto params = plugin::tensor_params(op);
+  return static_cast<std::size_t>(index) < params.size() ? std::string(params[index].name) : "?";
 }
 
 // A launch that failed may have run part of its work (a framework queues
@@ -71,13 +66,19 @@ void forget_partial_writes(std::span<StorageUse> uses) {
 
 }  // namespace
 
-OpLaunch& OpLaunch::arg(const Tensor& t, Access access) {
+void OpLaunch::arg(const Tensor& t, const plugin::TensorParam& param, Access access) {
   const int index = call_.num_tensors++;
+  if (!t.defined()) {
+    if (!param.optional)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(name_) + ": argument '" + std::string(param.name) + "' is required, not an empty tensor");
+    tensors_[index] = nullptr;
+    return;
+  }
   tensors_[index] = &t;
   access_[index] = access;
   call_.t[index].view = t.layout();
   call_.t[index].dtype = t.dtype();
-  return *this;
 }
 
 EventPtr OpLaunch::launch() {
@@ -89,7 +90,7 @@ EventPtr OpLaunch::launch() {
 }
 
 const Backend& OpLaunch::choose_backend() {
-  plugin::Device& device = backend_.device();
+  plugin::Device& device = plugin::device_of(backend_);
   DType dtype = call_.t[0].dtype;
   bool supported = device.supports(call_.op, dtype);
   // A cast needs both of its dtypes (a device without fp64 has neither end).
@@ -144,7 +145,7 @@ void OpLaunch::copy_inputs(const Backend& backend, const InputsToCopy& copy) {
     if (!copy[r]) continue;
     const Tensor& input = *tensors_[r];
     copies_[r] = Tensor(Layout(input.layout().dims()), input.dtype());
-    OpLaunch(backend, plugin::OpId::core_copy_view, name_).read(input).write(copies_[r]).launch_on(backend);
+    OpLaunch(backend, args::core_copy_view<Tensor>{.x = input, .y = copies_[r]}, name_).launch_on(backend);
     tensors_[r] = &copies_[r];
     call_.t[r].view = copies_[r].layout();
   }
@@ -175,7 +176,7 @@ EventPtr OpLaunch::mark_empty_outputs_written() {
 }
 
 EventPtr OpLaunch::launch_on(const Backend& backend) {
-  plugin::Device& device = backend.device();
+  plugin::Device& device = plugin::device_of(backend);
   const int n = call_.num_tensors;
 
   std::array<StorageUse, plugin::kMaxOpTensors> uses{};

@@ -13,42 +13,22 @@
 
 namespace xylem::detail {
 
-enum class Access : std::uint8_t { read, write, read_write };
+namespace args = plugin::args;
+using plugin::Access;
 
 class OpLaunch {
  public:
-  OpLaunch(const Backend& backend, plugin::OpId op) : OpLaunch(backend, op, plugin::op_name(op)) {}
-  // `name` is what errors call the op: the public function ("nn::relu")
-  // where several share one kernel op (math::unary).
-  OpLaunch(const Backend& backend, plugin::OpId op, std::string_view name) : backend_(backend), name_(name) {
-    call_.op = op;
-  }
-
-  OpLaunch& read(const Tensor& t) { return arg(t, Access::read); }
-  // Write-only: the old contents are not needed (no transfer). A view that
-  // does not cover its whole storage is treated as read-write, so the rest
-  // of the data survives.
-  OpLaunch& write(const Tensor& t) { return arg(t, Access::write); }
-  OpLaunch& read_write(const Tensor& t) { return arg(t, Access::read_write); }
-  // The output of y = ... + beta * y (BLAS): with beta 0 its old contents
-  // are never read (NaN included), so it is write-only.
-  OpLaunch& accumulate(const Tensor& t, double beta) { return beta == 0 ? write(t) : read_write(t); }
-  // An optional argument left out: the kernel sees data == nullptr.
-  OpLaunch& absent() {
-    const int index = call_.num_tensors++;
-    tensors_[index] = nullptr;
-    return *this;
-  }
-  // An optional tensor: absent when t is an empty handle.
-  OpLaunch& read_optional(const Tensor& t) { return t.defined() ? read(t) : absent(); }
-  OpLaunch& write_optional(const Tensor& t) { return t.defined() ? write(t) : absent(); }
-  OpLaunch& scalar(double value) {
-    call_.f[num_f_++] = value;
-    return *this;
-  }
-  OpLaunch& integer(std::int64_t value) {
-    call_.i[num_i_++] = value;
-    return *this;
+  // The op's arguments by name, as the op list declares them
+  // (args::blas_gemm<Tensor>{.a = ..., .beta = ...}); each tensor's access
+  // comes from the list. `args` must outlive the launch. `name` is what
+  // errors call the op: the public function ("nn::relu") where several
+  // share one kernel op (math::unary).
+  template <template <class> class A>
+  OpLaunch(const Backend& backend, const A<Tensor>& args, std::string_view name = plugin::op_name(A<Tensor>::id))
+      : backend_(backend), name_(name) {
+    call_.op = A<Tensor>::id;
+    Collect collect{*this};
+    plugin::detail::ArgsTraits<A>::visit(args, collect);
   }
 
   // Syncs the inputs on the backend's device, allocates the outputs there,
@@ -66,7 +46,15 @@ class OpLaunch {
   EventPtr launch();
 
  private:
-  OpLaunch& arg(const Tensor& t, Access access);
+  struct Collect {
+    OpLaunch& launch;
+    void tensor(const Tensor& t, const plugin::TensorParam& param, Access access) { launch.arg(t, param, access); }
+    void integer(std::int64_t value) { launch.call_.i[launch.num_i_++] = value; }
+    void real(double value) { launch.call_.f[launch.num_f_++] = value; }
+  };
+  // An undefined tensor is an absent optional argument (the kernel sees
+  // data == nullptr), or an invalid_argument where the op requires it.
+  void arg(const Tensor& t, const plugin::TensorParam& param, Access access);
   // Which inputs overlap an output (invalid_argument where outputs overlap
   // each other or themselves).
   using InputsToCopy = std::array<bool, plugin::kMaxOpTensors>;
@@ -84,10 +72,16 @@ class OpLaunch {
   plugin::OpCall call_;
   std::array<const Tensor*, plugin::kMaxOpTensors> tensors_{};
   std::array<Access, plugin::kMaxOpTensors> access_{};
-  std::array<Tensor, plugin::kMaxOpTensors> copies_{};
-  std::optional<Backend> fallback_;  // native, when the op falls back to it  // inputs copied away from an output
+  std::array<Tensor, plugin::kMaxOpTensors> copies_{};  // inputs copied away from an output
+  std::optional<Backend> fallback_;                      // native, when the op falls back to it
   int num_f_ = 0;
   int num_i_ = 0;
 };
+
+// Launches one op: OpLaunch(backend, args, name).launch().
+template <template <class> class A>
+EventPtr launch(const Backend& backend, const A<Tensor>& args, std::string_view name = plugin::op_name(A<Tensor>::id)) {
+  return OpLaunch(backend, args, name).launch();
+}
 
 }  // namespace xylem::detail

@@ -135,6 +135,14 @@ LoadedPlugin load_plugin(const fs::path& file, std::string_view expected_name) {
     dlclose(handle);
     return result;
   }
+  const std::string_view digest = info->abi_digest ? info->abi_digest : "";
+  if (digest != plugin::kAbiDigest) {
+    result.reason = filename + " was built against other plugin ABI headers (digest " +
+                    (digest.empty() ? std::string("none") : std::string(digest)) + "), this libxylem has digest " +
+                    plugin::kAbiDigest + ": rebuild the plugin against this xylem";
+    dlclose(handle);
+    return result;
+  }
   if (!expected_name.empty() && (info->name == nullptr || expected_name != info->name)) {
     result.reason = filename + " provides framework '" + (info->name ? info->name : "") + "', not '" +
                     std::string(expected_name) + "': rename the file libxylem_<framework>.so";

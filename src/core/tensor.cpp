@@ -163,14 +163,14 @@ std::uint64_t Tensor::version() const noexcept {
 bool Tensor::is_current_on(const Backend& backend) const {
   require_defined("is_current_on");
   std::lock_guard lock(storage_->mutex);
-  const auto* copy = storage_->find(backend.device());
+  const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && storage_->written() && copy->version == storage_->latest();
 }
 
 bool Tensor::is_allocated_on(const Backend& backend) const {
   require_defined("is_allocated_on");
   std::lock_guard lock(storage_->mutex);
-  const auto* copy = storage_->find(backend.device());
+  const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && copy->data != nullptr;
 }
 

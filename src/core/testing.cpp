@@ -15,7 +15,7 @@ struct Gate::State {
 };
 
 Gate::Gate(const Backend& backend) : state_(std::make_shared<State>()) {
-  (void)backend.device().host_task(
+  (void)plugin::device_of(backend).host_task(
       [state = state_] {
         std::unique_lock lock(state->mutex);
         state->reached = true;

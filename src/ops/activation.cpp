@@ -21,14 +21,8 @@ void backward(const Backend& b, std::string_view name, int code, const char* in_
   ops::require_float(name, in_name, in);
   ops::require_like(name, in_name, in, "dy", dy);
   ops::require_like(name, in_name, in, "dx", dx);
-  detail::OpLaunch(b, OpId::math_binary, name)
-      .read(in)
-      .read(dy)
-      .write(dx)
-      .integer(code)
-      .scalar(p0)
-      .scalar(p1)
-      .launch();
+  detail::launch(
+      b, detail::args::math_binary<Tensor>{.a = in, .b = dy, .y = dx, .code = code, .param0 = p0, .param1 = p1}, name);
 }
 
 void require_softplus(std::string_view name, double beta) {
@@ -71,6 +65,61 @@ void gelu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx) 
 void softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, double beta, double threshold) {
   require_softplus("nn::softplus_grad", beta);
   backward(b, "nn::softplus_grad", XY_BIN_SOFTPLUS_GRAD, "x", x, dy, dx, beta, threshold);
+}
+
+// The returning forms: a new y (dx) shaped as x, then the writing form.
+#define XYLEM_ACTIVATION_RETURNING(fn)                            \
+  Tensor fn(const Backend& b, const Tensor& x) {                 \
+    Tensor y = ops::new_like("nn::" #fn, "x", x);                \
+    fn(b, x, y);                                                 \
+    return y;                                                    \
+  }
+#define XYLEM_GRAD_RETURNING(fn, in)                                        \
+  Tensor fn(const Backend& b, const Tensor& in, const Tensor& dy) {        \
+    Tensor dx = ops::new_like("nn::" #fn, #in, in);                        \
+    fn(b, in, dy, dx);                                                     \
+    return dx;                                                             \
+  }
+XYLEM_ACTIVATION_RETURNING(sigmoid)
+XYLEM_ACTIVATION_RETURNING(relu)
+XYLEM_ACTIVATION_RETURNING(tanh)
+XYLEM_ACTIVATION_RETURNING(gelu)
+XYLEM_GRAD_RETURNING(sigmoid_grad, y)
+XYLEM_GRAD_RETURNING(relu_grad, x)
+XYLEM_GRAD_RETURNING(tanh_grad, y)
+XYLEM_GRAD_RETURNING(gelu_grad, x)
+#undef XYLEM_ACTIVATION_RETURNING
+#undef XYLEM_GRAD_RETURNING
+
+Tensor leaky_relu(const Backend& b, const Tensor& x, double negative_slope) {
+  Tensor y = ops::new_like("nn::leaky_relu", "x", x);
+  leaky_relu(b, x, y, negative_slope);
+  return y;
+}
+Tensor elu(const Backend& b, const Tensor& x, double alpha) {
+  Tensor y = ops::new_like("nn::elu", "x", x);
+  elu(b, x, y, alpha);
+  return y;
+}
+Tensor softplus(const Backend& b, const Tensor& x, double beta, double threshold) {
+  Tensor y = ops::new_like("nn::softplus", "x", x);
+  softplus(b, x, y, beta, threshold);
+  return y;
+}
+Tensor leaky_relu_grad(const Backend& b, const Tensor& x, const Tensor& dy, double negative_slope) {
+  Tensor dx = ops::new_like("nn::leaky_relu_grad", "x", x);
+  leaky_relu_grad(b, x, dy, dx, negative_slope);
+  return dx;
+}
+Tensor elu_grad(const Backend& b, const Tensor& x, const Tensor& dy, double alpha) {
+  Tensor dx = ops::new_like("nn::elu_grad", "x", x);
+  elu_grad(b, x, dy, dx, alpha);
+  return dx;
+}
+Tensor softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, double beta, double threshold) {
+  Tensor dx = ops::new_like("nn::softplus_grad", "x", x);
+  softplus_grad(b, x, dy, dx, beta, threshold);
+  return dx;
 }
 
 }  // namespace xylem::nn

@@ -44,14 +44,11 @@ Tensor blas_input(const Backend& b, const Tensor& x) {
   return x.numel() > 1 && x.layout().strides()[0] == 0 ? contiguous(b, x) : x;
 }
 
-void reduce(const Backend& b, OpId op, const Tensor& x, const Tensor* y, Tensor& result, DType result_dtype) {
-  require_result(op, result, result_dtype);
-  detail::OpLaunch launch(b, op);
-  const Tensor xs = blas_input(b, x);
-  const Tensor ys = y ? blas_input(b, *y) : Tensor();
-  launch.read(xs);
-  if (y) launch.read(ys);
-  launch.write(result).launch();
+// asum, nrm2 and iamax: x into a one-element result.
+template <template <class> class Reduce>
+void reduce(const Backend& b, const Tensor& x, Tensor& result, DType result_dtype) {
+  require_result(Reduce<Tensor>::id, result, result_dtype);
+  detail::launch(b, Reduce<Tensor>{.x = blas_input(b, x), .result = result});
 }
 
 template <class T>
@@ -72,10 +69,20 @@ void require_gemm_dtypes(std::string_view name, const Tensor& a, const Tensor& b
   ops::require_same_dtype(name, "a", a, "c", c);
 }
 
-// gemm and gemm_batched on views the kernels take as they are.
-void launch_gemm(detail::OpLaunch&& launch, const Tensor& a, const Tensor& bm, const Tensor& c, bool trans_a,
-                 bool trans_b, double alpha, double beta) {
-  launch.read(a).read(bm).accumulate(c, beta).integer(trans_a).integer(trans_b).scalar(alpha).scalar(beta).launch();
+// gemm and gemm_batched (one argument layout) on views the kernels take as
+// they are.
+template <template <class> class Gemm>
+void launch_gemm(const Backend& b, std::string_view name, const Tensor& a, const Tensor& bm, const Tensor& c,
+                 bool trans_a, bool trans_b, double alpha, double beta) {
+  detail::launch(b,
+                 Gemm<Tensor>{.a = a,
+                              .b = bm,
+                              .c = c,
+                              .transpose_a = trans_a,
+                              .transpose_b = trans_b,
+                              .alpha = alpha,
+                              .beta = beta},
+                 name);
 }
 
 // c = beta c, for gemm with nothing to multiply (k = 0), any float dtype.
@@ -114,11 +121,11 @@ Tensor normalise(const Backend& b, const Tensor& m, bool& transposed) {
 
 void asum(const Backend& b, const Tensor& x, Tensor& result) {
   require_vector(OpId::blas_asum, "x", x);
-  reduce(b, OpId::blas_asum, x, nullptr, result, x.dtype());
+  reduce<detail::args::blas_asum>(b, x, result, x.dtype());
 }
 void nrm2(const Backend& b, const Tensor& x, Tensor& result) {
   require_vector(OpId::blas_nrm2, "x", x);
-  reduce(b, OpId::blas_nrm2, x, nullptr, result, x.dtype());
+  reduce<detail::args::blas_nrm2>(b, x, result, x.dtype());
 }
 void iamax(const Backend& b, const Tensor& x, Tensor& result) {
   require_vector(OpId::blas_iamax, "x", x);
@@ -127,11 +134,12 @@ void iamax(const Backend& b, const Tensor& x, Tensor& result) {
   if (x.numel() == 0)
     throw Error(ErrorCode::invalid_argument, std::string(plugin::op_name(OpId::blas_iamax)) + ": x has shape " +
                                                  x.layout().dims_string() + ": an empty vector has no largest element");
-  reduce(b, OpId::blas_iamax, x, nullptr, result, DType::i64);
+  reduce<detail::args::blas_iamax>(b, x, result, DType::i64);
 }
 void dot(const Backend& b, const Tensor& x, const Tensor& y, Tensor& result) {
   require_pair(OpId::blas_dot, x, y);
-  reduce(b, OpId::blas_dot, x, &y, result, x.dtype());
+  require_result(OpId::blas_dot, result, x.dtype());
+  detail::launch(b, detail::args::blas_dot<Tensor>{.x = blas_input(b, x), .y = blas_input(b, y), .result = result});
 }
 
 Future<double> asum(const Backend& b, const Tensor& x) {
@@ -161,24 +169,24 @@ Future<std::int64_t> iamax(const Backend& b, const Tensor& x) {
 
 void axpy(const Backend& b, double alpha, const Tensor& x, Tensor& y) {
   require_pair(OpId::blas_axpy, x, y);
-  detail::OpLaunch(b, OpId::blas_axpy).read(blas_input(b, x)).read_write(y).scalar(alpha).launch();
+  detail::launch(b, detail::args::blas_axpy<Tensor>{.x = blas_input(b, x), .y = y, .alpha = alpha});
 }
 void copy(const Backend& b, const Tensor& x, Tensor& y) {
   require_pair(OpId::blas_copy, x, y);
-  detail::OpLaunch(b, OpId::blas_copy).read(blas_input(b, x)).write(y).launch();
+  detail::launch(b, detail::args::blas_copy<Tensor>{.x = blas_input(b, x), .y = y});
 }
 void scal(const Backend& b, double alpha, Tensor& x) {
   require_vector(OpId::blas_scal, "x", x);
-  detail::OpLaunch(b, OpId::blas_scal).read_write(x).scalar(alpha).launch();
+  detail::launch(b, detail::args::blas_scal<Tensor>{.x = x, .alpha = alpha});
 }
 void swap(const Backend& b, Tensor& x, Tensor& y) {
   require_pair(OpId::blas_swap, x, y);
-  detail::OpLaunch(b, OpId::blas_swap).read_write(x).read_write(y).launch();
+  detail::launch(b, detail::args::blas_swap<Tensor>{.x = x, .y = y});
 }
 
 void rot(const Backend& b, Tensor& x, Tensor& y, double c, double s) {
   require_pair(OpId::blas_rot, x, y);
-  detail::OpLaunch(b, OpId::blas_rot).read_write(x).read_write(y).scalar(c).scalar(s).launch();
+  detail::launch(b, detail::args::blas_rot<Tensor>{.x = x, .y = y, .c = c, .s = s});
 }
 
 void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const Tensor& x, double beta, Tensor& y) {
@@ -210,7 +218,12 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
     return;
   }
   const Tensor a_view = normalise(b, a, trans);
-  detail::OpLaunch(b, op).read(a_view).read(blas_input(b, x)).accumulate(y, beta).integer(trans).scalar(alpha).scalar(beta).launch();
+  detail::launch(b, detail::args::blas_gemv<Tensor>{.a = a_view,
+                                                    .x = blas_input(b, x),
+                                                    .y = y,
+                                                    .transpose_a = trans,
+                                                    .alpha = alpha,
+                                                    .beta = beta});
 }
 
 namespace {
@@ -270,7 +283,7 @@ void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
   const Tensor a_view = normalise(b, *first, trans_a);
   const Tensor b_view = normalise(b, *second, trans_b);
 
-  launch_gemm(detail::OpLaunch(b, op), a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
+  launch_gemm<detail::args::blas_gemm>(b, name, a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
 }
 
 namespace {
@@ -304,7 +317,6 @@ Tensor batched_operand(const Backend& b, const Tensor& input, std::int64_t batch
 
 void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, const Tensor& a, const Tensor& bm,
                   double beta, Tensor& c) {
-  constexpr auto op = OpId::blas_gemm_batched;
   constexpr std::string_view name = "blas::gemm";
   require_gemm_dtypes(name, a, bm, c);
   ops::require_rank(name, "a", a, 3);
@@ -342,7 +354,7 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
   const Tensor c_view = c.as_strided(Layout::strided(c_dims, c_strides, cs.offset()));
   const Tensor a_view = batched_operand(b, a, batch, trans_a);
   const Tensor b_view = batched_operand(b, bm, batch, trans_b);
-  launch_gemm(detail::OpLaunch(b, op, name), a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
+  launch_gemm<detail::args::blas_gemm_batched>(b, name, a_view, b_view, c_view, trans_a, trans_b, alpha, beta);
 }
 
 }  // namespace

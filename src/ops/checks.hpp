@@ -18,6 +18,12 @@ inline void require_defined(std::string_view op, std::string_view arg, const Ten
     throw Error(ErrorCode::invalid_argument, std::string(op) + ": argument '" + std::string(arg) + "' is an empty Tensor handle");
 }
 
+// A new tensor with t's dims and dtype: the output of a returning form.
+inline Tensor new_like(std::string_view op, std::string_view arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  return Tensor(Layout(t.layout().dims()), t.dtype());
+}
+
 // f32 or f64: the dtypes every framework implements for math ops.
 inline void require_real(std::string_view op, std::string_view arg, const Tensor& t) {
   require_defined(op, arg, t);

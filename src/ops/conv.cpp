@@ -116,14 +116,17 @@ void require_conv(std::string_view op, ConvArg x, ConvArg w, ConvArg y, const Co
   ops::require_dims(op, y.name, y.t, conv_output(op, x.t.layout(), w.t.layout(), p));
 }
 
-detail::OpLaunch& conv_integers(detail::OpLaunch& launch, const Conv2d& p) {
-  return launch.integer(p.stride_h)
-      .integer(p.stride_w)
-      .integer(p.pad_h)
-      .integer(p.pad_w)
-      .integer(p.dilation_h)
-      .integer(p.dilation_w)
-      .integer(p.groups);
+// The convolution geometry, the same fields in conv2d and its gradients.
+template <class Args>
+Args with_geometry(Args args, const Conv2d& p) {
+  args.stride_h = p.stride_h;
+  args.stride_w = p.stride_w;
+  args.pad_h = p.pad_h;
+  args.pad_w = p.pad_w;
+  args.dilation_h = p.dilation_h;
+  args.dilation_w = p.dilation_w;
+  args.groups = p.groups;
+  return args;
 }
 
 }  // namespace
@@ -142,9 +145,7 @@ void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const
     ops::fill_output(b, name, y);
     return;
   }
-  detail::OpLaunch launch(b, OpId::nn_conv2d, name);
-  launch.read(x).read(w).write(y);
-  conv_integers(launch, p).launch();
+  detail::launch(b, with_geometry(detail::args::nn_conv2d<Tensor>{.x = x, .w = w, .y = y}, p), name);
 }
 
 void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tensor& dx, const Conv2d& p) {
@@ -156,9 +157,7 @@ void conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, Tenso
     ops::fill_output(b, name, dx);
     return;
   }
-  detail::OpLaunch launch(b, OpId::nn_conv2d_grad_data, name);
-  launch.read(dy).read(w).write(dx);
-  conv_integers(launch, p).launch();
+  detail::launch(b, with_geometry(detail::args::nn_conv2d_grad_data<Tensor>{.dy = dy, .w = w, .dx = dx}, p), name);
 }
 
 void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dw, const Conv2d& p) {
@@ -169,9 +168,7 @@ void conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, Ten
     ops::fill_output(b, name, dw);
     return;
   }
-  detail::OpLaunch launch(b, OpId::nn_conv2d_grad_filter, name);
-  launch.read(x).read(dy).write(dw);
-  conv_integers(launch, p).launch();
+  detail::launch(b, with_geometry(detail::args::nn_conv2d_grad_filter<Tensor>{.x = x, .dy = dy, .dw = dw}, p), name);
 }
 
 namespace {
@@ -208,17 +205,22 @@ Layout pool_output(std::string_view name, const Layout& x, const Pool2d& p) {
   return Layout{x.dims()[0], x.dims()[1], ph, pw};
 }
 
-detail::OpLaunch& pool_integers(detail::OpLaunch& launch, const Pool2d& p) {
-  return launch.integer(p.kernel_h)
-      .integer(p.kernel_w)
-      .integer(p.stride_h)
-      .integer(p.stride_w)
-      .integer(p.pad_h)
-      .integer(p.pad_w)
-      .integer(p.count_include_pad ? 1 : 0);
+// The pooling window, the same fields in every pooling op; the averages
+// also say what they divide by.
+template <class Args>
+Args with_window(Args args, const Pool2d& p) {
+  args.window_h = p.kernel_h;
+  args.window_w = p.kernel_w;
+  args.stride_h = p.stride_h;
+  args.stride_w = p.stride_w;
+  args.pad_h = p.pad_h;
+  args.pad_w = p.pad_w;
+  if constexpr (requires { args.count_include_pad; }) args.count_include_pad = p.count_include_pad ? 1 : 0;
+  return args;
 }
 
-void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor& x, Tensor& y, const Pool2d& params) {
+template <template <class> class Pool>
+void pool_forward(const Backend& b, std::string_view name, const Tensor& x, Tensor& y, const Pool2d& params) {
   const Pool2d p = resolved(params);
   require_image(name, "x", x);
   ops::require_defined(name, "y", y);
@@ -228,9 +230,7 @@ void pool_forward(const Backend& b, std::string_view name, OpId op, const Tensor
     ops::fill_output(b, name, y);
     return;
   }
-  detail::OpLaunch launch(b, op, name);
-  launch.read(x).write(y);
-  pool_integers(launch, p).launch();
+  detail::launch(b, with_window(Pool<Tensor>{.x = x, .y = y}, p), name);
 }
 
 }  // namespace
@@ -241,10 +241,10 @@ Layout pool2d_output_shape(const Layout& x, const Pool2d& p) {
 }
 
 void max_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p) {
-  pool_forward(b, "nn::max_pool2d", OpId::nn_max_pool2d, x, y, p);
+  pool_forward<detail::args::nn_max_pool2d>(b, "nn::max_pool2d", x, y, p);
 }
 void avg_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p) {
-  pool_forward(b, "nn::avg_pool2d", OpId::nn_avg_pool2d, x, y, p);
+  pool_forward<detail::args::nn_avg_pool2d>(b, "nn::avg_pool2d", x, y, p);
 }
 
 void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, const Pool2d& params) {
@@ -258,9 +258,7 @@ void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor
     ops::fill_output(b, name, dx);
     return;
   }
-  detail::OpLaunch launch(b, OpId::nn_max_pool2d_grad, name);
-  launch.read(x).read(dy).write(dx);
-  pool_integers(launch, p).launch();
+  detail::launch(b, with_window(detail::args::nn_max_pool2d_grad<Tensor>{.x = x, .dy = dy, .dx = dx}, p), name);
 }
 
 void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2d& params) {
@@ -273,9 +271,7 @@ void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2
     ops::fill_output(b, name, dx);
     return;
   }
-  detail::OpLaunch launch(b, OpId::nn_avg_pool2d_grad, name);
-  launch.read(dy).write(dx);
-  pool_integers(launch, p).launch();
+  detail::launch(b, with_window(detail::args::nn_avg_pool2d_grad<Tensor>{.dy = dy, .dx = dx}, p), name);
 }
 
 namespace {
@@ -310,14 +306,14 @@ void lrn(const Backend& b, const Tensor& x, Tensor& y, const Lrn& p) {
     return;
   }
   ops::GroupedOutput y3(b, y, y.layout(), 1, 2);
-  detail::OpLaunch(b, OpId::nn_lrn, name)
-      .read(channels4(b, x))
-      .write(as4(y3.tensor()))
-      .integer(p.size)
-      .scalar(p.alpha)
-      .scalar(p.beta)
-      .scalar(p.k)
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_lrn<Tensor>{.x = channels4(b, x),
+                                              .y = as4(y3.tensor()),
+                                              .size = p.size,
+                                              .alpha = p.alpha,
+                                              .beta = p.beta,
+                                              .k = p.k},
+                 name);
   y3.finish();
 }
 
@@ -332,17 +328,74 @@ void lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& 
     return;
   }
   ops::GroupedOutput dx3(b, dx, dx.layout(), 1, 2);
-  detail::OpLaunch(b, OpId::nn_lrn_grad, name)
-      .read(channels4(b, x))
-      .read(channels4(b, y))
-      .read(channels4(b, dy))
-      .write(as4(dx3.tensor()))
-      .integer(p.size)
-      .scalar(p.alpha)
-      .scalar(p.beta)
-      .scalar(p.k)
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_lrn_grad<Tensor>{.x = channels4(b, x),
+                                                   .y = channels4(b, y),
+                                                   .dy = channels4(b, dy),
+                                                   .dx = as4(dx3.tensor()),
+                                                   .size = p.size,
+                                                   .alpha = p.alpha,
+                                                   .beta = p.beta,
+                                                   .k = p.k},
+                 name);
   dx3.finish();
+}
+
+Tensor conv2d(const Backend& b, const Tensor& x, const Tensor& w, const Conv2d& p) {
+  constexpr std::string_view name = "nn::conv2d";
+  require_image(name, "x", x);
+  require_image(name, "w", w);
+  Tensor y(conv_output(name, x.layout(), w.layout(), p), x.dtype());
+  conv2d(b, x, w, y, p);
+  return y;
+}
+Tensor conv2d_grad_data(const Backend& b, const Tensor& dy, const Tensor& w, const Layout& x_shape, const Conv2d& p) {
+  ops::require_defined("nn::conv2d_grad_data", "dy", dy);
+  Tensor dx(Layout(x_shape.dims()), dy.dtype());
+  conv2d_grad_data(b, dy, w, dx, p);
+  return dx;
+}
+Tensor conv2d_grad_filter(const Backend& b, const Tensor& x, const Tensor& dy, const Layout& w_shape,
+                          const Conv2d& p) {
+  ops::require_defined("nn::conv2d_grad_filter", "x", x);
+  Tensor dw(Layout(w_shape.dims()), x.dtype());
+  conv2d_grad_filter(b, x, dy, dw, p);
+  return dw;
+}
+
+Tensor max_pool2d(const Backend& b, const Tensor& x, const Pool2d& p) {
+  require_image("nn::max_pool2d", "x", x);
+  Tensor y(pool2d_output_shape(x.layout(), p), x.dtype());
+  max_pool2d(b, x, y, p);
+  return y;
+}
+Tensor avg_pool2d(const Backend& b, const Tensor& x, const Pool2d& p) {
+  require_image("nn::avg_pool2d", "x", x);
+  Tensor y(pool2d_output_shape(x.layout(), p), x.dtype());
+  avg_pool2d(b, x, y, p);
+  return y;
+}
+Tensor max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, const Pool2d& p) {
+  Tensor dx = ops::new_like("nn::max_pool2d_grad", "x", x);
+  max_pool2d_grad(b, x, dy, dx, p);
+  return dx;
+}
+Tensor avg_pool2d_grad(const Backend& b, const Tensor& dy, const Layout& x_shape, const Pool2d& p) {
+  ops::require_defined("nn::avg_pool2d_grad", "dy", dy);
+  Tensor dx(Layout(x_shape.dims()), dy.dtype());
+  avg_pool2d_grad(b, dy, dx, p);
+  return dx;
+}
+
+Tensor lrn(const Backend& b, const Tensor& x, const Lrn& p) {
+  Tensor y = ops::new_like("nn::lrn", "x", x);
+  lrn(b, x, y, p);
+  return y;
+}
+Tensor lrn_grad(const Backend& b, const Tensor& x, const Tensor& y, const Tensor& dy, const Lrn& p) {
+  Tensor dx = ops::new_like("nn::lrn_grad", "x", x);
+  lrn_grad(b, x, y, dy, dx, p);
+  return dx;
 }
 
 }  // namespace xylem::nn

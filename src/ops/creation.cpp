@@ -15,17 +15,15 @@ void require_random_dtype(OpId op, const Tensor& y) {
   ops::require_real(plugin::op_name(op), "y", y);
 }
 
-// Fills y from the generator's next y.numel() Philox counters (plugin.hpp's
-// convention); p0 and p1 are the distribution's two parameters.
-void launch_random(const Backend& backend, OpId op, Tensor& y, Generator& gen, double p0, double p1) {
+// The Philox stream for y: the generator's seed and its next y.numel()
+// counters (see op.hpp's creation::uniform).
+struct Stream {
+  std::int64_t seed = 0;
+  std::int64_t offset = 0;
+};
+Stream next_stream(Generator& gen, const Tensor& y) {
   const auto offset = gen.advance(static_cast<std::uint64_t>(y.numel()));
-  detail::OpLaunch(backend, op)
-      .write(y)
-      .scalar(p0)
-      .scalar(p1)
-      .integer(static_cast<std::int64_t>(gen.seed()))
-      .integer(static_cast<std::int64_t>(offset))
-      .launch();
+  return {static_cast<std::int64_t>(gen.seed()), static_cast<std::int64_t>(offset)};
 }
 
 }  // namespace
@@ -36,7 +34,7 @@ std::uint64_t Generator::advance(std::uint64_t n) noexcept {
 
 void fill(const Backend& backend, Tensor& y, double value) {
   ops::require_defined(plugin::op_name(OpId::creation_fill), "y", y);
-  detail::OpLaunch(backend, OpId::creation_fill).write(y).scalar(value).launch();
+  detail::launch(backend, detail::args::creation_fill<Tensor>{.y = y, .value = value});
 }
 
 void fill_uniform(const Backend& backend, Tensor& y, Generator& gen, double low, double high) {
@@ -44,7 +42,9 @@ void fill_uniform(const Backend& backend, Tensor& y, Generator& gen, double low,
   if (!(low <= high))
     throw Error(ErrorCode::invalid_argument, "creation::uniform: low (" + std::to_string(low) +
                                                  ") must not exceed high (" + std::to_string(high) + ")");
-  launch_random(backend, OpId::creation_uniform, y, gen, low, high);
+  const Stream stream = next_stream(gen, y);
+  detail::launch(backend, detail::args::creation_uniform<Tensor>{
+                              .y = y, .seed = stream.seed, .offset = stream.offset, .low = low, .high = high});
 }
 
 void fill_normal(const Backend& backend, Tensor& y, Generator& gen, double mean, double stddev) {
@@ -52,7 +52,9 @@ void fill_normal(const Backend& backend, Tensor& y, Generator& gen, double mean,
   if (!(stddev >= 0))
     throw Error(ErrorCode::invalid_argument,
                 "creation::normal: stddev must be non-negative, got " + std::to_string(stddev));
-  launch_random(backend, OpId::creation_normal, y, gen, mean, stddev);
+  const Stream stream = next_stream(gen, y);
+  detail::launch(backend, detail::args::creation_normal<Tensor>{
+                              .y = y, .seed = stream.seed, .offset = stream.offset, .mean = mean, .stddev = stddev});
 }
 
 Tensor full(const Backend& backend, const Layout& shape, DType dtype, double value) {
@@ -66,7 +68,7 @@ Tensor ones(const Backend& backend, const Layout& shape, DType dtype) { return f
 Tensor arange(const Backend& backend, std::int64_t n, DType dtype, double start, double step) {
   if (n < 0) throw Error(ErrorCode::invalid_argument, "creation::arange: negative length " + std::to_string(n));
   Tensor y(Layout{n}, dtype);
-  detail::OpLaunch(backend, OpId::creation_arange).write(y).scalar(start).scalar(step).launch();
+  detail::launch(backend, detail::args::creation_arange<Tensor>{.y = y, .start = start, .step = step});
   return y;
 }
 
@@ -85,7 +87,7 @@ Tensor normal(const Backend& backend, const Layout& shape, DType dtype, Generato
 Tensor contiguous(const Backend& backend, const Tensor& x) {
   ops::require_defined(plugin::op_name(OpId::core_copy_view), "x", x);
   Tensor y(x.layout(), x.dtype());
-  detail::OpLaunch(backend, OpId::core_copy_view).read(x).write(y).launch();
+  detail::launch(backend, detail::args::core_copy_view<Tensor>{.x = x, .y = y});
   return y;
 }
 

@@ -17,7 +17,7 @@ namespace xylem::ops {
 // only marks it written (the dispatcher runs no kernel for a launch that
 // writes nothing). `op` names the caller in any error.
 inline void fill_output(const Backend& b, std::string_view op, Tensor& t, double value = 0) {
-  detail::OpLaunch(b, plugin::OpId::creation_fill, op).write(t).scalar(value).launch();
+  detail::launch(b, detail::args::creation_fill<Tensor>{.y = t, .value = value}, op);
 }
 
 }  // namespace xylem::ops

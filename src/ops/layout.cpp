@@ -146,7 +146,7 @@ Tensor expand(const Tensor& t, const Layout& dims) {
 }
 
 void copy_into(const Backend& b, const Tensor& x, Tensor& y) {
-  detail::OpLaunch(b, plugin::OpId::core_copy_view).read(x).write(y).launch();
+  detail::launch(b, detail::args::core_copy_view<Tensor>{.x = x, .y = y});
 }
 
 }  // namespace xylem::ops

@@ -28,12 +28,13 @@ void binary(const Backend& b, std::string_view name, OpId op, int code, const Te
   const Layout dims = ops::broadcast(name, x.layout(), y.layout());
   ops::require_dims(name, "out", out, dims);
   ops::require_dtype(name, "out", out, op == OpId::math_compare ? DType::boolean : x.dtype());
-  detail::OpLaunch(b, op, name)
-      .read(ops::expand(x, dims))
-      .read(ops::expand(y, dims))
-      .write(out)
-      .integer(code)
-      .launch();
+  const Tensor a = ops::expand(x, dims);
+  const Tensor bm = ops::expand(y, dims);
+  if (op == OpId::math_compare) {
+    detail::launch(b, detail::args::math_compare<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+  } else {
+    detail::launch(b, detail::args::math_binary<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+  }
 }
 
 Tensor binary_result(std::string_view name, OpId op, const Tensor& x, const Tensor& y) {
@@ -106,12 +107,10 @@ void where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& 
   const Layout dims = ops::broadcast(name, ops::broadcast(name, cond.layout(), x.layout()), y.layout());
   ops::require_dims(name, "out", out, dims);
   ops::require_dtype(name, "out", out, x.dtype());
-  detail::OpLaunch(b, OpId::math_where, name)
-      .read(ops::expand(x, dims))
-      .read(ops::expand(y, dims))
-      .read(ops::expand(cond, dims))
-      .write(out)
-      .launch();
+  detail::launch(b,
+                 detail::args::math_where<Tensor>{
+                     .a = ops::expand(x, dims), .b = ops::expand(y, dims), .cond = ops::expand(cond, dims), .y = out},
+                 name);
 }
 Tensor where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& y) {
   ops::require_defined("where", "cond", cond);
@@ -130,7 +129,7 @@ void cast(const Backend& b, const Tensor& x, Tensor& out) {
     ops::copy_into(b, x, out);
     return;
   }
-  detail::OpLaunch(b, OpId::math_cast, "cast").read(x).write(out).launch();
+  detail::launch(b, detail::args::math_cast<Tensor>{.x = x, .y = out}, "cast");
 }
 Tensor cast(const Backend& b, const Tensor& x, DType to) {
   ops::require_defined("cast", "x", x);

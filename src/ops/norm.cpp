@@ -66,15 +66,15 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
   }
   const Tensor x2 = ops::grouped2(b, x, x.layout(), cut);
   ops::GroupedOutput y2(b, y, y.layout(), cut);
-  detail::OpLaunch(b, OpId::nn_layer_norm, name)
-      .read(x2)
-      .read_optional(g)
-      .read_optional(be)
-      .write(y2.tensor())
-      .write(stats.mean.reshape({rows}))
-      .write(stats.rstd.reshape({rows}))
-      .scalar(eps)
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_layer_norm<Tensor>{.x = x2,
+                                                     .gamma = g,
+                                                     .beta = be,
+                                                     .y = y2.tensor(),
+                                                     .mean = stats.mean.reshape({rows}),
+                                                     .rstd = stats.rstd.reshape({rows}),
+                                                     .eps = eps},
+                 name);
   y2.finish();
   return stats;
 }
@@ -109,14 +109,10 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
   const Tensor rstd = ops::grouped2(b, stats.rstd, stats.rstd.layout(), 0).reshape({rows});
   if (dx.defined()) {
     ops::GroupedOutput dx2(b, dx, dx.layout(), cut);
-    detail::OpLaunch(b, OpId::nn_layer_norm_grad_input, name)
-        .read(x2)
-        .read_optional(g)
-        .read(mean)
-        .read(rstd)
-        .read(dy2)
-        .write(dx2.tensor())
-        .launch();
+    detail::launch(b,
+                   detail::args::nn_layer_norm_grad_input<Tensor>{
+                       .x = x2, .gamma = g, .mean = mean, .rstd = rstd, .dy = dy2, .dx = dx2.tensor()},
+                   name);
     dx2.finish();
   }
   if (dgamma.defined() || dbeta.defined()) {
@@ -124,14 +120,15 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
     std::optional<ops::GroupedOutput> dg, db;
     if (dgamma.defined()) dg.emplace(b, dgamma, dgamma.layout(), 0);
     if (dbeta.defined()) db.emplace(b, dbeta, dbeta.layout(), 0);
-    detail::OpLaunch(b, OpId::nn_layer_norm_grad_params, name)
-        .read(x2)
-        .read(mean)
-        .read(rstd)
-        .read(dy2)
-        .write_optional(dg ? dg->tensor().reshape({n}) : Tensor{})
-        .write_optional(db ? db->tensor().reshape({n}) : Tensor{})
-        .launch();
+    detail::launch(b,
+                   detail::args::nn_layer_norm_grad_params<Tensor>{
+                       .x = x2,
+                       .mean = mean,
+                       .rstd = rstd,
+                       .dy = dy2,
+                       .dgamma = dg ? dg->tensor().reshape({n}) : Tensor{},
+                       .dbeta = db ? db->tensor().reshape({n}) : Tensor{}},
+                   name);
     if (dg) dg->finish();
     if (db) db->finish();
   }
@@ -206,18 +203,18 @@ BatchNormStats batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma
   }
   const Tensor x3 = batch3(b, x);
   if (training) {
-    detail::OpLaunch(b, OpId::nn_batch_norm_stats, name).read(x3).write(stats.mean).write(stats.var).launch();
+    detail::launch(b, detail::args::nn_batch_norm_stats<Tensor>{.x = x3, .mean = stats.mean, .var = stats.var}, name);
   }
   ops::GroupedOutput y3(b, y, y.layout(), 1, 2);
-  detail::OpLaunch(b, OpId::nn_batch_norm_apply, name)
-      .read(x3)
-      .read(stats.mean)
-      .read(stats.var)
-      .read_optional(g)
-      .read_optional(be)
-      .write(y3.tensor())
-      .scalar(eps)
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_batch_norm_apply<Tensor>{.x = x3,
+                                                           .mean = stats.mean,
+                                                           .var = stats.var,
+                                                           .gamma = g,
+                                                           .beta = be,
+                                                           .y = y3.tensor(),
+                                                           .eps = eps},
+                 name);
   y3.finish();
   if (training) {
     // running = (1 - m) running + m batch; the variance unbiased.
@@ -261,37 +258,73 @@ void batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, con
   if (dg.defined()) dg1.emplace(b, dg, dg.layout(), 0);
   if (db.defined()) db1.emplace(b, db, db.layout(), 0);
   if (dg.defined() || db.defined()) {
-    detail::OpLaunch(b, OpId::nn_batch_norm_grad_params, name)
-        .read(x3)
-        .read(stats.mean)
-        .read(stats.var)
-        .read(dy3)
-        .write_optional(dg1 ? dg1->tensor().reshape({channels}) : Tensor{})
-        .write_optional(db1 ? db1->tensor().reshape({channels}) : Tensor{})
-        .scalar(eps)
-        .launch();
+    detail::launch(b,
+                   detail::args::nn_batch_norm_grad_params<Tensor>{
+                       .x = x3,
+                       .mean = stats.mean,
+                       .var = stats.var,
+                       .dy = dy3,
+                       .dgamma = dg1 ? dg1->tensor().reshape({channels}) : Tensor{},
+                       .dbeta = db1 ? db1->tensor().reshape({channels}) : Tensor{},
+                       .eps = eps},
+                   name);
   }
   if (dx.defined()) {
     // Inference needs no sums; the kernel still takes two [C] tensors.
     const Tensor sum_g = dg1 ? dg1->tensor().reshape({channels}) : zeros(b, per_channel, x.dtype());
     const Tensor sum_b = db1 ? db1->tensor().reshape({channels}) : sum_g;
     ops::GroupedOutput dx3(b, dx, dx.layout(), 1, 2);
-    detail::OpLaunch(b, OpId::nn_batch_norm_grad_input, name)
-        .read(x3)
-        .read(stats.mean)
-        .read(stats.var)
-        .read_optional(g)
-        .read(sum_g)
-        .read(sum_b)
-        .read(dy3)
-        .write(dx3.tensor())
-        .scalar(eps)
-        .integer(training ? 1 : 0)
-        .launch();
+    detail::launch(b,
+                   detail::args::nn_batch_norm_grad_input<Tensor>{.x = x3,
+                                                                  .mean = stats.mean,
+                                                                  .var = stats.var,
+                                                                  .gamma = g,
+                                                                  .dgamma = sum_g,
+                                                                  .dbeta = sum_b,
+                                                                  .dy = dy3,
+                                                                  .dx = dx3.tensor(),
+                                                                  .training = training ? 1 : 0,
+                                                                  .eps = eps},
+                   name);
     dx3.finish();
   }
   if (dg1) dg1->finish();
   if (db1) db1->finish();
+}
+
+LayerNorm layer_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma, const Tensor& beta,
+                     double eps) {
+  LayerNorm out{ops::new_like("nn::layer_norm", "x", x), {}};
+  out.stats = layer_norm(b, x, normalized_rank, gamma, beta, eps, out.y);
+  return out;
+}
+
+NormGrads layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,
+                          const NormStats& stats, const Tensor& dy) {
+  constexpr std::string_view name = "nn::layer_norm_grad";
+  NormGrads grads{ops::new_like(name, "x", x), {}, {}};
+  const Layout features = trailing(x.layout(), layer_norm_cut(name, x, normalized_rank));
+  grads.dgamma = Tensor(features, x.dtype());
+  grads.dbeta = Tensor(features, x.dtype());
+  layer_norm_grad(b, x, normalized_rank, gamma, stats, dy, grads.dx, grads.dgamma, grads.dbeta);
+  return grads;
+}
+
+BatchNorm batch_norm(const Backend& b, const Tensor& x, const Tensor& gamma, const Tensor& beta, Tensor& running_mean,
+                     Tensor& running_var, bool training, double momentum, double eps) {
+  BatchNorm out{ops::new_like("nn::batch_norm", "x", x), {}};
+  out.stats = batch_norm(b, x, gamma, beta, running_mean, running_var, training, momentum, eps, out.y);
+  return out;
+}
+
+NormGrads batch_norm_grad(const Backend& b, const Tensor& x, const Tensor& gamma, const BatchNormStats& stats,
+                          bool training, double eps, const Tensor& dy) {
+  constexpr std::string_view name = "nn::batch_norm_grad";
+  require_batch_input(name, x);
+  const Layout per_channel{x.layout().dims()[1]};
+  NormGrads grads{ops::new_like(name, "x", x), Tensor(per_channel, x.dtype()), Tensor(per_channel, x.dtype())};
+  batch_norm_grad(b, x, gamma, stats, training, eps, dy, grads.dx, grads.dgamma, grads.dbeta);
+  return grads;
 }
 
 }  // namespace xylem::nn

@@ -121,12 +121,8 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
                                         std::span<const std::int64_t>(kept_strides.data(), std::size_t(kept)),
                                         out.layout().offset());
   ops::GroupedOutput y2(b, out, out_view, cut0);
-  detail::OpLaunch(b, OpId::math_reduce, name)
-      .read(x3)
-      .write(y2.tensor())
-      .integer(code)
-      .integer(correction)
-      .launch();
+  detail::launch(
+      b, detail::args::math_reduce<Tensor>{.x = x3, .y = y2.tensor(), .code = code, .correction = correction}, name);
   y2.finish();
 }
 

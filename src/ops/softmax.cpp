@@ -32,7 +32,7 @@ void forward(const Backend& b, std::string_view name, int log, const Tensor& x, 
   }
   const Tensor x3 = ops::grouped3(b, x, x.layout(), a, a + 1);
   ops::GroupedOutput y3(b, y, y.layout(), a, a + 1);
-  detail::OpLaunch(b, OpId::nn_softmax, name).read(x3).write(y3.tensor()).integer(log).launch();
+  detail::launch(b, detail::args::nn_softmax<Tensor>{.x = x3, .y = y3.tensor(), .log = log}, name);
   y3.finish();
 }
 
@@ -49,7 +49,7 @@ void backward(const Backend& b, std::string_view name, int log, const Tensor& y,
   const Tensor y3 = ops::grouped3(b, y, y.layout(), a, a + 1);
   const Tensor dy3 = ops::grouped3(b, dy, dy.layout(), a, a + 1);
   ops::GroupedOutput dx3(b, dx, dx.layout(), a, a + 1);
-  detail::OpLaunch(b, OpId::nn_softmax_grad, name).read(y3).read(dy3).write(dx3.tensor()).integer(log).launch();
+  detail::launch(b, detail::args::nn_softmax_grad<Tensor>{.y = y3, .dy = dy3, .dx = dx3.tensor(), .log = log}, name);
   dx3.finish();
 }
 
@@ -64,6 +64,27 @@ void softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis,
 }
 void log_softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis, Tensor& dx) {
   backward(b, "nn::log_softmax_grad", 1, y, dy, axis, dx);
+}
+
+Tensor softmax(const Backend& b, const Tensor& x, int axis) {
+  Tensor y = ops::new_like("nn::softmax", "x", x);
+  softmax(b, x, axis, y);
+  return y;
+}
+Tensor log_softmax(const Backend& b, const Tensor& x, int axis) {
+  Tensor y = ops::new_like("nn::log_softmax", "x", x);
+  log_softmax(b, x, axis, y);
+  return y;
+}
+Tensor softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis) {
+  Tensor dx = ops::new_like("nn::softmax_grad", "y", y);
+  softmax_grad(b, y, dy, axis, dx);
+  return dx;
+}
+Tensor log_softmax_grad(const Backend& b, const Tensor& y, const Tensor& dy, int axis) {
+  Tensor dx = ops::new_like("nn::log_softmax_grad", "y", y);
+  log_softmax_grad(b, y, dy, axis, dx);
+  return dx;
 }
 
 }  // namespace xylem::nn

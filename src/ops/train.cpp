@@ -30,13 +30,10 @@ DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Gene
     ops::fill_output(b, name, y);
     return mask;
   }
-  detail::OpLaunch(b, OpId::nn_dropout, name)
-      .read(x)
-      .write(y)
-      .scalar(p)
-      .integer(std::int64_t(mask.seed))
-      .integer(std::int64_t(mask.offset))
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_dropout<Tensor>{
+                     .x = x, .y = y, .seed = std::int64_t(mask.seed), .offset = std::int64_t(mask.offset), .p = p},
+                 name);
   return mask;
 }
 
@@ -49,13 +46,13 @@ void dropout_grad(const Backend& b, const Tensor& dy, Tensor& dx, const DropoutM
     ops::fill_output(b, name, dx);
     return;
   }
-  detail::OpLaunch(b, OpId::nn_dropout_grad, name)
-      .read(dy)
-      .write(dx)
-      .scalar(mask.p)
-      .integer(std::int64_t(mask.seed))
-      .integer(std::int64_t(mask.offset))
-      .launch();
+  detail::launch(b,
+                 detail::args::nn_dropout_grad<Tensor>{.dy = dy,
+                                                       .dx = dx,
+                                                       .seed = std::int64_t(mask.seed),
+                                                       .offset = std::int64_t(mask.offset),
+                                                       .p = mask.p},
+                 name);
 }
 
 namespace {
@@ -168,7 +165,7 @@ Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
   require_targets_in_range(name, x, target);
   const std::int64_t n = x.layout().dims()[0];
   Tensor rows(Layout{n}, x.dtype());
-  if (n > 0) detail::OpLaunch(b, OpId::nn_cross_entropy, name).read(x).read(target).write(rows).launch();
+  if (n > 0) detail::launch(b, detail::args::nn_cross_entropy<Tensor>{.x = x, .target = target, .loss = rows}, name);
   return mean(b, rows);
 }
 
@@ -183,7 +180,8 @@ void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target,
     return;
   }
   const Tensor per_row = full(b, Layout{n}, x.dtype(), dloss / double(n));
-  detail::OpLaunch(b, OpId::nn_cross_entropy_grad, name).read(x).read(target).read(per_row).write(dx).launch();
+  detail::launch(b, detail::args::nn_cross_entropy_grad<Tensor>{.x = x, .target = target, .dloss = per_row, .dx = dx},
+                 name);
 }
 
 namespace {
@@ -211,6 +209,42 @@ void mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, Tens
   }
   const Tensor scale = full(b, Layout{}, x.dtype(), 2.0 * dloss / double(x.numel()));
   mul(b, sub(b, x, target), scale, dx);
+}
+
+Dropout dropout(const Backend& b, const Tensor& x, double p, Generator& gen) {
+  Dropout out{ops::new_like("nn::dropout", "x", x), {}};
+  out.mask = dropout(b, x, out.y, p, gen);
+  return out;
+}
+Tensor dropout_grad(const Backend& b, const Tensor& dy, const DropoutMask& mask) {
+  Tensor dx = ops::new_like("nn::dropout_grad", "dy", dy);
+  dropout_grad(b, dy, dx, mask);
+  return dx;
+}
+
+Tensor linear(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& bias) {
+  require_linear("nn::linear", x, w);
+  Tensor y(linear_output(x, w), x.dtype());
+  linear(b, x, w, bias, y);
+  return y;
+}
+LinearGrads linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& dy) {
+  require_linear("nn::linear_grad", x, w);
+  LinearGrads grads{ops::new_like("nn::linear_grad", "x", x), ops::new_like("nn::linear_grad", "w", w),
+                    Tensor(Layout{w.layout().dims()[0]}, x.dtype())};
+  linear_grad(b, x, w, dy, grads.dx, grads.dw, grads.dbias);
+  return grads;
+}
+
+Tensor cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss) {
+  Tensor dx = ops::new_like("nn::cross_entropy_grad", "x", x);
+  cross_entropy_grad(b, x, target, dx, dloss);
+  return dx;
+}
+Tensor mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss) {
+  Tensor dx = ops::new_like("nn::mse_loss_grad", "x", x);
+  mse_loss_grad(b, x, target, dx, dloss);
+  return dx;
 }
 
 }  // namespace xylem::nn

@@ -14,7 +14,8 @@ inline void launch_unary(const Backend& b, std::string_view name, int code, cons
   require_defined(name, out_name, out);
   require_same_dtype(name, "x", x, out_name, out);
   require_same_dims(name, "x", x, out_name, out);
-  detail::OpLaunch(b, plugin::OpId::math_unary, name).read(x).write(out).integer(code).scalar(p0).scalar(p1).launch();
+  detail::launch(b, detail::args::math_unary<Tensor>{.x = x, .y = out, .code = code, .param0 = p0, .param1 = p1},
+                 name);
 }
 
 }  // namespace xylem::ops

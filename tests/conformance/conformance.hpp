@@ -19,7 +19,7 @@ using xylem::Backend;
 using xylem::DType;
 using xylem::Layout;
 using xylem::Tensor;
-using xylem::plugin::OpId;
+using OpId = xylem::Op;
 using Dims = std::vector<std::int64_t>;
 
 // One framework hardware to test, or one framework that is absent.

@@ -66,7 +66,7 @@ class Empty : public Conformance {
   bool runs_all(std::initializer_list<OpId> ops, DType dtype) {
     for (OpId op : ops) {
       if (!backend.supports(op, dtype) || !backend.supports(OpId::math_reduce, dtype)) {
-        std::cout << "[ UNSUPPORTED ] " << target.spec() << ": " << xylem::plugin::op_name(op) << " in "
+        std::cout << "[ UNSUPPORTED ] " << target.spec() << ": " << xylem::op_name(op) << " in "
                   << xylem::name(dtype) << "\n";
         return false;
       }

@@ -14,6 +14,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using Forward = std::function<void(const Backend&, const Tensor&, Tensor&)>;
 using Backward = std::function<void(const Backend&, const Tensor&, const Tensor&, Tensor&)>;
+// The writing forms (each activation also has a returning overload).
+using WriteForward = void (*)(const Backend&, const Tensor&, Tensor&);
+using WriteBackward = void (*)(const Backend&, const Tensor&, const Tensor&, Tensor&);
 
 struct Activation {
   std::string name;  // the test that runs it: "leaky_relu", ...
@@ -35,11 +38,17 @@ bool away_from_zero(double x) { return std::abs(x) > 1e-2; }
 
 std::vector<Activation> all_activations() {
   std::vector<Activation> out;
-  out.push_back({"sigmoid", "", xylem::nn::sigmoid, sigmoid_ref, xylem::nn::sigmoid_grad,
+  out.push_back({"sigmoid", "", static_cast<WriteForward>(xylem::nn::sigmoid),
+                 sigmoid_ref,
+                 static_cast<WriteBackward>(xylem::nn::sigmoid_grad),
                  [](double y, double dy) { return dy * y * (1 - y); }, false, 0, 1});
-  out.push_back({"relu", "", xylem::nn::relu, [](double x) { return x < 0 ? 0.0 : x; }, xylem::nn::relu_grad,
+  out.push_back({"relu", "", static_cast<WriteForward>(xylem::nn::relu),
+                 [](double x) { return x < 0 ? 0.0 : x; },
+                 static_cast<WriteBackward>(xylem::nn::relu_grad),
                  [](double x, double dy) { return x > 0 ? dy : 0.0; }, true, -4, 4, away_from_zero});
-  out.push_back({"tanh", "", xylem::nn::tanh, [](double x) { return std::tanh(x); }, xylem::nn::tanh_grad,
+  out.push_back({"tanh", "", static_cast<WriteForward>(xylem::nn::tanh),
+                 [](double x) { return std::tanh(x); },
+                 static_cast<WriteBackward>(xylem::nn::tanh_grad),
                  [](double y, double dy) { return dy * (1 - y * y); }, false, -1, 1});
   for (double slope : {0.01, 0.2}) {
     out.push_back({"leaky_relu", "slope " + std::to_string(slope),
@@ -60,7 +69,9 @@ std::vector<Activation> all_activations() {
                    [alpha](double x, double dy) { return x > 0 ? dy : dy * alpha * std::exp(x); }, true, -4, 4,
                    away_from_zero});
   }
-  out.push_back({"gelu", "", xylem::nn::gelu, [](double x) { return x * gelu_cdf(x); }, xylem::nn::gelu_grad,
+  out.push_back({"gelu", "", static_cast<WriteForward>(xylem::nn::gelu),
+                 [](double x) { return x * gelu_cdf(x); },
+                 static_cast<WriteBackward>(xylem::nn::gelu_grad),
                  [](double x, double dy) {
                    return dy * (gelu_cdf(x) + x * 0.39894228040143267794 * std::exp(-0.5 * x * x));
                  }});

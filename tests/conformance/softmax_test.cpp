@@ -84,8 +84,13 @@ using SoftmaxGradFn = void (*)(const Backend&, const Tensor&, const Tensor&, int
 
 class Softmax : public Conformance {
  protected:
-  static SoftmaxFn forward_fn(bool log) { return log ? xylem::nn::log_softmax : xylem::nn::softmax; }
-  static SoftmaxGradFn grad_fn(bool log) { return log ? xylem::nn::log_softmax_grad : xylem::nn::softmax_grad; }
+  // (The writing forms: each name also has a returning overload.)
+  static SoftmaxFn forward_fn(bool log) {
+    return log ? SoftmaxFn{xylem::nn::log_softmax} : SoftmaxFn{xylem::nn::softmax};
+  }
+  static SoftmaxGradFn grad_fn(bool log) {
+    return log ? SoftmaxGradFn{xylem::nn::log_softmax_grad} : SoftmaxGradFn{xylem::nn::softmax_grad};
+  }
   static const char* op_name(bool log) { return log ? "log_softmax" : "softmax"; }
 
   // exp and the sum in the compute type, the result rounded to storage.

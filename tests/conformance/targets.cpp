@@ -127,7 +127,7 @@ Conformance::Conformance() : backend(Backend::open(GetParam().spec())) {}
 
 bool Conformance::runs(OpId op, DType dtype, const std::function<void()>& call) {
   if (backend.supports(op, dtype)) return true;
-  std::cout << "[ UNSUPPORTED ] " << target.spec() << ": " << xylem::plugin::op_name(op) << " in "
+  std::cout << "[ UNSUPPORTED ] " << target.spec() << ": " << xylem::op_name(op) << " in "
             << xylem::name(dtype) << "\n";
   XY_EXPECT_ERROR(xylem::ErrorCode::unsupported, call());
   return false;

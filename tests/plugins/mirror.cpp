@@ -164,30 +164,39 @@ void map2(const OpCall& c, F f) {  // t2[k] = f(t0[k], t1[k])
 
 template <class T>
 void run_typed(const OpCall& c) {
-  const auto n0 = c.t[0].view.numel();
+  namespace args = xylem::plugin::args;
+  using xylem::plugin::unpack;
   switch (c.op) {
-    case OpId::creation_fill:
-      for (std::int64_t k = 0; k < n0; ++k) at<T>(c.t[0], k) = static_cast<T>(c.f[0]);
+    case OpId::creation_fill: {
+      const auto a = unpack<args::creation_fill>(c);
+      for (std::int64_t k = 0; k < a.y.view.numel(); ++k) at<T>(a.y, k) = static_cast<T>(a.value);
       return;
-    case OpId::creation_arange:
-      for (std::int64_t k = 0; k < n0; ++k) at<T>(c.t[0], k) = static_cast<T>(c.f[0] + double(k) * c.f[1]);
+    }
+    case OpId::creation_arange: {
+      const auto a = unpack<args::creation_arange>(c);
+      for (std::int64_t k = 0; k < a.y.view.numel(); ++k) at<T>(a.y, k) = static_cast<T>(a.start + double(k) * a.step);
       return;
+    }
     case OpId::blas_copy:
       return map1<T>(c, [](T x) { return x; });
     case OpId::blas_scal: {
-      const auto alpha = static_cast<T>(c.f[0]);
-      for (std::int64_t k = 0; k < n0; ++k) at<T>(c.t[0], k) *= alpha;
+      const auto a = unpack<args::blas_scal>(c);
+      for (std::int64_t k = 0; k < a.x.view.numel(); ++k) at<T>(a.x, k) *= static_cast<T>(a.alpha);
       return;
     }
     case OpId::blas_axpy: {
-      const auto alpha = static_cast<T>(c.f[0]);
-      for (std::int64_t k = 0; k < n0; ++k) at<T>(c.t[1], k) += alpha * at<T>(c.t[0], k);
+      const auto a = unpack<args::blas_axpy>(c);
+      for (std::int64_t k = 0; k < a.x.view.numel(); ++k) at<T>(a.y, k) += static_cast<T>(a.alpha) * at<T>(a.x, k);
       return;
     }
-    case OpId::math_unary:
-      return map1<T>(c, [&c](T x) { return unary(int(c.i[0]), x, T(c.f[0]), T(c.f[1])); });
-    case OpId::math_binary:
-      return map2<T>(c, [&c](T x, T y) { return binary(int(c.i[0]), x, y, T(c.f[0]), T(c.f[1])); });
+    case OpId::math_unary: {
+      const auto a = unpack<args::math_unary>(c);
+      return map1<T>(c, [&a](T x) { return unary(int(a.code), x, T(a.param0), T(a.param1)); });
+    }
+    case OpId::math_binary: {
+      const auto a = unpack<args::math_binary>(c);
+      return map2<T>(c, [&a](T x, T y) { return binary(int(a.code), x, y, T(a.param0), T(a.param1)); });
+    }
     default:
       throw Error(ErrorCode::unsupported, std::string("mirror: no kernel for ") +
                                               std::string(xylem::plugin::op_name(c.op)));

@@ -66,7 +66,7 @@ TEST_P(Async, SynchronizeWaitsForEverything) {
     xylem::fill(backend, b, -1.5);
     xylem::nn::relu(backend, b, b);
     // A marker behind the ops on the same queue: done means they are done.
-    (void)backend.device().host_task([&] { last_done = true; }, {});
+    (void)xylem::plugin::device_of(backend).host_task([&] { last_done = true; }, {});
     EXPECT_FALSE(last_done.load());
     gate.open();
     backend.synchronize();

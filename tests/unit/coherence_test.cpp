@@ -39,7 +39,7 @@ TEST_F(Coherence, FromHostLivesOnNative) {
 }
 
 TEST_F(Coherence, AllocatesOnFirstUseOnly) {
-  const auto before = mirror.device().memory_stats().allocated;
+  const auto before = xylem::plugin::device_of(mirror).memory_stats().allocated;
   Tensor t(Layout{1000}, xylem::f64);
   xylem::fill(mirror, t, 2.5);
   EXPECT_TRUE(t.is_allocated_on(mirror));
@@ -48,7 +48,7 @@ TEST_F(Coherence, AllocatesOnFirstUseOnly) {
   EXPECT_EQ(t.transfers(), 0u);
   EXPECT_EQ(t.version(), 1u);
   mirror.synchronize();
-  EXPECT_GE(mirror.device().memory_stats().allocated, before + 1000 * sizeof(double));
+  EXPECT_GE(xylem::plugin::device_of(mirror).memory_stats().allocated, before + 1000 * sizeof(double));
 }
 
 TEST_F(Coherence, ReadTwiceOnOneDeviceTransfersOnce) {

@@ -87,7 +87,7 @@ TEST_P(Movement, WrittenThereReadHereThenBack) {
 TEST_P(Movement, ViewsOfDeviceDataReadOnTheHost) {
   auto host = Tensor::from(xylem_test::iota_vector<double>(12), Layout{3, 4});
   Tensor on_device(Layout{3, 4}, xylem::f64);
-  if (!device->supports(xylem::plugin::OpId::blas_copy, xylem::f64)) GTEST_SKIP() << "no f64 on " << GetParam();
+  if (!device->supports(xylem::Op::blas_copy, xylem::f64)) GTEST_SKIP() << "no f64 on " << GetParam();
   Tensor flat = on_device.reshape({12});
   xylem::blas::copy(*device, host.reshape({12}), flat);
   const auto transposed = on_device.transpose().to_vector<double>();

@@ -23,6 +23,7 @@
 #include "common/support.hpp"
 #include "core/plugin_file_check.hpp"
 #include "unit/child_process.hpp"
+#include "xylem/plugin/args.hpp"
 
 namespace {
 
@@ -92,18 +93,60 @@ TEST(Plugins, MirrorLoadsFromThePluginPath) {
 }
 
 TEST(Plugins, SupportsAsksTheFramework) {
-  using xylem::plugin::OpId;
+  using OpId = xylem::Op;
   auto m = xylem_test::mirror();
   EXPECT_TRUE(m.supports(OpId::math_unary, xylem::f32));
   EXPECT_TRUE(m.supports(OpId::blas_scal, xylem::f64));
   EXPECT_FALSE(m.supports(OpId::blas_gemm, xylem::f32));
   EXPECT_FALSE(m.supports(OpId::math_unary, xylem::i32));
   auto native = Backend::native();
-  for (std::size_t i = 0; i < xylem::plugin::kOpCount; ++i) {
+  for (std::size_t i = 0; i < xylem::kOpCount; ++i) {
     auto op = static_cast<OpId>(i);
-    EXPECT_TRUE(native.supports(op, xylem::f32)) << xylem::plugin::op_name(op);
-    EXPECT_TRUE(native.supports(op, xylem::f64)) << xylem::plugin::op_name(op);
+    EXPECT_TRUE(native.supports(op, xylem::f32)) << xylem::op_name(op);
+    EXPECT_TRUE(native.supports(op, xylem::f64)) << xylem::op_name(op);
   }
+}
+
+// The op list is the contract: names, slots and access modes come from it.
+TEST(OpContract, AccessModesComeFromTheList) {
+  using xylem::plugin::Access;
+  using xylem::plugin::OpId;
+  const auto gemm = xylem::plugin::tensor_params(OpId::blas_gemm);
+  ASSERT_EQ(gemm.size(), 3u);
+  EXPECT_EQ(gemm[0].name, "a");
+  EXPECT_EQ(gemm[0].access, Access::read);
+  EXPECT_EQ(gemm[2].name, "c");
+  EXPECT_EQ(gemm[2].access, Access::read_write);
+  EXPECT_EQ(gemm[2].scaled_by, "beta");
+  const auto norm = xylem::plugin::tensor_params(OpId::nn_layer_norm);
+  ASSERT_EQ(norm.size(), 6u);
+  EXPECT_TRUE(norm[1].optional);
+  EXPECT_EQ(norm[5].name, "rstd");
+  EXPECT_EQ(norm[5].access, Access::write);
+  EXPECT_EQ(xylem::plugin::op_signature(OpId::blas_axpy), "x:read y:read_write");
+}
+
+TEST(OpContract, PackAndUnpackUseTheListsSlots) {
+  namespace args = xylem::plugin::args;
+  args::blas_gemm<> gemm;
+  gemm.a.dtype = xylem::f64;
+  gemm.c.dtype = xylem::f16;
+  gemm.transpose_b = 1;
+  gemm.alpha = 2.5;
+  gemm.beta = -1;
+  const xylem::plugin::OpCall call = xylem::plugin::pack(gemm);
+  EXPECT_EQ(call.op, xylem::plugin::OpId::blas_gemm);
+  EXPECT_EQ(call.num_tensors, 3);
+  EXPECT_EQ(call.t[0].dtype, xylem::f64);
+  EXPECT_EQ(call.t[2].dtype, xylem::f16);
+  EXPECT_EQ(call.i[0], 0);
+  EXPECT_EQ(call.i[1], 1);
+  EXPECT_EQ(call.f[0], 2.5);
+  EXPECT_EQ(call.f[1], -1);
+  const auto back = xylem::plugin::unpack<args::blas_gemm>(call);
+  EXPECT_EQ(back.c.dtype, xylem::f16);
+  EXPECT_EQ(back.transpose_b, 1);
+  EXPECT_EQ(back.beta, -1);
 }
 
 struct Broken {
@@ -138,6 +181,7 @@ TEST_P(BrokenPlugin, OpenThrowsPluginUnavailable) {
 INSTANTIATE_TEST_SUITE_P(Plugins, BrokenPlugin,
                          ::testing::Values(Broken{"nosymbol", "xylem_plugin_entry"},
                                            Broken{"badversion", "API version"},
+                                           Broken{"baddigest", "0123456789abcdef"},
                                            Broken{"refuses", "no hardware on purpose"}),
                          [](const auto& p) { return std::string(p.param.name); });
 

@@ -115,7 +115,7 @@ TEST_P(Threads, EnqueueAndWaitKeepsOrder) {
       {
         std::lock_guard lock(enqueue_order);
         const int ticket = next_ticket++;
-        done = backend.device().host_task(
+        done = xylem::plugin::device_of(backend).host_task(
             [&, ticket] {
               if (ticket != int(log.size())) ++out_of_order;
               log.push_back(ticket);

@@ -65,8 +65,8 @@ __global__ void __launch_bounds__(kLaneThreads)
   }
 }
 
-LossArgs loss_args(const OpCall& c) {
-  const plugin::TensorArg &x = c.t[0], &target = c.t[1], &per_row = c.t[2];
+// x, target and the per-row loss (cross_entropy) or dloss (its gradient).
+LossArgs loss_args(const plugin::TensorArg& x, const plugin::TensorArg& target, const plugin::TensorArg& per_row) {
   LossArgs a{};
   a.n = x.view.dims()[0], a.c = x.view.dims()[1];
   a.xs0 = x.view.strides()[0], a.xs1 = x.view.strides()[1];
@@ -75,28 +75,28 @@ LossArgs loss_args(const OpCall& c) {
   return a;
 }
 
-// t0=x [N, C], t1=target [N] (i64), t2=loss [N].
 template <DType D>
 void cross_entropy(const OpCall& c, const Context& ctx) {
-  const LossArgs a = loss_args(c);
+  const auto args = plugin::unpack<plugin::args::nn_cross_entropy>(c);
+  const LossArgs a = loss_args(args.x, args.target, args.loss);
   if (a.n == 0) return;
   const LanePlan plan = plan_lanes(a.c, a.n, 1, sizeof(StorageT<D>), 0);
   cross_entropy_rows<D><<<unsigned(plan.blocks(a.n, 1)), plan.block(), 0, ctx.stream>>>(
-      element_ptr<const StorageT<D>>(c.t[0]), element_ptr<const std::int64_t>(c.t[1]), element_ptr<StorageT<D>>(c.t[2]),
-      a);
+      element_ptr<const StorageT<D>>(args.x), element_ptr<const std::int64_t>(args.target),
+      element_ptr<StorageT<D>>(args.loss), a);
   XY_CUDA_LAUNCHED(ctx.device, "nn::cross_entropy");
 }
 
-// t0=x, t1=target, t2=dloss [N], t3=dx [N, C].
 template <DType D>
 void cross_entropy_grad(const OpCall& c, const Context& ctx) {
-  LossArgs a = loss_args(c);
-  a.ds0 = c.t[3].view.strides()[0], a.ds1 = c.t[3].view.strides()[1];
+  const auto args = plugin::unpack<plugin::args::nn_cross_entropy_grad>(c);
+  LossArgs a = loss_args(args.x, args.target, args.dloss);
+  a.ds0 = args.dx.view.strides()[0], a.ds1 = args.dx.view.strides()[1];
   if (a.n == 0 || a.c == 0) return;
   const LanePlan plan = plan_lanes(a.c, a.n, 1, sizeof(StorageT<D>), 0);
   cross_entropy_grad_rows<D><<<unsigned(plan.blocks(a.n, 1)), plan.block(), 0, ctx.stream>>>(
-      element_ptr<const StorageT<D>>(c.t[0]), element_ptr<const std::int64_t>(c.t[1]),
-      element_ptr<const StorageT<D>>(c.t[2]), element_ptr<StorageT<D>>(c.t[3]), a);
+      element_ptr<const StorageT<D>>(args.x), element_ptr<const std::int64_t>(args.target),
+      element_ptr<const StorageT<D>>(args.dloss), element_ptr<StorageT<D>>(args.dx), a);
   XY_CUDA_LAUNCHED(ctx.device, "nn::cross_entropy_grad");
 }
 

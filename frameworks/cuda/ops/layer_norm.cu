@@ -271,16 +271,17 @@ struct GradLauncher {
 
 template <DType D>
 void layer_norm(const OpCall& c, const Context& ctx) {
-  const TensorArg &x = c.t[0], &y = c.t[3];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm>(c);
+  const TensorArg &x = args.x, &y = args.y;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
   if (rows == 0) return;
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  const ForwardArgs<D> a{rows_of<const S>(x), rows_of<const S>(c.t[1]), rows_of<const S>(c.t[2]),
-                         rows_of<S>(y), optional_ptr<A>(c.t[4]), optional_ptr<A>(c.t[5]),
-                         stride_of(c.t[4], 0), stride_of(c.t[5], 0), rows, n, A(c.f[0])};
+  const ForwardArgs<D> a{rows_of<const S>(x), rows_of<const S>(args.gamma), rows_of<const S>(args.beta),
+                         rows_of<S>(y), optional_ptr<A>(args.mean), optional_ptr<A>(args.rstd),
+                         stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n, A(args.eps)};
   constexpr int V = 16 / sizeof(S);
-  if (vectorizable<S>(rows, n, {&x, &y}, {&c.t[1], &c.t[2]}))
+  if (vectorizable<S>(rows, n, {&x, &y}, {&args.gamma, &args.beta}))
     launch_rows<ForwardLauncher, D, V, 1>(ctx, "nn::layer_norm", a);
   else
     launch_rows<ForwardLauncher, D, 1, 1>(ctx, "nn::layer_norm", a);
@@ -288,16 +289,17 @@ void layer_norm(const OpCall& c, const Context& ctx) {
 
 template <DType D>
 void layer_norm_grad_input(const OpCall& c, const Context& ctx) {
-  const TensorArg &x = c.t[0], &dy = c.t[4], &dx = c.t[5];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_input>(c);
+  const TensorArg &x = args.x, &dy = args.dy, &dx = args.dx;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
   if (rows == 0) return;
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  const GradInputArgs<D> a{rows_of<const S>(x), rows_of<const S>(c.t[1]), rows_of<const S>(dy),
-                           rows_of<S>(dx), element_ptr<const A>(c.t[2]), element_ptr<const A>(c.t[3]),
-                           stride_of(c.t[2], 0), stride_of(c.t[3], 0), rows, n};
+  const GradInputArgs<D> a{rows_of<const S>(x), rows_of<const S>(args.gamma), rows_of<const S>(dy),
+                           rows_of<S>(dx), element_ptr<const A>(args.mean), element_ptr<const A>(args.rstd),
+                           stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n};
   constexpr int V = 16 / sizeof(S);
-  if (vectorizable<S>(rows, n, {&x, &dy, &dx}, {&c.t[1]}))
+  if (vectorizable<S>(rows, n, {&x, &dy, &dx}, {&args.gamma}))
     launch_rows<GradLauncher, D, V, 2>(ctx, "nn::layer_norm_grad_input", a);
   else
     launch_rows<GradLauncher, D, 1, 2>(ctx, "nn::layer_norm_grad_input", a);
@@ -365,24 +367,25 @@ __global__ void layer_norm_param_finish(ParamArgs<D> a, int parts) {
 
 template <DType D>
 void layer_norm_grad_params(const OpCall& c, const Context& ctx) {
-  const TensorArg &x = c.t[0], &dy = c.t[3];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_params>(c);
+  const TensorArg &x = args.x, &dy = args.dy;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
-  if (n == 0 || (c.t[4].data == nullptr && c.t[5].data == nullptr)) return;
+  if (n == 0 || (args.dgamma.data == nullptr && args.dbeta.data == nullptr)) return;
   using S = StorageT<D>;
   using A = ComputeT<D>;
   ParamArgs<D> a{};
   a.x = rows_of<const S>(x);
   a.dy = rows_of<const S>(dy);
-  a.mean = element_ptr<const A>(c.t[1]);
-  a.rstd = element_ptr<const A>(c.t[2]);
-  a.mean_stride = stride_of(c.t[1], 0);
-  a.rstd_stride = stride_of(c.t[2], 0);
+  a.mean = element_ptr<const A>(args.mean);
+  a.rstd = element_ptr<const A>(args.rstd);
+  a.mean_stride = stride_of(args.mean, 0);
+  a.rstd_stride = stride_of(args.rstd, 0);
   a.rows = rows;
   a.n = n;
-  a.dgamma = optional_ptr<S>(c.t[4]);
-  a.dbeta = optional_ptr<S>(c.t[5]);
-  a.dgamma_stride = stride_of(c.t[4], 0);
-  a.dbeta_stride = stride_of(c.t[5], 0);
+  a.dgamma = optional_ptr<S>(args.dgamma);
+  a.dbeta = optional_ptr<S>(args.dbeta);
+  a.dgamma_stride = stride_of(args.dgamma, 0);
+  a.dbeta_stride = stride_of(args.dbeta, 0);
   // Enough blocks for ~4 per multiprocessor, each with at least 64 rows.
   const std::int64_t col_tiles = (n + kColTile - 1) / kColTile;
   const std::int64_t wanted = std::max<std::int64_t>(1, 4 * ctx.multiprocessors / col_tiles);

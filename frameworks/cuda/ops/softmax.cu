@@ -255,14 +255,15 @@ bool try_registers(const StorageT<D>* x, const StorageT<D>* g, StorageT<D>* y, c
   return true;
 }
 
-// t0=x, t1=y [outer, r, inner]; i0 = 1: log_softmax.
+// x, y [outer, r, inner]; log = 1: log_softmax.
 template <DType D>
 void softmax(const OpCall& c, const Context& ctx) {
-  const RowsArgs a = rows_args(c.t[0], nullptr, c.t[1]);
+  const auto args = plugin::unpack<plugin::args::nn_softmax>(c);
+  const RowsArgs a = rows_args(args.x, nullptr, args.y);
   if (a.outer * a.inner == 0 || a.r == 0) return;
-  const bool log = c.i[0] != 0;
-  const auto* x = element_ptr<const StorageT<D>>(c.t[0]);
-  auto* y = element_ptr<StorageT<D>>(c.t[1]);
+  const bool log = args.log != 0;
+  const auto* x = element_ptr<const StorageT<D>>(args.x);
+  auto* y = element_ptr<StorageT<D>>(args.y);
   if (!try_registers<D>(x, nullptr, y, a, log, ctx)) {
     const LanePlan plan = plan_lanes(a.r, a.outer, a.inner, sizeof(StorageT<D>), target_blocks(ctx));
     softmax_lanes<D><<<unsigned(plan.blocks(a.outer, a.inner)), plan.block(), 0, ctx.stream>>>(x, y, a, plan.rows,
@@ -271,15 +272,15 @@ void softmax(const OpCall& c, const Context& ctx) {
   XY_CUDA_LAUNCHED(ctx.device, "nn::softmax");
 }
 
-// t0=y, t1=dy, t2=dx; i0 as softmax.
 template <DType D>
 void softmax_grad(const OpCall& c, const Context& ctx) {
-  const RowsArgs a = rows_args(c.t[0], &c.t[1], c.t[2]);
+  const auto args = plugin::unpack<plugin::args::nn_softmax_grad>(c);
+  const RowsArgs a = rows_args(args.y, &args.dy, args.dx);
   if (a.outer * a.inner == 0 || a.r == 0) return;
-  const bool log = c.i[0] != 0;
-  const auto* y = element_ptr<const StorageT<D>>(c.t[0]);
-  const auto* dy = element_ptr<const StorageT<D>>(c.t[1]);
-  auto* dx = element_ptr<StorageT<D>>(c.t[2]);
+  const bool log = args.log != 0;
+  const auto* y = element_ptr<const StorageT<D>>(args.y);
+  const auto* dy = element_ptr<const StorageT<D>>(args.dy);
+  auto* dx = element_ptr<StorageT<D>>(args.dx);
   if (!try_registers<D>(y, dy, dx, a, log, ctx)) {
     const LanePlan plan = plan_lanes(a.r, a.outer, a.inner, sizeof(StorageT<D>), target_blocks(ctx));
     softmax_grad_lanes<D><<<unsigned(plan.blocks(a.outer, a.inner)), plan.block(), 0, ctx.stream>>>(y, dy, dx, a,

@@ -77,11 +77,12 @@ void load_block(const Planes<const StorageType<D>>& x, std::int64_t c, std::int6
   for (std::int64_t in = n0; in < n1; ++in) load_row<D>(x.plane(in, c), x.s_stride, x.s, out + (in - n0) * x.s);
 }
 
-// t0=x, t1=mean, t2=var (biased).
+// The biased variance.
 template <DType D>
 void batch_norm_stats_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_stats>(call);
   using T = ComputeType<D>;
-  const auto x = planes_of<const StorageType<D>>(call.t[0]);
+  const auto x = planes_of<const StorageType<D>>(args.x);
   const Blocking b = blocking(x.n, x.s);
   // Each block's count, mean and m2 (sum of squared deviations).
   std::vector<RowMoments> parts(std::size_t(x.c * b.blocks));
@@ -89,8 +90,8 @@ void batch_norm_stats_kernel(const OpCall& call) {
     load_block<D>(x, c, n0, n1, buf);
     parts[std::size_t(c * b.blocks + blk)] = row_moments(buf, (n1 - n0) * x.s);
   });
-  const auto mean = strided_vec<T>(call.t[1]);
-  const auto var = strided_vec<T>(call.t[2]);
+  const auto mean = strided_vec<T>(args.mean);
+  const auto var = strided_vec<T>(args.var);
   for (std::int64_t c = 0; c < x.c; ++c) {
     double count = 0, mu = 0, m2 = 0;
     for (std::int64_t blk = 0; blk < b.blocks; ++blk) {
@@ -107,19 +108,19 @@ void batch_norm_stats_kernel(const OpCall& call) {
   }
 }
 
-// t0=x, t1=mean, t2=var, t3=gamma, t4=beta, t5=y; f0=eps.
 template <DType D>
 void batch_norm_apply_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_apply>(call);
   using T = ComputeType<D>;
-  const auto x = planes_of<const StorageType<D>>(call.t[0]);
-  const auto y = planes_of<StorageType<D>>(call.t[5]);
-  const auto mean = strided_vec<const T>(call.t[1]);
-  const auto var = strided_vec<const T>(call.t[2]);
-  const auto gamma = load_param<D>(call.t[3], x.c, T(1));
-  const auto beta = load_param<D>(call.t[4], x.c, T(0));
+  const auto x = planes_of<const StorageType<D>>(args.x);
+  const auto y = planes_of<StorageType<D>>(args.y);
+  const auto mean = strided_vec<const T>(args.mean);
+  const auto var = strided_vec<const T>(args.var);
+  const auto gamma = load_param<D>(args.gamma, x.c, T(1));
+  const auto beta = load_param<D>(args.beta, x.c, T(0));
   std::vector<T> scale(std::size_t(x.c));
   for (std::int64_t c = 0; c < x.c; ++c)
-    scale[std::size_t(c)] = T(double(gamma[std::size_t(c)]) / std::sqrt(double(var[c]) + call.f[0]));
+    scale[std::size_t(c)] = T(double(gamma[std::size_t(c)]) / std::sqrt(double(var[c]) + args.eps));
   parallel_chunks(x.n * x.c, std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(1, x.s)),
                   [&](std::int64_t p0, std::int64_t p1) {
                     auto buf = std::make_unique_for_overwrite<T[]>(std::size_t(std::max<std::int64_t>(1, x.s)));
@@ -134,23 +135,24 @@ void batch_norm_apply_kernel(const OpCall& call) {
                   });
 }
 
-// t0=x, t1=mean, t2=var, t3=dy, t4=dgamma, t5=dbeta (either absent); f0=eps.
+// dgamma, dbeta: either absent.
 template <DType D>
 void batch_norm_grad_params_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_params>(call);
   using T = ComputeType<D>;
-  const TensorArg &dgamma_arg = call.t[4], &dbeta_arg = call.t[5];
+  const TensorArg &dgamma_arg = args.dgamma, &dbeta_arg = args.dbeta;
   if (dgamma_arg.data == nullptr && dbeta_arg.data == nullptr) return;
-  const auto x = planes_of<const StorageType<D>>(call.t[0]);
-  const auto dy = planes_of<const StorageType<D>>(call.t[3]);
-  const auto mean = strided_vec<const T>(call.t[1]);
-  const auto var = strided_vec<const T>(call.t[2]);
+  const auto x = planes_of<const StorageType<D>>(args.x);
+  const auto dy = planes_of<const StorageType<D>>(args.dy);
+  const auto mean = strided_vec<const T>(args.mean);
+  const auto var = strided_vec<const T>(args.var);
   const Blocking b = blocking(x.n, x.s);
   struct Sums {
     double dy = 0, dy_xh = 0;
   };
   std::vector<Sums> parts(std::size_t(x.c * b.blocks));
   for_each_block<D>(x, b, [&](std::int64_t c, std::int64_t blk, std::int64_t n0, std::int64_t n1, T* buf) {
-    const T mu = mean[c], rs = T(1.0 / std::sqrt(double(var[c]) + call.f[0]));
+    const T mu = mean[c], rs = T(1.0 / std::sqrt(double(var[c]) + args.eps));
     auto row = std::make_unique_for_overwrite<T[]>(std::size_t(std::max<std::int64_t>(1, x.s)));
     T* dv = row.get();
     Sums sums;
@@ -175,27 +177,26 @@ void batch_norm_grad_params_kernel(const OpCall& call) {
   store(dbeta_arg, &Sums::dy);
 }
 
-// t0=x, t1=mean, t2=var, t3=gamma, t4=dgamma, t5=dbeta, t6=dy, t7=dx;
-// i0 = 1 training, 0 inference; f0=eps.
 template <DType D>
 void batch_norm_grad_input_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_input>(call);
   using T = ComputeType<D>;
-  const auto x = planes_of<const StorageType<D>>(call.t[0]);
-  const auto dy = planes_of<const StorageType<D>>(call.t[6]);
-  const auto dx = planes_of<StorageType<D>>(call.t[7]);
-  const auto mean = strided_vec<const T>(call.t[1]);
-  const auto var = strided_vec<const T>(call.t[2]);
-  const auto gamma = load_param<D>(call.t[3], x.c, T(1));
-  const bool training = call.i[0] != 0;
+  const auto x = planes_of<const StorageType<D>>(args.x);
+  const auto dy = planes_of<const StorageType<D>>(args.dy);
+  const auto dx = planes_of<StorageType<D>>(args.dx);
+  const auto mean = strided_vec<const T>(args.mean);
+  const auto var = strided_vec<const T>(args.var);
+  const auto gamma = load_param<D>(args.gamma, x.c, T(1));
+  const bool training = args.training != 0;
   const double m = double(x.n * x.s);
   // Per channel: dx = k*(dy - shift - xh*slope) with k = gamma*rstd.
   std::vector<T> rstd(std::size_t(x.c)), k(std::size_t(x.c)), shift(std::size_t(x.c), T(0)),
       slope(std::size_t(x.c), T(0));
-  const auto dgamma = strided_vec<const StorageType<D>>(call.t[4]);
-  const auto dbeta = strided_vec<const StorageType<D>>(call.t[5]);
+  const auto dgamma = strided_vec<const StorageType<D>>(args.dgamma);
+  const auto dbeta = strided_vec<const StorageType<D>>(args.dbeta);
   for (std::int64_t c = 0; c < x.c; ++c) {
     const auto i = std::size_t(c);
-    rstd[i] = T(1.0 / std::sqrt(double(var[c]) + call.f[0]));
+    rstd[i] = T(1.0 / std::sqrt(double(var[c]) + args.eps));
     k[i] = gamma[i] * rstd[i];
     if (training) {
       shift[i] = T(double(FloatType<D>::load(dbeta[c])) / m);

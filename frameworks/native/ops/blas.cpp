@@ -54,31 +54,34 @@ void pieces(std::int64_t n, F f) {
 // they take |stride| (OpenBLAS returns 0 for a non-positive increment).
 template <class T>
 void asum_kernel(const OpCall& call) {
-  const auto x = vec<T>(call.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_asum>(call);
+  const auto x = vec<T>(args.x);
   const blasint inc = to_blasint("asum", std::abs(x.stride));
   double sum = 0;  // an empty vector sums to 0
   pieces(x.n, [&](std::int64_t b, std::int64_t len) { sum += Cblas<T>::asum(blasint(len), x.lowest(b, len), inc); });
-  *element_ptr<T>(call.t[1]) = static_cast<T>(sum);
+  *element_ptr<T>(args.result) = static_cast<T>(sum);
 }
 
 template <class T>
 void nrm2_kernel(const OpCall& call) {
-  const auto x = vec<T>(call.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_nrm2>(call);
+  const auto x = vec<T>(args.x);
   const blasint inc = to_blasint("nrm2", std::abs(x.stride));
   T norm = 0;  // an empty vector has norm 0
   // hypot combines the pieces' norms without overflow.
   pieces(x.n, [&](std::int64_t b, std::int64_t len) {
     norm = std::hypot(norm, Cblas<T>::nrm2(blasint(len), x.lowest(b, len), inc));
   });
-  *element_ptr<T>(call.t[1]) = norm;
+  *element_ptr<T>(args.result) = norm;
 }
 
 template <class T>
 void scal_kernel(const OpCall& call) {
-  const auto x = vec<T>(call.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_scal>(call);
+  const auto x = vec<T>(args.x);
   const blasint inc = to_blasint("scal", std::abs(x.stride));
   pieces(x.n, [&](std::int64_t b, std::int64_t len) {
-    Cblas<T>::scal(blasint(len), static_cast<T>(call.f[0]), x.lowest(b, len), inc);
+    Cblas<T>::scal(blasint(len), static_cast<T>(args.alpha), x.lowest(b, len), inc);
   });
 }
 
@@ -93,7 +96,8 @@ void scal_kernel(const OpCall& call) {
 // here too.
 template <class T>
 void iamax_kernel(const OpCall& call) {
-  const auto x = vec<T>(call.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_iamax>(call);
+  const auto x = vec<T>(args.x);
   std::int64_t best = -1;
   T best_abs = 0;
   // The rule element by element over [begin, end): strictly greater
@@ -122,14 +126,14 @@ void iamax_kernel(const OpCall& call) {
       if (best < 0 || v > best_abs) best = b + i, best_abs = v;
     }
   }
-  *element_ptr<std::int64_t>(call.t[1]) = best;
+  *element_ptr<std::int64_t>(args.result) = best;
 }
 
 // Two-vector operations keep the signed increments: direction matters.
 template <class T, class F>
-void two_vectors(const char* op, const OpCall& call, F f) {
-  const auto x = vec<T>(call.t[0]);
-  const auto y = vec<T>(call.t[1]);
+void two_vectors(const char* op, const TensorArg& x_arg, const TensorArg& y_arg, F f) {
+  const auto x = vec<T>(x_arg);
+  const auto y = vec<T>(y_arg);
   const blasint incx = to_blasint(op, x.stride), incy = to_blasint(op, y.stride);
   pieces(x.n,
          [&](std::int64_t b, std::int64_t len) { f(blasint(len), x.lowest(b, len), incx, y.lowest(b, len), incy); });
@@ -137,37 +141,42 @@ void two_vectors(const char* op, const OpCall& call, F f) {
 
 template <class T>
 void axpy_kernel(const OpCall& call) {
-  const auto alpha = static_cast<T>(call.f[0]);
-  two_vectors<T>("axpy", call, [&](blasint n, T* x, blasint incx, T* y, blasint incy) {
+  const auto args = plugin::unpack<plugin::args::blas_axpy>(call);
+  const auto alpha = static_cast<T>(args.alpha);
+  two_vectors<T>("axpy", args.x, args.y, [&](blasint n, T* x, blasint incx, T* y, blasint incy) {
     Cblas<T>::axpy(n, alpha, x, incx, y, incy);
   });
 }
 
 template <class T>
 void copy_kernel(const OpCall& call) {
-  two_vectors<T>("copy", call,
+  const auto args = plugin::unpack<plugin::args::blas_copy>(call);
+  two_vectors<T>("copy", args.x, args.y,
                  [](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::copy(n, x, incx, y, incy); });
 }
 
 template <class T>
 void swap_kernel(const OpCall& call) {
-  two_vectors<T>("swap", call,
+  const auto args = plugin::unpack<plugin::args::blas_swap>(call);
+  two_vectors<T>("swap", args.x, args.y,
                  [](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::swap(n, x, incx, y, incy); });
 }
 
 template <class T>
 void dot_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::blas_dot>(call);
   double sum = 0;  // an empty dot product is 0
-  two_vectors<T>("dot", call,
+  two_vectors<T>("dot", args.x, args.y,
                  [&](blasint n, T* x, blasint incx, T* y, blasint incy) { sum += Cblas<T>::dot(n, x, incx, y, incy); });
-  *element_ptr<T>(call.t[2]) = static_cast<T>(sum);
+  *element_ptr<T>(args.result) = static_cast<T>(sum);
 }
 
 // rot: (x, y) <- (c*x + s*y, c*y - s*x), exactly cblas_?rot.
 template <class T>
 void rot_kernel(const OpCall& call) {
-  const auto c = static_cast<T>(call.f[0]), s = static_cast<T>(call.f[1]);
-  two_vectors<T>("rot", call,
+  const auto args = plugin::unpack<plugin::args::blas_rot>(call);
+  const auto c = static_cast<T>(args.c), s = static_cast<T>(args.s);
+  two_vectors<T>("rot", args.x, args.y,
                  [&](blasint n, T* x, blasint incx, T* y, blasint incy) { Cblas<T>::rot(n, x, incx, y, incy, c, s); });
 }
 
@@ -177,11 +186,12 @@ void rot_kernel(const OpCall& call) {
 // hold NaN). A broadcast x (stride 0, which BLAS refuses) is made dense.
 template <class T>
 void gemv_kernel(const OpCall& call) {
-  const TensorArg& a = call.t[0];
-  const bool ta = call.i[0] != 0;
-  const auto alpha = static_cast<T>(call.f[0]), beta = static_cast<T>(call.f[1]);
-  const auto x = vec<T>(call.t[1]);
-  const auto y = vec<T>(call.t[2]);
+  const auto args = plugin::unpack<plugin::args::blas_gemv>(call);
+  const TensorArg& a = args.a;
+  const bool ta = args.transpose_a != 0;
+  const auto alpha = static_cast<T>(args.alpha), beta = static_cast<T>(args.beta);
+  const auto x = vec<T>(args.x);
+  const auto y = vec<T>(args.y);
   if (y.n == 0) return;
   if (beta != T(1))
     for (std::int64_t i = 0; i < y.n; ++i) y.first[i * y.stride] = beta == T(0) ? T(0) : beta * y.first[i * y.stride];
@@ -201,27 +211,29 @@ void gemv_kernel(const OpCall& call) {
 
 template <class T>
 void gemm_kernel(const OpCall& call) {
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
-  const bool ta = call.i[0] != 0, tb = call.i[1] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(call);
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
   const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
   if (m == 0 || n == 0) return;
   // k == 0 still runs: BLAS then sets c = beta*c (zero when beta is 0,
   // without reading c).
-  gemm_rows<T>(ta, tb, m, n, k, static_cast<T>(call.f[0]), element_ptr<T>(a), leading_dim(a), element_ptr<T>(b),
-               leading_dim(b), static_cast<T>(call.f[1]), element_ptr<T>(c), leading_dim(c));
+  gemm_rows<T>(ta, tb, m, n, k, static_cast<T>(args.alpha), element_ptr<T>(a), leading_dim(a), element_ptr<T>(b),
+               leading_dim(b), static_cast<T>(args.beta), element_ptr<T>(c), leading_dim(c));
 }
 
 // gemm_batched: views [batch, rows, cols]; a or b may repeat one matrix
 // (batch stride 0).
 template <class T>
 void gemm_batched_kernel(const OpCall& call) {
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
-  const bool ta = call.i[0] != 0, tb = call.i[1] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemm_batched>(call);
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const std::int64_t batch = c.view.dims()[0], m = c.view.dims()[1], n = c.view.dims()[2];
   const std::int64_t k = ta ? a.view.dims()[1] : a.view.dims()[2];
   if (batch == 0 || m == 0 || n == 0) return;
-  const T alpha = static_cast<T>(call.f[0]), beta = static_cast<T>(call.f[1]);
+  const T alpha = static_cast<T>(args.alpha), beta = static_cast<T>(args.beta);
   const T* pa = element_ptr<const T>(a);
   const T* pb = element_ptr<const T>(b);
   T* pc = element_ptr<T>(c);

@@ -44,19 +44,29 @@ void run_engine(ConvPass pass, const ConvGeometry& g, const ConvOperands<T>& ops
   conv_im2col(pass, g, ops);
 }
 
-// Argument order: forward (x, w, y), grad_data (dy, w, dx), grad_filter
-// (x, dy, dw).
-template <DType D, ConvPass Pass>
-void conv_kernel(const OpCall& call) {
-  const TensorArg &a = call.t[0], &b = call.t[1], &out = call.t[2];
-  const auto g = Pass == ConvPass::forward     ? conv_geometry(a.view.dims(), b.view.dims(), out.view.dims(), call)
-                 : Pass == ConvPass::grad_data ? conv_geometry(out.view.dims(), b.view.dims(), a.view.dims(), call)
-                                               : conv_geometry(a.view.dims(), out.view.dims(), b.view.dims(), call);
+// Operands in argument order: forward (x, w, y), grad_data (dy, w, dx),
+// grad_filter (x, dy, dw).
+template <DType D>
+void run_pass(ConvPass pass, const ConvGeometry& g, const TensorArg& a, const TensorArg& b, const TensorArg& out) {
   if (out.view.numel() == 0) return;
   const DenseIn<D> in0(a), in1(b);
   const DenseOut<D> result(out);
-  run_engine(Pass, g, ConvOperands<ComputeType<D>>{in0.data(), in1.data(), result.data()});
+  run_engine(pass, g, ConvOperands<ComputeType<D>>{in0.data(), in1.data(), result.data()});
   result.commit();
+}
+
+template <DType D, ConvPass Pass>
+void conv_kernel(const OpCall& call) {
+  if constexpr (Pass == ConvPass::forward) {
+    const auto p = plugin::unpack<plugin::args::nn_conv2d>(call);
+    run_pass<D>(Pass, conv_geometry(p.x.view.dims(), p.w.view.dims(), p.y.view.dims(), p), p.x, p.w, p.y);
+  } else if constexpr (Pass == ConvPass::grad_data) {
+    const auto p = plugin::unpack<plugin::args::nn_conv2d_grad_data>(call);
+    run_pass<D>(Pass, conv_geometry(p.dx.view.dims(), p.w.view.dims(), p.dy.view.dims(), p), p.dy, p.w, p.dx);
+  } else {
+    const auto p = plugin::unpack<plugin::args::nn_conv2d_grad_filter>(call);
+    run_pass<D>(Pass, conv_geometry(p.x.view.dims(), p.dw.view.dims(), p.dy.view.dims(), p), p.x, p.dy, p.dw);
+  }
 }
 
 }  // namespace

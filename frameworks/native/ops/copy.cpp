@@ -95,9 +95,10 @@ void copy_tiled(const Word* x, Word* y, const StridedLayout<2>& layout, int a) {
 
 template <class Word>
 void copy_kernel(const OpCall& call) {
-  const auto* x = element_ptr<const Word>(call.t[0]);
-  auto* y = element_ptr<Word>(call.t[1]);
-  const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
+  const auto args = plugin::unpack<plugin::args::core_copy_view>(call);
+  const auto* x = element_ptr<const Word>(args.x);
+  auto* y = element_ptr<Word>(args.y);
+  const auto layout = make_layout<2>({&args.x.view, &args.y.view});
   const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
   const bool dense = layout.inner_unit();
   if (!dense) {

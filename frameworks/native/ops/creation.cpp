@@ -87,9 +87,10 @@ struct Element<DType::boolean> {
 template <DType D>
 void fill_kernel(const OpCall& call) {
   using T = typename Element<D>::type;
-  const T value = Element<D>::from(call.f[0]);
-  T* base = element_ptr<T>(call.t[0]);
-  const auto layout = make_layout<1>({&call.t[0].view});
+  const auto args = plugin::unpack<plugin::args::creation_fill>(call);
+  const T value = Element<D>::from(args.value);
+  T* base = element_ptr<T>(args.y);
+  const auto layout = make_layout<1>({&args.y.view});
   const std::int64_t stride = layout.inner_stride(0);
   parallel_runs(layout, kFillGrain, [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t) {
     T* out = base + offsets[0];
@@ -105,9 +106,10 @@ void fill_kernel(const OpCall& call) {
 template <DType D>
 void arange_kernel(const OpCall& call) {
   using T = typename Element<D>::type;
-  const double start = call.f[0], step = call.f[1];
-  T* base = element_ptr<T>(call.t[0]);
-  const auto layout = make_layout<1>({&call.t[0].view});
+  const auto args = plugin::unpack<plugin::args::creation_arange>(call);
+  const double start = args.start, step = args.step;
+  T* base = element_ptr<T>(args.y);
+  const auto layout = make_layout<1>({&args.y.view});
   const std::int64_t stride = layout.inner_stride(0);
   parallel_runs(layout, kFillGrain,
                 [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
@@ -117,14 +119,15 @@ void arange_kernel(const OpCall& call) {
                 });
 }
 
-// y[k] = transform(xy_philox(seed, counter + k)) for every logical index k
-// of the view t0: the words come a block at a time from the SIMD Philox,
-// the numbers from math.h's conversions.
+// y[k] = transform(xy_philox(seed, offset + k)) for every logical index k
+// of the view y: the words come a block at a time from the SIMD Philox,
+// the numbers from math.h's conversions. (uniform and normal have the same
+// y, seed and offset.)
 template <class T, class Transform>
-void random_fill(const OpCall& call, Transform transform) {
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
-  T* base = element_ptr<T>(call.t[0]);
-  const auto layout = make_layout<1>({&call.t[0].view});
+void random_fill(const plugin::TensorArg& y, std::int64_t seed_arg, std::int64_t offset, Transform transform) {
+  const auto seed = static_cast<xy_u64>(seed_arg), counter = static_cast<xy_u64>(offset);
+  T* base = element_ptr<T>(y);
+  const auto layout = make_layout<1>({&y.view});
   const std::int64_t stride = layout.inner_stride(0);
   parallel_runs(layout, kRandomGrain,
                 [&](const std::array<std::int64_t, 1>& offsets, std::int64_t count, std::int64_t first) {
@@ -146,24 +149,28 @@ void random_fill(const OpCall& call, Transform transform) {
 // low + (high - low) * u, in the dtype's own precision (float for f32) so
 // frameworks without fp64 compute the same bits.
 void uniform_f32(const OpCall& call) {
-  const float low = static_cast<float>(call.f[0]);
-  const float span = static_cast<float>(call.f[1]) - low;
-  random_fill<float>(call, [=](const xy_philox_out& r) { return low + span * xy_uniform01_f(r); });
+  const auto a = plugin::unpack<plugin::args::creation_uniform>(call);
+  const float low = static_cast<float>(a.low);
+  const float span = static_cast<float>(a.high) - low;
+  random_fill<float>(a.y, a.seed, a.offset, [=](const xy_philox_out& r) { return low + span * xy_uniform01_f(r); });
 }
 
 void uniform_f64(const OpCall& call) {
-  const double low = call.f[0], span = call.f[1] - call.f[0];
-  random_fill<double>(call, [=](const xy_philox_out& r) { return low + span * xy_uniform01_d(r); });
+  const auto a = plugin::unpack<plugin::args::creation_uniform>(call);
+  const double low = a.low, span = a.high - a.low;
+  random_fill<double>(a.y, a.seed, a.offset, [=](const xy_philox_out& r) { return low + span * xy_uniform01_d(r); });
 }
 
 void normal_f32(const OpCall& call) {
-  const float mean = static_cast<float>(call.f[0]), stddev = static_cast<float>(call.f[1]);
-  random_fill<float>(call, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_f(r); });
+  const auto a = plugin::unpack<plugin::args::creation_normal>(call);
+  const float mean = static_cast<float>(a.mean), stddev = static_cast<float>(a.stddev);
+  random_fill<float>(a.y, a.seed, a.offset, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_f(r); });
 }
 
 void normal_f64(const OpCall& call) {
-  const double mean = call.f[0], stddev = call.f[1];
-  random_fill<double>(call, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_d(r); });
+  const auto a = plugin::unpack<plugin::args::creation_normal>(call);
+  const double mean = a.mean, stddev = a.stddev;
+  random_fill<double>(a.y, a.seed, a.offset, [=](const xy_philox_out& r) { return mean + stddev * xy_normal_d(r); });
 }
 
 template <DType D>

@@ -52,12 +52,13 @@ void for_each_row(const plugin::TensorArg& x, Body body) {
 template <class T>
 void cross_entropy_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const std::int64_t classes = call.t[0].view.dims()[1];
-  const std::int64_t* target = element_ptr<const std::int64_t>(call.t[1]);
-  const std::int64_t st = call.t[1].view.strides()[0];
-  T* loss = element_ptr<T>(call.t[2]);
-  const std::int64_t sl = call.t[2].view.strides()[0];
-  for_each_row<T>(call.t[0], [&](std::int64_t n, const C* row) {
+  const auto args = plugin::unpack<plugin::args::nn_cross_entropy>(call);
+  const std::int64_t classes = args.x.view.dims()[1];
+  const std::int64_t* target = element_ptr<const std::int64_t>(args.target);
+  const std::int64_t st = args.target.view.strides()[0];
+  T* loss = element_ptr<T>(args.loss);
+  const std::int64_t sl = args.loss.view.strides()[0];
+  for_each_row<T>(args.x, [&](std::int64_t n, const C* row) {
     const std::int64_t t = target[n * st];
     const C value = t >= 0 && t < classes ? log_sum_exp(row, std::size_t(classes)) - row[t]
                                           : std::numeric_limits<C>::quiet_NaN();
@@ -68,14 +69,15 @@ void cross_entropy_kernel(const OpCall& call) {
 template <class T>
 void cross_entropy_grad_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const std::int64_t classes = call.t[0].view.dims()[1];
-  const std::int64_t* target = element_ptr<const std::int64_t>(call.t[1]);
-  const std::int64_t st = call.t[1].view.strides()[0];
-  const T* dloss = element_ptr<const T>(call.t[2]);
-  const std::int64_t sd = call.t[2].view.strides()[0];
-  const plugin::TensorArg& dx = call.t[3];
+  const auto args = plugin::unpack<plugin::args::nn_cross_entropy_grad>(call);
+  const std::int64_t classes = args.x.view.dims()[1];
+  const std::int64_t* target = element_ptr<const std::int64_t>(args.target);
+  const std::int64_t st = args.target.view.strides()[0];
+  const T* dloss = element_ptr<const T>(args.dloss);
+  const std::int64_t sd = args.dloss.view.strides()[0];
+  const plugin::TensorArg& dx = args.dx;
   const std::int64_t sxr = dx.view.strides()[0], sxc = dx.view.strides()[1];
-  for_each_row<T>(call.t[0], [&](std::int64_t n, const C* row) {
+  for_each_row<T>(args.x, [&](std::int64_t n, const C* row) {
     thread_local std::vector<C> grad;
     grad.resize(std::size_t(classes));
     const std::int64_t t = target[n * st];

@@ -33,11 +33,12 @@ struct ConvGeometry {
 };
 
 // From the dims of x [N, C, H, W], w [K, C/groups, R, S], y [N, K, P, Q] and
-// the call's i0..i6.
-[[nodiscard]] inline ConvGeometry conv_geometry(std::span<const std::int64_t> x, std::span<const std::int64_t> w,
-                                                std::span<const std::int64_t> y, const plugin::OpCall& call) noexcept {
-  return {x[0], x[1],      x[2],      x[3],      w[0],      w[2],      w[3],      y[2],
-          y[3], call.i[0], call.i[1], call.i[2], call.i[3], call.i[4], call.i[5], call.i[6]};
+// the geometry fields every convolution op's args have.
+template <class Conv>
+[[nodiscard]] ConvGeometry conv_geometry(std::span<const std::int64_t> x, std::span<const std::int64_t> w,
+                                         std::span<const std::int64_t> y, const Conv& p) noexcept {
+  return {x[0],       x[1],       x[2],     x[3],     w[0],         w[2],         w[3],    y[2],
+          y[3], p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w, p.groups};
 }
 
 namespace conv_detail {

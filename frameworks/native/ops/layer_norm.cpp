@@ -40,20 +40,20 @@ Rows<S> rows_of(const TensorArg& t) noexcept {
   return {element_ptr<S>(t), t.view.strides()[0], t.view.strides()[1]};
 }
 
-// t0=x, t1=gamma, t2=beta, t3=y, t4=mean, t5=rstd; f0=eps.
 template <DType D>
 void layer_norm_kernel(const OpCall& call) {
   using T = ComputeType<D>;
   using S = StorageType<D>;
-  const std::int64_t rows = call.t[0].view.dims()[0], n = call.t[0].view.dims()[1];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm>(call);
+  const std::int64_t rows = args.x.view.dims()[0], n = args.x.view.dims()[1];
   if (rows == 0) return;
-  const auto x = rows_of<const S>(call.t[0]);
-  const auto y = rows_of<S>(call.t[3]);
-  const auto mean = strided_vec<T>(call.t[4]);
-  const auto rstd = strided_vec<T>(call.t[5]);
-  const auto gamma = load_param<D>(call.t[1], n, T(1));
-  const auto beta = load_param<D>(call.t[2], n, T(0));
-  const double eps = call.f[0];
+  const auto x = rows_of<const S>(args.x);
+  const auto y = rows_of<S>(args.y);
+  const auto mean = strided_vec<T>(args.mean);
+  const auto rstd = strided_vec<T>(args.rstd);
+  const auto gamma = load_param<D>(args.gamma, n, T(1));
+  const auto beta = load_param<D>(args.beta, n, T(0));
+  const double eps = args.eps;
   parallel_chunks(rows, row_grain(n), [&](std::int64_t r0, std::int64_t r1) {
     auto buf = std::make_unique_for_overwrite<T[]>(std::size_t(std::max<std::int64_t>(1, n)));
     for (std::int64_t r = r0; r < r1; ++r) {
@@ -69,20 +69,20 @@ void layer_norm_kernel(const OpCall& call) {
   });
 }
 
-// t0=x, t1=gamma, t2=mean, t3=rstd, t4=dy, t5=dx:
 // dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma, xh = (x-mean)*rstd.
 template <DType D>
 void layer_norm_grad_input_kernel(const OpCall& call) {
   using T = ComputeType<D>;
   using S = StorageType<D>;
-  const std::int64_t rows = call.t[0].view.dims()[0], n = call.t[0].view.dims()[1];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_input>(call);
+  const std::int64_t rows = args.x.view.dims()[0], n = args.x.view.dims()[1];
   if (rows == 0) return;
-  const auto x = rows_of<const S>(call.t[0]);
-  const auto dy = rows_of<const S>(call.t[4]);
-  const auto dx = rows_of<S>(call.t[5]);
-  const auto mean = strided_vec<const T>(call.t[2]);
-  const auto rstd = strided_vec<const T>(call.t[3]);
-  const auto gamma = load_param<D>(call.t[1], n, T(1));
+  const auto x = rows_of<const S>(args.x);
+  const auto dy = rows_of<const S>(args.dy);
+  const auto dx = rows_of<S>(args.dx);
+  const auto mean = strided_vec<const T>(args.mean);
+  const auto rstd = strided_vec<const T>(args.rstd);
+  const auto gamma = load_param<D>(args.gamma, n, T(1));
   parallel_chunks(rows, row_grain(n), [&](std::int64_t r0, std::int64_t r1) {
     auto buf = std::make_unique_for_overwrite<T[]>(std::size_t(2 * std::max<std::int64_t>(1, n)));
     T* xh = buf.get();
@@ -101,23 +101,23 @@ void layer_norm_grad_input_kernel(const OpCall& call) {
   });
 }
 
-// t0=x, t1=mean, t2=rstd, t3=dy, t4=dgamma, t5=dbeta (either absent):
-// column sums over rows. Rows are split into a fixed number of blocks (not
+// dgamma, dbeta (either absent): column sums over rows. Rows are split into a fixed number of blocks (not
 // one per thread) so the result does not depend on the thread count; each
 // block sums into its own partial row, and the partials are added in order.
 template <DType D>
 void layer_norm_grad_params_kernel(const OpCall& call) {
   using T = ComputeType<D>;
   using S = StorageType<D>;
-  const TensorArg &dgamma_arg = call.t[4], &dbeta_arg = call.t[5];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_params>(call);
+  const TensorArg &dgamma_arg = args.dgamma, &dbeta_arg = args.dbeta;
   const bool want_gamma = dgamma_arg.data != nullptr, want_beta = dbeta_arg.data != nullptr;
   if (!want_gamma && !want_beta) return;
-  const std::int64_t rows = call.t[0].view.dims()[0], n = call.t[0].view.dims()[1];
+  const std::int64_t rows = args.x.view.dims()[0], n = args.x.view.dims()[1];
   if (n == 0) return;
-  const auto x = rows_of<const S>(call.t[0]);
-  const auto dy = rows_of<const S>(call.t[3]);
-  const auto mean = strided_vec<const T>(call.t[1]);
-  const auto rstd = strided_vec<const T>(call.t[2]);
+  const auto x = rows_of<const S>(args.x);
+  const auto dy = rows_of<const S>(args.dy);
+  const auto mean = strided_vec<const T>(args.mean);
+  const auto rstd = strided_vec<const T>(args.rstd);
 
   constexpr std::int64_t kMaxBlocks = 64;
   const std::int64_t rows_per_block = std::max(row_grain(n), (rows + kMaxBlocks - 1) / kMaxBlocks);

@@ -32,11 +32,13 @@ struct LrnGeometry {
   [[nodiscard]] std::int64_t blocks() const noexcept { return (hw + kPixels - 1) / kPixels; }
 };
 
-LrnGeometry lrn_geometry(const plugin::TensorArg& x, const OpCall& call) {
-  const auto d = x.view.dims();
+// lrn and lrn_grad share x and the window's size, alpha, beta and k.
+template <class Lrn>
+LrnGeometry lrn_geometry(const Lrn& p) {
+  const auto d = p.x.view.dims();
   std::int64_t hw = 1;
   for (std::size_t a = 2; a < d.size(); ++a) hw *= d[a];
-  return {d[0], d[1], hw, call.i[0], call.f[0], call.f[1], call.f[2]};
+  return {d[0], d[1], hw, p.size, p.alpha, p.beta, p.k};
 }
 
 // out[c][j] = sum over channels c' in [c - lo, c + hi] (clipped) of in[c'][j],
@@ -101,10 +103,11 @@ void with_neg_pow(double beta, Body&& body) {
 template <DType D>
 void lrn_kernel(const OpCall& call) {
   using T = ComputeType<D>;
-  const auto g = lrn_geometry(call.t[0], call);
-  if (call.t[1].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]);
-  const DenseOut<D> y(call.t[1]);
+  const auto args = plugin::unpack<plugin::args::nn_lrn>(call);
+  const auto g = lrn_geometry(args);
+  if (args.y.view.numel() == 0) return;
+  const DenseIn<D> x(args.x);
+  const DenseOut<D> y(args.y);
   with_neg_pow<T>(g.beta, [&](auto neg_pow) {
     for_each_block<T>(g, 2 * g.c, [&](std::int64_t image, std::int64_t pixel, std::int64_t len, T* scratch) {
       const T* xb = x.data() + image * g.c * g.hw + pixel;
@@ -124,10 +127,11 @@ void lrn_kernel(const OpCall& call) {
 template <DType D>
 void lrn_grad_kernel(const OpCall& call) {
   using T = ComputeType<D>;
-  const auto g = lrn_geometry(call.t[0], call);
-  if (call.t[3].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]), y(call.t[1]), dy(call.t[2]);
-  const DenseOut<D> dx(call.t[3]);
+  const auto args = plugin::unpack<plugin::args::nn_lrn_grad>(call);
+  const auto g = lrn_geometry(args);
+  if (args.dx.view.numel() == 0) return;
+  const DenseIn<D> x(args.x), y(args.y), dy(args.dy);
+  const DenseOut<D> dx(args.dx);
   const T factor = T(2.0 * g.alpha * g.beta / double(g.size));
   with_neg_pow<T>(g.beta, [&](auto neg_pow) {
     for_each_block<T>(g, 3 * g.c, [&](std::int64_t image, std::int64_t pixel, std::int64_t len, T* scratch) {

@@ -34,10 +34,15 @@ struct PoolGeometry {
   }
 };
 
-// x [N, C, H, W] and y [N, C, P, Q] dims; the call's i0..i6.
-PoolGeometry pool_geometry(std::span<const std::int64_t> x, std::span<const std::int64_t> y, const OpCall& call) {
-  return {x[0] * x[1], x[2],      x[3],      y[2],      y[3],      call.i[0],
-          call.i[1],   call.i[2], call.i[3], call.i[4], call.i[5], call.i[6] != 0};
+// x [N, C, H, W] and y [N, C, P, Q] dims; the window from the op's args
+// (every pooling op has the same window fields; the averages also say what
+// they divide by).
+template <class Pool>
+PoolGeometry pool_geometry(std::span<const std::int64_t> x, std::span<const std::int64_t> y, const Pool& p) {
+  bool count_include_pad = false;
+  if constexpr (requires { p.count_include_pad; }) count_include_pad = p.count_include_pad != 0;
+  return {x[0] * x[1], x[2], x[3], y[2], y[3], p.window_h, p.window_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w,
+          count_include_pad};
 }
 
 // The real part of window (op, oq): rows [h0, h1), columns [w0, w1).
@@ -105,11 +110,12 @@ void over_taps(const PoolGeometry& g, const T* x, T* y, Pick&& pick) {
 // t0=x, t1=y.
 template <DType D>
 void max_pool2d_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_max_pool2d>(call);
   using T = ComputeType<D>;
-  const auto g = pool_geometry(call.t[0].view.dims(), call.t[1].view.dims(), call);
-  if (call.t[1].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]);
-  const DenseOut<D> y(call.t[1]);
+  const auto g = pool_geometry(args.x.view.dims(), args.y.view.dims(), args);
+  if (args.y.view.numel() == 0) return;
+  const DenseIn<D> x(args.x);
+  const DenseOut<D> y(args.y);
   for_each_plane(g, [&](std::int64_t i) {
     T* yp = y.data() + i * g.pq();
     std::fill(yp, yp + g.pq(), -std::numeric_limits<T>::infinity());
@@ -122,11 +128,12 @@ void max_pool2d_kernel(const OpCall& call) {
 // t0=x, t1=dy, t2=dx.
 template <DType D>
 void max_pool2d_grad_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_max_pool2d_grad>(call);
   using T = ComputeType<D>;
-  const auto g = pool_geometry(call.t[0].view.dims(), call.t[1].view.dims(), call);
-  if (call.t[2].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]), dy(call.t[1]);
-  const DenseOut<D> dx(call.t[2]);
+  const auto g = pool_geometry(args.x.view.dims(), args.dy.view.dims(), args);
+  if (args.dx.view.numel() == 0) return;
+  const DenseIn<D> x(args.x), dy(args.dy);
+  const DenseOut<D> dx(args.dx);
   for_each_plane(g, [&](std::int64_t i) {
     const T* xp = x.data() + i * g.hw();
     const T* dyp = dy.data() + i * g.pq();
@@ -141,11 +148,12 @@ void max_pool2d_grad_kernel(const OpCall& call) {
 // t0=x, t1=y.
 template <DType D>
 void avg_pool2d_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_avg_pool2d>(call);
   using T = ComputeType<D>;
-  const auto g = pool_geometry(call.t[0].view.dims(), call.t[1].view.dims(), call);
-  if (call.t[1].view.numel() == 0) return;
-  const DenseIn<D> x(call.t[0]);
-  const DenseOut<D> y(call.t[1]);
+  const auto g = pool_geometry(args.x.view.dims(), args.y.view.dims(), args);
+  if (args.y.view.numel() == 0) return;
+  const DenseIn<D> x(args.x);
+  const DenseOut<D> y(args.y);
   for_each_plane(g, [&](std::int64_t i) {
     T* yp = y.data() + i * g.pq();
     std::fill(yp, yp + g.pq(), T(0));
@@ -160,11 +168,12 @@ void avg_pool2d_kernel(const OpCall& call) {
 // tap as the forward pass.
 template <DType D>
 void avg_pool2d_grad_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<plugin::args::nn_avg_pool2d_grad>(call);
   using T = ComputeType<D>;
-  const auto g = pool_geometry(call.t[1].view.dims(), call.t[0].view.dims(), call);
-  if (call.t[1].view.numel() == 0) return;
-  const DenseIn<D> dy(call.t[0]);
-  const DenseOut<D> dx(call.t[1]);
+  const auto g = pool_geometry(args.dx.view.dims(), args.dy.view.dims(), args);
+  if (args.dx.view.numel() == 0) return;
+  const DenseIn<D> dy(args.dy);
+  const DenseOut<D> dx(args.dx);
   const ConvGeometry taps = g.as_conv();
   parallel_chunks(g.planes, std::max<std::int64_t>(1, (16 * 1024) / std::max<std::int64_t>(1, g.hw() + g.pq())),
                   [&](std::int64_t b, std::int64_t e) {

@@ -122,12 +122,12 @@ class Reduction {
   using T = typename L::T;
   using C = typename L::C;
 
-  explicit Reduction(const OpCall& call)
-      : x_(element_ptr<const T>(call.t[0])), y_(call.t[1]), code_(int(call.i[0])), correction_(call.i[1]) {
-    const Layout& v = call.t[0].view;
+  explicit Reduction(const plugin::args::math_reduce<>& a)
+      : x_(element_ptr<const T>(a.x)), y_(a.y), code_(int(a.code)), correction_(a.correction) {
+    const Layout& v = a.x.view;
     outer_ = v.dims()[0], r_ = v.dims()[1], inner_ = v.dims()[2];
     so_ = v.strides()[0], sr_ = v.strides()[1], si_ = v.strides()[2];
-    yo_ = call.t[1].view.strides()[0], yi_ = call.t[1].view.strides()[1];
+    yo_ = a.y.view.strides()[0], yi_ = a.y.view.strides()[1];
   }
 
   void run() {
@@ -299,7 +299,7 @@ class Reduction {
 
 template <class L>
 void reduce_kernel(const OpCall& call) {
-  Reduction<L>(call).run();
+  Reduction<L>(plugin::unpack<plugin::args::math_reduce>(call)).run();
 }
 
 }  // namespace

@@ -141,14 +141,14 @@ void for_rows(const OpCall& call, RowOp row_op) {
 template <class T>
 void softmax_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const bool log = call.i[0] != 0;
+  const bool log = plugin::unpack<plugin::args::nn_softmax>(call).log != 0;
   for_rows<T, 1>(call, [log](const C* x, C* y, std::size_t n) { softmax_row(x, y, n, log); });
 }
 
 template <class T>
 void softmax_grad_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const bool log = call.i[0] != 0;
+  const bool log = plugin::unpack<plugin::args::nn_softmax_grad>(call).log != 0;
   for_rows<T, 2>(call, [log](const C* y, const C* dy, C* dx, std::size_t n) { softmax_grad_row(y, dy, dx, n, log); });
 }
 

@@ -1,0 +1,213 @@
+#pragma once
+// Every operation xylem knows, declared once: XYLEM_OPS below. The public op
+// id (xylem::Op, what Backend::supports asks about), the typed argument
+// struct each framework's kernel reads (xylem/plugin/args.hpp), the access
+// mode the core derives for each tensor and each framework's kernel table
+// slot all follow from this list.
+//
+// X(op set, name, tensors, integers, reals). Each list is a run of entries
+// without commas between them:
+//   XY_IN(x)          read
+//   XY_OUT(y)         written whole; its old contents are not needed
+//   XY_INOUT(x)       read and written
+//   XY_ACC(c, beta)   c = ... + beta*c: read and written, write-only when the
+//                     real `beta` is 0 (its old contents, NaN included, are
+//                     then never read)
+//   XY_IN_OPT(g), XY_OUT_OPT(dg)  as XY_IN / XY_OUT, and may be absent (the
+//                     kernel sees data == nullptr)
+//   XY_INT(n)         a 64-bit integer;   XY_REAL(r)  a double
+// Tensors, integers and reals fill the call's slots in the order listed.
+//
+// Dtypes. "float dtypes" are f16, bf16, f32 and f64. f16 and bf16 are storage
+// types: kernels load them, compute in f32 (f64 for f64), and round results
+// to the storage type to nearest even. Accumulations (reductions, softmax,
+// norms, gemm, convolution) run in f32 for f16/bf16/f32 (wider inside where
+// that is cheap) and in f64 for f64. A framework's kernel table is indexed by
+// (op, dispatch dtype): the dtype of the first tensor, except where said.
+//
+// The core checks shapes and dtypes before launch; every view may have any
+// strides unless said otherwise; views of one call may alias only where said.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace xylem {
+
+// clang-format off
+#define XYLEM_OPS(X)                                                                          \
+  /* y = value */                                                                             \
+  X(creation, fill, XY_OUT(y), , XY_REAL(value))                                              \
+  /* y[k] = start + k*step, k = the row-major logical index */                                \
+  X(creation, arange, XY_OUT(y), , XY_REAL(start) XY_REAL(step))                              \
+  /* Philox stream (seed, counter offset + k) for element k (see math.h) */                   \
+  X(creation, uniform, XY_OUT(y), XY_INT(seed) XY_INT(offset), XY_REAL(low) XY_REAL(high))    \
+  X(creation, normal, XY_OUT(y), XY_INT(seed) XY_INT(offset), XY_REAL(mean) XY_REAL(stddev))  \
+  /* same dims and dtype, any strides */                                                      \
+  X(core, copy_view, XY_IN(x) XY_OUT(y), , )                                                  \
+  /* BLAS level 1: vectors are rank-1 views (any stride, also negative); result is a          \
+     one-element tensor of x's dtype (iamax: i64, 0-based, the first max |x|; the first       \
+     NaN wins) */                                                                             \
+  X(blas, asum, XY_IN(x) XY_OUT(result), , )                                                  \
+  /* y += alpha*x */                                                                          \
+  X(blas, axpy, XY_IN(x) XY_INOUT(y), , XY_REAL(alpha))                                       \
+  /* y = x */                                                                                 \
+  X(blas, copy, XY_IN(x) XY_OUT(y), , )                                                       \
+  X(blas, dot, XY_IN(x) XY_IN(y) XY_OUT(result), , )                                          \
+  X(blas, nrm2, XY_IN(x) XY_OUT(result), , )                                                  \
+  /* x *= alpha */                                                                            \
+  X(blas, scal, XY_INOUT(x), , XY_REAL(alpha))                                                \
+  /* x <-> y */                                                                               \
+  X(blas, swap, XY_INOUT(x) XY_INOUT(y), , )                                                  \
+  X(blas, iamax, XY_IN(x) XY_OUT(result), , )                                                 \
+  /* (x, y) <- (c*x + s*y, c*y - s*x) */                                                      \
+  X(blas, rot, XY_INOUT(x) XY_INOUT(y), , XY_REAL(c) XY_REAL(s))                              \
+  /* y = alpha*op(a)*x + beta*y; a [m, n] has stride(1) == 1, stride(0) >= n; x, y rank 1.    \
+     f32, f64. */                                                                             \
+  X(blas, gemv, XY_IN(a) XY_IN(x) XY_ACC(y, beta), XY_INT(transpose_a),                       \
+    XY_REAL(alpha) XY_REAL(beta))                                                             \
+  /* c = alpha*op(a)*op(b) + beta*c. Each matrix view has stride(1) == 1 and stride(0) >=     \
+     its columns (the core normalises transposed views). f16/bf16: products accumulate in     \
+     f32, alpha and beta applied in f32, c rounded to its dtype (nearest even). */            \
+  X(blas, gemm, XY_IN(a) XY_IN(b) XY_ACC(c, beta), XY_INT(transpose_a) XY_INT(transpose_b),   \
+    XY_REAL(alpha) XY_REAL(beta))                                                             \
+  /* as gemm, over rank-3 views [batch, rows, cols]: every matrix as gemm's; stride(0) is     \
+     the batch stride, any value >= 0 (0: the same matrix for every batch, for a and b        \
+     only). f32, f64, f16, bf16. */                                                           \
+  X(blas, gemm_batched, XY_IN(a) XY_IN(b) XY_ACC(c, beta),                                    \
+    XY_INT(transpose_a) XY_INT(transpose_b), XY_REAL(alpha) XY_REAL(beta))                    \
+  /* y = f(x), same dims (y may be x); code = XY_UN_* (math.h), param0, param1 its            \
+     parameters. Float dtypes. */                                                             \
+  X(math, unary, XY_IN(x) XY_OUT(y), XY_INT(code), XY_REAL(param0) XY_REAL(param1))           \
+  /* y = f(a, b), same dims (the core broadcasts: a broadcast input arrives with stride 0     \
+     along its broadcast axes); y may alias a or b exactly; code = XY_BIN_*. Float dtypes. */ \
+  X(math, binary, XY_IN(a) XY_IN(b) XY_OUT(y), XY_INT(code), XY_REAL(param0) XY_REAL(param1)) \
+  /* as binary; code = XY_CMP_*; y is boolean (0 or 1). Float dtypes. */                      \
+  X(math, compare, XY_IN(a) XY_IN(b) XY_OUT(y), XY_INT(code), )                               \
+  /* y = cond ? a : b, cond boolean. Dispatch dtype: a's. Float dtypes. */                    \
+  X(math, where, XY_IN(a) XY_IN(b) XY_IN(cond) XY_OUT(y), , )                                 \
+  /* same dims, any two dtypes (all 8), dispatch on x's. Float to integer truncates toward    \
+     zero, saturating at the integer type's range, NaN -> 0; integer to integer saturates     \
+     too; to boolean: x != 0; boolean/u8/ints to float: the value (nearest even); f64 ->      \
+     f32/f16/bf16: nearest even (overflow -> Inf). supports(cast, d) promises every target    \
+     dtype the device has (the core asks for both dtypes). */                                 \
+  X(math, cast, XY_IN(x) XY_OUT(y), , )                                                       \
+  /* x rank 3 [outer, r, inner], y rank 2 [outer, inner]: y[o, i] = reduce over j of          \
+     x[o, j, i]; code = XY_RED_*; var divides by r - correction (<= 0 gives Inf or NaN as     \
+     0/0). r >= 1 (the core handles empty reductions). argmax/argmin: y is i64, the first     \
+     index of the extreme, NaN counting as both extremes (the first NaN wins); max/min        \
+     propagate NaN. y's dtype is x's otherwise. Float dtypes. */                              \
+  X(math, reduce, XY_IN(x) XY_OUT(y), XY_INT(code) XY_INT(correction), )                      \
+  /* x, y rank 3 [outer, r, inner], along axis 1; log = 0: softmax, 1: log_softmax. r >= 1.   \
+     Float dtypes. */                                                                         \
+  X(nn, softmax, XY_IN(x) XY_OUT(y), XY_INT(log), )                                           \
+  /* y the forward output. softmax: dx = y*(dy - sum_j(dy*y)); log: dx = dy -                 \
+     exp(y)*sum_j(dy). */                                                                     \
+  X(nn, softmax_grad, XY_IN(y) XY_IN(dy) XY_OUT(dx), XY_INT(log), )                           \
+  /* x, y rank 2 [rows, n], normalised over axis 1; gamma, beta rank 1 [n] or absent (1, 0);  \
+     mean, rstd rank 1 [rows] in the stat dtype (f32 for f16/bf16/f32 x, f64 for f64).       \
+     Biased variance; rstd = 1/sqrt(var + eps); y = (x - mean)*rstd*gamma + beta. */          \
+  X(nn, layer_norm, XY_IN(x) XY_IN_OPT(gamma) XY_IN_OPT(beta) XY_OUT(y) XY_OUT(mean)          \
+    XY_OUT(rstd), , XY_REAL(eps))                                                             \
+  /* xh = (x - mean)*rstd, g = dy*gamma: dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)) */        \
+  X(nn, layer_norm_grad_input, XY_IN(x) XY_IN_OPT(gamma) XY_IN(mean) XY_IN(rstd) XY_IN(dy)    \
+    XY_OUT(dx), , )                                                                           \
+  /* dgamma = sum_rows(dy*xh), dbeta = sum_rows(dy), rank 1 [n] in x's dtype, either absent.  \
+     Overwrites (does not accumulate). */                                                     \
+  X(nn, layer_norm_grad_params, XY_IN(x) XY_IN(mean) XY_IN(rstd) XY_IN(dy)                    \
+    XY_OUT_OPT(dgamma) XY_OUT_OPT(dbeta), , )                                                 \
+  /* batch_norm_*: x, y, dy, dx rank 3 [N, C, S] (channels on axis 1, S the spatial size,     \
+     may be 1); per-channel mean, var, gamma, beta, dgamma, dbeta rank 1 [C]; mean and var    \
+     in the stat dtype (see layer_norm); gamma/beta in x's dtype or absent (1, 0).            \
+     stats: mean and biased variance over (N, S), N*S >= 1. */                                \
+  X(nn, batch_norm_stats, XY_IN(x) XY_OUT(mean) XY_OUT(var), , )                              \
+  /* y = (x - mean)/sqrt(var + eps)*gamma + beta */                                           \
+  X(nn, batch_norm_apply, XY_IN(x) XY_IN(mean) XY_IN(var) XY_IN_OPT(gamma) XY_IN_OPT(beta)    \
+    XY_OUT(y), , XY_REAL(eps))                                                                \
+  /* dbeta = sum_{N,S}(dy); dgamma = sum_{N,S}(dy*xh), xh = (x - mean)/sqrt(var + eps); in    \
+     x's dtype, either absent. */                                                             \
+  X(nn, batch_norm_grad_params, XY_IN(x) XY_IN(mean) XY_IN(var) XY_IN(dy)                     \
+    XY_OUT_OPT(dgamma) XY_OUT_OPT(dbeta), , XY_REAL(eps))                                     \
+  /* dgamma, dbeta as grad_params wrote them; training = 1: mean/var were the batch's,        \
+     dx = gamma*rstd*(dy - dbeta/M - xh*dgamma/M), M = N*S; 0: running statistics             \
+     (constants), dx = gamma*rstd*dy. */                                                      \
+  X(nn, batch_norm_grad_input, XY_IN(x) XY_IN(mean) XY_IN(var) XY_IN_OPT(gamma) XY_IN(dgamma) \
+    XY_IN(dbeta) XY_IN(dy) XY_OUT(dx), XY_INT(training), XY_REAL(eps))                        \
+  /* same dims, y may alias x exactly; p in [0, 1). Element k (row-major logical index) is    \
+     kept when xy_uniform01_f(xy_philox(seed, offset + k)) >= (float)p (an f32 uniform for    \
+     every dtype): y = keep ? x/(1-p) : 0, x/(1-p) in the compute type. */                    \
+  X(nn, dropout, XY_IN(x) XY_OUT(y), XY_INT(seed) XY_INT(offset), XY_REAL(p))                 \
+  /* the same mask: dx = keep ? dy/(1-p) : 0 */                                               \
+  X(nn, dropout_grad, XY_IN(dy) XY_OUT(dx), XY_INT(seed) XY_INT(offset), XY_REAL(p))          \
+  /* x [N, C] logits, target rank 1 [N] i64, loss rank 1 [N] in x's dtype:                    \
+     loss[n] = logsumexp(x[n, :]) - x[n, target[n]]; NaN where target is outside [0, C).      \
+     Computed in the stat type. */                                                            \
+  X(nn, cross_entropy, XY_IN(x) XY_IN(target) XY_OUT(loss), , )                               \
+  /* dloss [N] in x's dtype: dx[n, c] = (softmax(x[n])[c] - (c == target[n]))*dloss[n]; a row \
+     with a target outside [0, C) gets NaN. */                                                \
+  X(nn, cross_entropy_grad, XY_IN(x) XY_IN(target) XY_IN(dloss) XY_OUT(dx), , )               \
+  /* x [N, C, H, W], w [K, C/groups, R, S], y [N, K, P, Q], P = (H + 2*pad_h -                \
+     dilation_h*(R-1) - 1)/stride_h + 1 (>= 1); padding is zeros. Cross-correlation (no       \
+     kernel flip), as cuDNN and PyTorch. */                                                   \
+  X(nn, conv2d, XY_IN(x) XY_IN(w) XY_OUT(y), XYLEM_CONV_INTS, )                               \
+  /* the gradient of y with respect to x; written, not accumulated */                         \
+  X(nn, conv2d_grad_data, XY_IN(dy) XY_IN(w) XY_OUT(dx), XYLEM_CONV_INTS, )                   \
+  X(nn, conv2d_grad_filter, XY_IN(x) XY_IN(dy) XY_OUT(dw), XYLEM_CONV_INTS, )                 \
+  /* x [N, C, H, W], y [N, C, P, Q]; padding never wins (-Inf). The window maximum, NaN       \
+     propagating; each window holds at least one real element. */                            \
+  X(nn, max_pool2d, XY_IN(x) XY_OUT(y), XYLEM_POOL_INTS, )                                    \
+  /* each dy goes to the first maximum of its window (row-major; a NaN is the maximum); dx    \
+     sums over windows */                                                                     \
+  X(nn, max_pool2d_grad, XY_IN(x) XY_IN(dy) XY_OUT(dx), XYLEM_POOL_INTS, )                    \
+  /* count_include_pad = 1: divide by the whole window, 0: by its real elements only */       \
+  X(nn, avg_pool2d, XY_IN(x) XY_OUT(y), XYLEM_POOL_INTS XY_INT(count_include_pad), )          \
+  X(nn, avg_pool2d_grad, XY_IN(dy) XY_OUT(dx), XYLEM_POOL_INTS XY_INT(count_include_pad), )   \
+  /* x, y [N, C, H, W] (rank >= 2 with channels on axis 1 arrives as rank 4 with trailing     \
+     1s); the window is channels [c - (size-1)/2, c + size/2]. scale = k + alpha/size *       \
+     sum_window x^2; y = x * scale^-beta. */                                                  \
+  X(nn, lrn, XY_IN(x) XY_OUT(y), XY_INT(size), XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))       \
+  /* dx = dy*scale^-beta - 2*alpha*beta/size * x * sum_{c' whose window holds c} dy*y/scale */ \
+  X(nn, lrn_grad, XY_IN(x) XY_IN(y) XY_IN(dy) XY_OUT(dx), XY_INT(size),                       \
+    XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))
+
+// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an
+// expansion of the list defines XY_TENSOR, XY_INT and XY_REAL.
+#define XY_IN(n) XY_TENSOR(n, read, false)
+#define XY_OUT(n) XY_TENSOR(n, write, false)
+#define XY_INOUT(n) XY_TENSOR(n, read_write, false)
+#define XY_ACC(n, scale) XY_TENSOR(n, read_write, false, scale)
+#define XY_IN_OPT(n) XY_TENSOR(n, read, true)
+#define XY_OUT_OPT(n) XY_TENSOR(n, write, true)
+
+// Convolution geometry, shared by conv2d and its gradients.
+#define XYLEM_CONV_INTS                                                                 \
+  XY_INT(stride_h) XY_INT(stride_w) XY_INT(pad_h) XY_INT(pad_w) XY_INT(dilation_h)      \
+  XY_INT(dilation_w) XY_INT(groups)
+// Pooling window geometry, shared by both poolings and their gradients.
+#define XYLEM_POOL_INTS \
+  XY_INT(window_h) XY_INT(window_w) XY_INT(stride_h) XY_INT(stride_w) XY_INT(pad_h) XY_INT(pad_w)
+// clang-format on
+
+// One operation, as Backend::supports asks about it: set_name
+// (Op::blas_gemm). Several public functions may share one (every
+// activation is a math::unary code).
+enum class Op : std::uint16_t {
+#define XYLEM_OP_ENUM(set, op, ...) set##_##op,
+  XYLEM_OPS(XYLEM_OP_ENUM)
+#undef XYLEM_OP_ENUM
+      count_
+};
+
+inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::count_);
+
+// "blas::gemm"; "?" for a value outside the list.
+[[nodiscard]] constexpr std::string_view op_name(Op op) noexcept {
+  constexpr std::string_view names[] = {
+#define XYLEM_OP_NAME(set, op, ...) #set "::" #op,
+      XYLEM_OPS(XYLEM_OP_NAME)
+#undef XYLEM_OP_NAME
+  };
+  const auto i = static_cast<std::size_t>(op);
+  return i < kOpCount ? names[i] : std::string_view("?");
+}
+
+}  // namespace xylem
