@@ -219,14 +219,14 @@ void register_builtin(const XylemPluginInfo& info, BuiltinMemory memory) {
     return Error(ErrorCode::internal, "register_builtin('" + name + "'): " + why);
   };
   if (name.empty() || info.create == nullptr) throw refuse("the entry has no name or no create function");
-  detail::Builtins& linked = detail::builtins();
+  xylem::detail::Builtins& linked = xylem::detail::builtins();
   std::lock_guard lock(linked.mutex);
   if (linked.listed) throw refuse("called after the frameworks were listed; register from a static initialiser");
   for (const auto& slot : linked.slots)
     if (slot.name == name) throw refuse("a framework of that name is already built in");
   if (memory == BuiltinMemory::host && linked.host != nullptr)
     throw refuse("'" + linked.host->name + "' already holds host memory");
-  detail::Slot& slot = linked.slots.emplace_back();
+  xylem::detail::Slot& slot = linked.slots.emplace_back();
   slot.name = name;
   slot.builtin = &info;
   if (memory == BuiltinMemory::host) linked.host = &slot;
