@@ -1,7 +1,8 @@
 // Philox4x32-10 over a block of consecutive counters, vectorised with
 // Highway and compiled once per SIMD target (creation.cpp includes it
-// through foreach_target). It computes exactly math.h's xy_philox, word for
-// word, so the random kernels stay bit-identical to the other frameworks;
+// through foreach_target). It expands math.h's rounds (XY_PHILOX_ROUNDS) on
+// Highway vectors, so it computes xy_philox word for word and the random
+// kernels stay bit-identical to the other frameworks;
 // only the four output words come from here, the conversion to numbers is
 // math.h's own.
 
@@ -48,27 +49,26 @@ inline HWY_NOINLINE void PhiloxBlock(std::uint64_t seed, std::uint64_t counter, 
   const hn::Repartition<std::uint32_t, decltype(d)> d32;
   const std::size_t lanes = hn::Lanes(d);
   const auto low = hn::Set(d, 0xFFFFFFFFull);
-  const auto m0 = hn::BitCast(d32, hn::Set(d, 0xD2511F53ull));
-  const auto m1 = hn::BitCast(d32, hn::Set(d, 0xCD9E8D57ull));
+  // math.h's rounds on 64-bit lanes: MulEven multiplies the low 32 bits of
+  // each lane (the word) by the multiplier, the product split into halves.
+#define XYLEM_PHILOX_PRODUCT(m, c) hn::MulEven(hn::BitCast(d32, hn::Set(d, m)), hn::BitCast(d32, c))
+#define XYLEM_PHILOX_MULHI(m, c) hn::ShiftRight<32>(XYLEM_PHILOX_PRODUCT(m, c))
+#define XYLEM_PHILOX_MULLO(m, c) hn::And(XYLEM_PHILOX_PRODUCT(m, c), low)
+#define XYLEM_PHILOX_XOR3(a, b, k) hn::Xor(hn::Xor(a, b), hn::Set(d, k))
   for (std::size_t i = 0; i < kPhiloxBlock; i += lanes) {
     const auto ctr = hn::Add(hn::Set(d, counter + i), hn::Iota(d, 0));
     auto c0 = hn::And(ctr, low), c1 = hn::ShiftRight<32>(ctr), c2 = hn::Zero(d), c3 = hn::Zero(d);
     std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      const auto p0 = hn::MulEven(m0, hn::BitCast(d32, c0));
-      const auto p1 = hn::MulEven(m1, hn::BitCast(d32, c2));
-      c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), hn::Set(d, k0));
-      c1 = hn::And(p1, low);
-      c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), hn::Set(d, k1));
-      c3 = hn::And(p0, low);
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
+    XY_PHILOX_ROUNDS(decltype(c0), XYLEM_PHILOX_MULHI, XYLEM_PHILOX_MULLO, XYLEM_PHILOX_XOR3, c0, c1, c2, c3, k0, k1)
     hn::Store(c0, d, w0 + i);
     hn::Store(c1, d, w1 + i);
     hn::Store(c2, d, w2 + i);
     hn::Store(c3, d, w3 + i);
   }
+#undef XYLEM_PHILOX_PRODUCT
+#undef XYLEM_PHILOX_MULHI
+#undef XYLEM_PHILOX_MULLO
+#undef XYLEM_PHILOX_XOR3
 #endif
 }
 
