@@ -103,7 +103,7 @@ void run_elementwise(const OpCall& call, Entry entry) {
 // The codes of math.h's X-lists for each kind: the vector kernels are
 // instantiated for [0, count) and write nothing for another code.
 template <Kind K>
-constexpr int kCodeCount = K == Kind::unary ? XY_UN_COUNT : K == Kind::binary ? XY_BIN_COUNT : XY_CMP_COUNT;
+constexpr int kCodeCount = K == Kind::unary ? int{XY_UN_COUNT} : K == Kind::binary ? int{XY_BIN_COUNT} : int{XY_CMP_COUNT};
 
 template <Kind K, DType D>
 void elementwise_kernel(const OpCall& call) {

@@ -232,8 +232,11 @@ kernel void KNAME(where)(global const ST* a, global const ST* b, global const uc
 #define XY_ULV XY_PASTE(ulong, VW)
 #define XY_FV XY_PASTE(float, VW)
 
-/* math.h's rounds on VW lanes, mul_hi giving the high words. */
-#define XY_PHILOX_MULHI_V(m, c) mul_hi((XY_UV)(m), c)
+/* math.h's rounds on VW lanes: no 64-bit product, so the "product" is the
+ * word itself and mul_hi and a (wrapping) 32-bit multiply give its halves. */
+#define XY_PHILOX_WORD_V(m, c) (c)
+#define XY_PHILOX_HI_V(m, c) mul_hi((XY_UV)(m), c)
+#define XY_PHILOX_LO_V(m, c) ((m) * (c))
 
 /* The first word of xy_philox(seed, counter) for VW consecutive counters. */
 inline XY_UV KNAME(philox_first_word)(ulong seed, ulong counter) {
@@ -241,7 +244,7 @@ inline XY_UV KNAME(philox_first_word)(ulong seed, ulong counter) {
   XY_UV c0 = XY_PASTE(convert_uint, VW)(ctr), c1 = XY_PASTE(convert_uint, VW)(ctr >> 32);
   XY_UV c2 = (XY_UV)(0u), c3 = (XY_UV)(0u);
   uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
-  XY_PHILOX_ROUNDS(XY_UV, XY_PHILOX_MULHI_V, XY_PHILOX_MULLO, XY_PHILOX_XOR3, c0, c1, c2, c3, k0, k1)
+  XY_PHILOX_ROUNDS(XY_UV, XY_PHILOX_WORD_V, XY_PHILOX_HI_V, XY_PHILOX_LO_V, XY_PHILOX_XOR3, XY_PHILOX_KEY_ADD, c0, c1, c2, c3, k0, k1)
   return c0;
 }
 

@@ -210,33 +210,37 @@ typedef struct {
 #define XY_PHILOX_W0 0x9E3779B9u /* key schedule (Weyl) increments */
 #define XY_PHILOX_W1 0xBB67AE85u
 
-/* The ten rounds, on any lane type L: counters c0..c3 of type L (a word, an
- * OpenCL vector, a Highway vector), keys k0, k1 (xy_u32, the same in every
- * lane), updated in place. MULHI(m, c) and MULLO(m, c) give the high and
- * low 32 bits of the 32x32-bit product of the multiplier m and c;
- * XOR3(a, b, k) gives a ^ b ^ k. xy_philox below, OpenCL's vector dropout
- * and the native SIMD block (philox_simd-inl.h) all expand this. */
-#define XY_PHILOX_ROUNDS(L, MULHI, MULLO, XOR3, c0, c1, c2, c3, k0, k1)         \
+/* The ten rounds, on any lane type: counters c0..c3 (a word, an OpenCL
+ * vector, a Highway vector) and keys k0, k1 (words, or lanes of the same
+ * key), updated in place. MUL(m, c) forms the product of the multiplier m
+ * and the 32-bit c, of type P; HI(m, p) and LO(m, p) take its high and low
+ * 32 bits (a dialect without a 64-bit product, such as OpenCL's vectors
+ * with mul_hi, makes P the word itself and computes from m in HI and LO).
+ * XOR3(a, b, k) gives a ^ b ^ k, KEY_ADD(k, w) the next key k + w.
+ * xy_philox below, OpenCL's vector dropout and the native SIMD block
+ * (philox_simd-inl.h) all expand this. Both products come first: the
+ * order the compilers schedule best. */
+#define XY_PHILOX_ROUNDS(P, MUL, HI, LO, XOR3, KEY_ADD, c0, c1, c2, c3, k0, k1) \
   for (int xy_round = 0; xy_round < 10; ++xy_round) {                           \
-    const L xy_hi0 = MULHI(XY_PHILOX_M0, c0), xy_lo0 = MULLO(XY_PHILOX_M0, c0); \
-    const L xy_hi1 = MULHI(XY_PHILOX_M1, c2), xy_lo1 = MULLO(XY_PHILOX_M1, c2); \
-    c0 = XOR3(xy_hi1, c1, k0);                                                  \
-    c1 = xy_lo1;                                                                \
-    c2 = XOR3(xy_hi0, c3, k1);                                                  \
-    c3 = xy_lo0;                                                                \
-    k0 += XY_PHILOX_W0;                                                         \
-    k1 += XY_PHILOX_W1;                                                         \
+    const P xy_p0 = MUL(XY_PHILOX_M0, c0), xy_p1 = MUL(XY_PHILOX_M1, c2);       \
+    c0 = XOR3(HI(XY_PHILOX_M1, xy_p1), c1, k0);                                 \
+    c1 = LO(XY_PHILOX_M1, xy_p1);                                               \
+    c2 = XOR3(HI(XY_PHILOX_M0, xy_p0), c3, k1);                                 \
+    c3 = LO(XY_PHILOX_M0, xy_p0);                                               \
+    k0 = KEY_ADD(k0, XY_PHILOX_W0);                                             \
+    k1 = KEY_ADD(k1, XY_PHILOX_W1);                                             \
   }
-/* The operations on words; MULLO and XOR3 serve OpenCL's vectors too (a
- * 32-bit multiply wraps to the low word). */
-#define XY_PHILOX_MULHI32(m, c) ((xy_u32)(((xy_u64)(m) * (xy_u64)(c)) >> 32))
-#define XY_PHILOX_MULLO(m, c) ((m) * (c))
+/* The operations on words (XOR3 and KEY_ADD serve OpenCL's vectors too). */
+#define XY_PHILOX_MUL64(m, c) ((xy_u64)(m) * (xy_u64)(c))
+#define XY_PHILOX_HI64(m, p) ((xy_u32)((p) >> 32))
+#define XY_PHILOX_LO64(m, p) ((xy_u32)(p))
 #define XY_PHILOX_XOR3(a, b, k) ((a) ^ (b) ^ (k))
+#define XY_PHILOX_KEY_ADD(k, w) ((k) + (w))
 
 XY_FN xy_philox_out xy_philox(xy_u64 seed, xy_u64 counter) {
   xy_u32 c0 = (xy_u32)counter, c1 = (xy_u32)(counter >> 32), c2 = 0u, c3 = 0u;
   xy_u32 k0 = (xy_u32)seed, k1 = (xy_u32)(seed >> 32);
-  XY_PHILOX_ROUNDS(xy_u32, XY_PHILOX_MULHI32, XY_PHILOX_MULLO, XY_PHILOX_XOR3, c0, c1, c2, c3, k0, k1)
+  XY_PHILOX_ROUNDS(xy_u64, XY_PHILOX_MUL64, XY_PHILOX_HI64, XY_PHILOX_LO64, XY_PHILOX_XOR3, XY_PHILOX_KEY_ADD, c0, c1, c2, c3, k0, k1)
   xy_philox_out out;
   out.v[0] = c0;
   out.v[1] = c1;
