@@ -155,7 +155,6 @@ enum { XY_RED_SUM = 0, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN, XY_RED_ARGMAX, XY_RE
   case code:                             \
     return expression;
 
-
 /* The scalar functions, for a scalar type S (math.h suffix FS). A code
  * outside the list gives NaN (compare: 0, what NaN compares to): device
  * code cannot throw, and every framework rejects such a code on the host
