@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "xylem/plugin/half.hpp"
+#include "xylem/plugin/math.h"
 
 namespace xylem::detail {
 
@@ -21,11 +22,9 @@ float half_to_float(std::uint16_t h) noexcept {
 
 float bf16_to_float(std::uint16_t b) noexcept { return std::bit_cast<float>(std::uint32_t(b) << 16); }
 
+// math.h's rounding, the one every framework's kernels use.
 std::uint16_t float_to_bf16(float value) noexcept {
-  std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
-  return static_cast<std::uint16_t>(bits >> 16);
+  return static_cast<std::uint16_t>(xy_f32_bits_to_bf16(std::bit_cast<std::uint32_t>(value)));
 }
 
 std::uint16_t float_to_half(float value) noexcept {

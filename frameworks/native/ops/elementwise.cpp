@@ -20,9 +20,11 @@
 
 #if HWY_ONCE
 #include <cstdint>
+#include <string>
 
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
+#include "xylem/error.hpp"
 
 namespace xylem::native {
 
@@ -98,11 +100,18 @@ void run_elementwise(const OpCall& call, Entry entry) {
   });
 }
 
-// The codes are checked by the core; an unknown one here would be a bug
-// upstream, and leaves y unwritten rather than guessing.
+// The codes of math.h's X-lists for each kind: the vector kernels are
+// instantiated for [0, count) and write nothing for another code.
+template <Kind K>
+constexpr int kCodeCount = K == Kind::unary ? int{XY_UN_COUNT} : K == Kind::binary ? int{XY_BIN_COUNT} : int{XY_CMP_COUNT};
+
 template <Kind K, DType D>
 void elementwise_kernel(const OpCall& call) {
   constexpr std::size_t in = K == Kind::unary ? 1 : 2;
+  if (call.i[0] < 0 || call.i[0] >= kCodeCount<K>) {
+    constexpr const char* op = K == Kind::unary ? "math::unary" : K == Kind::binary ? "math::binary" : "math::compare";
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": unknown code " + std::to_string(call.i[0]));
+  }
   run_elementwise<in>(call, &dispatch_chunk<K, D>);
 }
 

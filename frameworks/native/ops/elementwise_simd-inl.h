@@ -3,9 +3,15 @@
 // includes it that way) and picked at run time. Each op code is its own
 // functor, so the inner loop of a kernel specialised on it holds no switch.
 //
-// Formulas are math.h's, written with vector operations in the same order
-// (f32 exp, sigmoid and tanh with elementwise_math_simd-inl.h's lean
-// approximations). Where an approximation (LeanExp, Highway's Log, Sin, ...)
+// The scalar formula of every code is math.h's X-list (XY_UNARY_FORMULAS
+// ...), instantiated there as xy_unary_f/_d. The vector formulas below are
+// its transcription into Highway operations, in the same order: Highway's
+// vectors have no ?: (selects are IfThenElse on masks), and some formulas
+// clamp the argument of an approximation that is only defined on a range
+// (the lanes concerned are replaced anyway). f32 exp, sigmoid and tanh use
+// elementwise_math_simd-inl.h's lean approximations. A code the vector
+// tables here do not name runs math.h's formula lane by lane (Reach::none),
+// so a code added to the X-list is right before it is fast. Where an approximation (LeanExp, Highway's Log, Sin, ...)
 // is accurate only on a range, lanes outside it (NaN, Inf, overflow, log of
 // <= 0) take math.h's scalar formula instead: exact semantics for the
 // special values, vector speed for the rest (see Reach). Codes without a
@@ -235,9 +241,13 @@ template <int K, class C>
 struct BinaryOp {
   C p0, p1;
 
-  static constexpr Reach kReach = (K == XY_BIN_ELU_GRAD || K == XY_BIN_SOFTPLUS_GRAD) ? Reach::checked
-                                  : (K == XY_BIN_POW || K == XY_BIN_GELU_GRAD)        ? Reach::none
-                                                                                      : Reach::every_lane;
+  static constexpr Reach kReach =
+      (K == XY_BIN_ELU_GRAD || K == XY_BIN_SOFTPLUS_GRAD) ? Reach::checked
+      : (K == XY_BIN_ADD || K == XY_BIN_SUB || K == XY_BIN_MUL || K == XY_BIN_DIV || K == XY_BIN_MAXIMUM ||
+         K == XY_BIN_MINIMUM || K == XY_BIN_SIGMOID_GRAD || K == XY_BIN_RELU_GRAD || K == XY_BIN_TANH_GRAD ||
+         K == XY_BIN_LEAKY_RELU_GRAD)
+          ? Reach::every_lane
+          : Reach::none;  // pow, gelu_grad (erf)
 
   C scalar(C a, C b) const { return ScalarBinary(K, a, b, p0, p1); }
 
@@ -298,7 +308,7 @@ struct BinaryOp {
 // 1 or 0 in the compute type; the output stage turns it into a boolean.
 template <int K, class C>
 struct CompareOp {
-  static constexpr Reach kReach = Reach::every_lane;
+  static constexpr Reach kReach = K >= XY_CMP_EQ && K <= XY_CMP_GE ? Reach::every_lane : Reach::none;
 
   C scalar(C a, C b) const { return ScalarCompare(K, a, b); }
 
@@ -316,7 +326,9 @@ struct CompareOp {
 
   template <class D>
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> a, hn::Vec<D> b) const {
-    return Fast(d, a, b);
+    if constexpr (kReach == Reach::every_lane) return Fast(d, a, b);
+    const auto s = [this](C u, C v) { return scalar(u, v); };
+    return Patch2(d, hn::Lt(a, a), a, a, b, s);  // no lane is "ok": all scalar
   }
 };
 

@@ -1,7 +1,8 @@
 // Philox4x32-10 over a block of consecutive counters, vectorised with
 // Highway and compiled once per SIMD target (creation.cpp includes it
-// through foreach_target). It computes exactly math.h's xy_philox, word for
-// word, so the random kernels stay bit-identical to the other frameworks;
+// through foreach_target). It expands math.h's rounds (XY_PHILOX_ROUNDS) on
+// Highway vectors, so it computes xy_philox word for word and the random
+// kernels stay bit-identical to the other frameworks;
 // only the four output words come from here, the conversion to numbers is
 // math.h's own.
 
@@ -48,27 +49,34 @@ inline HWY_NOINLINE void PhiloxBlock(std::uint64_t seed, std::uint64_t counter, 
   const hn::Repartition<std::uint32_t, decltype(d)> d32;
   const std::size_t lanes = hn::Lanes(d);
   const auto low = hn::Set(d, 0xFFFFFFFFull);
-  const auto m0 = hn::BitCast(d32, hn::Set(d, 0xD2511F53ull));
-  const auto m1 = hn::BitCast(d32, hn::Set(d, 0xCD9E8D57ull));
+  // math.h's rounds on 64-bit lanes: MulEven multiplies the low 32 bits of
+  // each lane (the word) by the multiplier into the full 64-bit product.
+  // The keys are vectors too, carried from round to round: measured 7%
+  // faster on AVX2 (3% on AVX-512) than a scalar key broadcast each round,
+  // whose xor the compiler put after the multiply's. They wrap past 32
+  // bits, which only reaches the high halves of c0 and c2: MulEven never
+  // reads those, and the stores mask them.
+#define XYLEM_PHILOX_MUL(m, c) hn::MulEven(hn::BitCast(d32, hn::Set(d, m)), hn::BitCast(d32, c))
+#define XYLEM_PHILOX_HI(m, p) hn::ShiftRight<32>(p)
+#define XYLEM_PHILOX_LO(m, p) hn::And(p, low)
+#define XYLEM_PHILOX_XOR3(a, b, k) hn::Xor(hn::Xor(a, b), k)
+#define XYLEM_PHILOX_KEY_ADD(k, w) hn::Add(k, hn::Set(d, w))
   for (std::size_t i = 0; i < kPhiloxBlock; i += lanes) {
     const auto ctr = hn::Add(hn::Set(d, counter + i), hn::Iota(d, 0));
     auto c0 = hn::And(ctr, low), c1 = hn::ShiftRight<32>(ctr), c2 = hn::Zero(d), c3 = hn::Zero(d);
-    std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-    for (int round = 0; round < 10; ++round) {
-      const auto p0 = hn::MulEven(m0, hn::BitCast(d32, c0));
-      const auto p1 = hn::MulEven(m1, hn::BitCast(d32, c2));
-      c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), hn::Set(d, k0));
-      c1 = hn::And(p1, low);
-      c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), hn::Set(d, k1));
-      c3 = hn::And(p0, low);
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    hn::Store(c0, d, w0 + i);
+    auto k0 = hn::And(hn::Set(d, seed), low), k1 = hn::Set(d, seed >> 32);
+    XY_PHILOX_ROUNDS(decltype(c0), XYLEM_PHILOX_MUL, XYLEM_PHILOX_HI, XYLEM_PHILOX_LO, XYLEM_PHILOX_XOR3,
+                     XYLEM_PHILOX_KEY_ADD, c0, c1, c2, c3, k0, k1)
+    hn::Store(hn::And(c0, low), d, w0 + i);
     hn::Store(c1, d, w1 + i);
-    hn::Store(c2, d, w2 + i);
+    hn::Store(hn::And(c2, low), d, w2 + i);
     hn::Store(c3, d, w3 + i);
   }
+#undef XYLEM_PHILOX_MUL
+#undef XYLEM_PHILOX_HI
+#undef XYLEM_PHILOX_LO
+#undef XYLEM_PHILOX_XOR3
+#undef XYLEM_PHILOX_KEY_ADD
 #endif
 }
 

@@ -9,8 +9,8 @@
 #define XY_CAT_(a, b) a##_##b
 #define XY_CAT(a, b) XY_CAT_(a, b)
 #define KNAME(n) XY_CAT(n, SUF) /* sigmoid_c -> sigmoid_c_f32 */
-#define XF(n) XY_CAT(n, FS)     /* xy_sigmoid -> xy_sigmoid_f */
-#define XV(n) XY_CAT(XY_CAT(n, v), FS) /* xy_relu -> xy_relu_v_f (over VT) */
+#define XF(n) XY_CAT(n, FS)     /* xy_normal -> xy_normal_f */
+#define XV(n) XY_CAT(XY_CAT(n, v), FS) /* xy_hsum -> xy_hsum_v_f (over VT) */
 
 /* Dimensions and strides (in elements) of up to three operands of one
  * shape, as the host collapsed them (dims of one element dropped, runs of
@@ -177,12 +177,6 @@ typedef float xy_wide;
 XY_EXP_FAST(xy_exp_fast_f, float, int, as_float, as_int)
 XY_EXP_FAST(xy_exp_fast_f16, float16, int16, as_float16, as_int16)
 
-/* The activations' element functions, scalar (_f, _d) and over one vector
- * (_v_f: float16, _v_d: double8): math.h's formulas, with f32 sigmoid and
- * tanh on the exp above (PoCL's expf and tanhf are calls per element). */
-inline float xy_sigmoid_act_f(float x) { return 1.0f / (1.0f + xy_exp_fast_f(-x)); }
-inline float16 xy_sigmoid_act_v_f(float16 x) { return 1.0f / (1.0f + xy_exp_fast_f16(-x)); }
-
 /* e^x for tanh's large branch only, x in [1.25, 18.2]: the exp above
  * without what that range never needs (clamps, 2^k in two halves for the
  * subnormals, NaN), so 2^k (k <= 27) is one multiply. tanh is
@@ -236,9 +230,3 @@ XY_EXP_TANH(xy_exp_tanh_f16, float16, int16, as_float16, as_int16)
 XY_TANH_FAST(xy_tanh_act_f, float, xy_exp_tanh_f)
 XY_TANH_FAST(xy_tanh_act_v_f, float16, xy_exp_tanh_f16)
 
-#ifdef XY_HAS_FP64
-inline double xy_sigmoid_act_d(double x) { return xy_sigmoid_d(x); }
-inline double8 xy_sigmoid_act_v_d(double8 x) { return 1.0 / (1.0 + exp(-x)); }
-inline double xy_tanh_act_d(double x) { return xy_tanh_d(x); }
-inline double8 xy_tanh_act_v_d(double8 x) { return tanh(x); }
-#endif

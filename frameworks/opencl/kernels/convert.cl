@@ -25,19 +25,13 @@
 
 inline float xy_bf16_to_f32(ushort h) { return as_float((uint)h << 16); }
 
-inline ushort xy_f32_to_bf16(float f) {
-  const uint u = as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x0040u);
-  return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
+inline ushort xy_f32_to_bf16(float f) { return (ushort)xy_f32_bits_to_bf16(as_uint(f)); }
 
 inline float16 xy_bf16_to_f32_16(ushort16 h) { return as_float16(convert_uint16(h) << 16); }
 
 inline ushort16 xy_f32_to_bf16_16(float16 f) {
   const uint16 u = as_uint16(f);
-  const uint16 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  const uint16 nan = (u >> 16) | 0x0040u;
-  return convert_ushort16(select(rounded, nan, (u & 0x7fffffffu) > 0x7f800000u));
+  return convert_ushort16(XY_F32_BITS_TO_BF16(u));
 }
 
 /* y (dense rows x cols) = x (the view at xo, row stride ldx). */

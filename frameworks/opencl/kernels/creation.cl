@@ -33,11 +33,7 @@ inline ushort xy_to_f16(float v) {
   vstore_half_rte(v, 0, (private half*)&bits);
   return bits;
 }
-inline ushort xy_to_bf16(float v) {
-  const uint bits = as_uint(v);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return (ushort)((bits >> 16) | 0x0040u);
-  return (ushort)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-}
+inline ushort xy_to_bf16(float v) { return (ushort)xy_f32_bits_to_bf16(as_uint(v)); }
 
 /* arange: start + k*step, formed in double where the device has it (in
  * float otherwise), rounded once to the dtype. When start and step are

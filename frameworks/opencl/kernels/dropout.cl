@@ -2,11 +2,16 @@
  * logical index) is kept when xy_uniform01_f(xy_philox(seed, offset + k))
  * >= p, the f32 test on every framework, so every framework drops the same
  * elements. y = keep ? x / keep_scale : 0, keep_scale = 1 - p in T. CPU
- * devices run Philox over VW lanes at once: mul_hi and a multiply give the
- * 64-bit products of math.h's xy_philox. */
+ * devices run math.h's Philox rounds over VW lanes at once. */
 #define XY_UV XY_PASTE(uint, VW)
 #define XY_ULV XY_PASTE(ulong, VW)
 #define XY_FV XY_PASTE(float, VW)
+
+/* math.h's rounds on VW lanes: no 64-bit product, so the "product" is the
+ * word itself and mul_hi and a (wrapping) 32-bit multiply give its halves. */
+#define XY_PHILOX_WORD_V(m, c) (c)
+#define XY_PHILOX_HI_V(m, c) mul_hi((XY_UV)(m), c)
+#define XY_PHILOX_LO_V(m, c) ((m) * (c))
 
 /* The first word of xy_philox(seed, counter) for VW consecutive counters. */
 inline XY_UV KNAME(philox_first_word)(ulong seed, ulong counter) {
@@ -14,16 +19,7 @@ inline XY_UV KNAME(philox_first_word)(ulong seed, ulong counter) {
   XY_UV c0 = XY_PASTE(convert_uint, VW)(ctr), c1 = XY_PASTE(convert_uint, VW)(ctr >> 32);
   XY_UV c2 = (XY_UV)(0u), c3 = (XY_UV)(0u);
   uint k0 = (uint)seed, k1 = (uint)(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    const XY_UV hi0 = mul_hi((XY_UV)(0xD2511F53u), c0), lo0 = (XY_UV)(0xD2511F53u) * c0;
-    const XY_UV hi1 = mul_hi((XY_UV)(0xCD9E8D57u), c2), lo1 = (XY_UV)(0xCD9E8D57u) * c2;
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
+  XY_PHILOX_ROUNDS(XY_UV, XY_PHILOX_WORD_V, XY_PHILOX_HI_V, XY_PHILOX_LO_V, XY_PHILOX_XOR3, XY_PHILOX_KEY_ADD, c0, c1, c2, c3, k0, k1)
   return c0;
 }
 
@@ -58,3 +54,6 @@ kernel void KNAME(dropout)(global const ST* x, global ST* y, xy_layout lv, long 
 #undef XY_UV
 #undef XY_ULV
 #undef XY_FV
+#undef XY_PHILOX_WORD_V
+#undef XY_PHILOX_HI_V
+#undef XY_PHILOX_LO_V

@@ -13,69 +13,30 @@
  * asks (outputs larger than the caches). */
 
 
-/* ---- math.h's formulas, written once for T and for VT: OpenCL C's ?:
- * selects per lane on vectors. f32 exp, sigmoid and tanh are common.cl's
- * branch-free versions (PoCL's own are a call per element). ------------- */
+/* ---- math.h's formulas (its X-lists), instantiated for T and for VT:
+ * OpenCL C's ?: selects per lane on vectors. f32 exp (sigmoid, softplus,
+ * the gradients through it) and tanh are common.cl's branch-free versions
+ * (PoCL's own are a call per element). A code outside the list gives NaN
+ * (compare: 0); the host rejects such codes before launching. ----------- */
 
 #if XY_IS_F32
-#define XY_HALF_T 0.5f
-#define XY_RSQRT2 0.70710678118654752f
-#define XY_RSQRT2PI 0.39894228040143268f
-#else
-#define XY_HALF_T 0.5
-#define XY_RSQRT2 0.70710678118654752440
-#define XY_RSQRT2PI 0.39894228040143267794
-#endif
-
-#define XY_UNARY_CASES(V, x, p0, p1, exp_fn, sigmoid_fn, tanh_fn)          \
-  case XY_UN_EXP: return exp_fn(x);                                        \
-  case XY_UN_LOG: return log(x);                                           \
-  case XY_UN_SQRT: return sqrt(x);                                         \
-  case XY_UN_RSQRT: return (T)1 / sqrt(x);                                 \
-  case XY_UN_ABS: return fabs(x);                                          \
-  case XY_UN_NEG: return -(x);                                             \
-  case XY_UN_SIN: return XY_SIN(x);                                        \
-  case XY_UN_COS: return cos(x);                                           \
-  case XY_UN_CLAMP: return x < p0 ? (V)(p0) : (x > p1 ? (V)(p1) : x);      \
-  case XY_UN_SIGMOID: return sigmoid_fn(x);                                \
-  case XY_UN_RELU: return x < (T)0 ? (V)(0) : x; /* NaN stays NaN */       \
-  case XY_UN_TANH: return tanh_fn(x);                                      \
-  case XY_UN_LEAKY_RELU: return x < (T)0 ? x * p0 : x;                     \
-  case XY_UN_ELU: return x > (T)0 ? x : p0 * expm1(x);                     \
-  case XY_UN_GELU: return XY_HALF_T * x * erfc(x * -XY_RSQRT2);               \
-  case XY_UN_SOFTPLUS: return x * p0 > p1 ? x : log1p(exp_fn(x * p0)) / p0;
-
-#define XY_BINARY_CASES(V, a, b, p0, p1, exp_fn, sigmoid_fn, pow_fn)                            \
-  case XY_BIN_ADD: return a + b;                                                        \
-  case XY_BIN_SUB: return a - b;                                                        \
-  case XY_BIN_MUL: return a * b;                                                        \
-  case XY_BIN_DIV: return a / b;                                                        \
-  case XY_BIN_POW: return pow_fn(a, b);                                                 \
-  case XY_BIN_MAXIMUM: return (a > b || isnan(a)) ? a : b;                              \
-  case XY_BIN_MINIMUM: return (a < b || isnan(a)) ? a : b;                              \
-  case XY_BIN_SIGMOID_GRAD: return b * a * ((T)1 - a);                                  \
-  case XY_BIN_RELU_GRAD: return a > (T)0 ? b : (V)(0);                                  \
-  case XY_BIN_TANH_GRAD: return b * ((T)1 - a * a);                                     \
-  case XY_BIN_LEAKY_RELU_GRAD: return a > (T)0 ? b : b * p0;                            \
-  case XY_BIN_ELU_GRAD: return a > (T)0 ? b : b * p0 * exp_fn(a);                       \
-  case XY_BIN_GELU_GRAD:                                                                \
-    return b * (XY_HALF_T * erfc(a * -XY_RSQRT2) + a * (XY_RSQRT2PI * exp_fn(-XY_HALF_T * a * a))); \
-  case XY_BIN_SOFTPLUS_GRAD: return a * p0 > p1 ? b : b * sigmoid_fn(a * p0);
-
-#define XY_COMPARE_CASES(a, b)          \
-  case XY_CMP_EQ: return a == b;        \
-  case XY_CMP_NE: return a != b;        \
-  case XY_CMP_LT: return a < b;         \
-  case XY_CMP_LE: return a <= b;        \
-  case XY_CMP_GT: return a > b;         \
-  case XY_CMP_GE: return a >= b;
-
+#define XY_K XY_LIT_F
 /* PoCL's vector sin of float returns 2^-7 for inputs below about 2^-7
  * (seen on 6.1e-5): below 2^-12, sin(x) rounds to x in float anyway. */
-#if XY_IS_F32
 #define XY_SIN(x) (fabs(x) < 2.44140625e-4f ? (x) : sin(x))
+#define XY_EXP1 xy_exp_fast_f
+#define XY_EXPV xy_exp_fast_f16
+#define XY_TANH1 xy_tanh_act_f
+#define XY_TANHV xy_tanh_act_v_f
+#define XY_POWV pow
 #else
-#define XY_SIN(x) sin(x)
+#define XY_K XY_LIT_D
+#define XY_SIN sin
+#define XY_EXP1 exp
+#define XY_EXPV exp
+#define XY_TANH1 tanh
+#define XY_TANHV tanh
+#define XY_POWV xy_pow_lanes_d
 /* PoCL's vector pow of double misses results near the ends of the range
  * (an underflow to the smallest subnormal, an overflow to Inf): pow lane
  * by lane. */
@@ -88,50 +49,43 @@ inline double8 xy_pow_lanes_d(double8 a, double8 b) {
 }
 #endif
 
-#if XY_IS_F32
 XY_FORCE_INLINE T KNAME(un1)(int code, T x, T p0, T p1) {
-  switch (code) { XY_UNARY_CASES(T, x, p0, p1, xy_exp_fast_f, xy_sigmoid_act_f, xy_tanh_act_f) }
-  return x;
+  switch (code) {
+    XY_UNARY_FORMULAS(XY_RETURN_CASE, T, XY_K, x, p0, p1, XY_EXP1, XY_TANH1, XY_SIN)
+    default: return (T)NAN;
+  }
 }
 XY_FORCE_INLINE VT KNAME(unv)(int code, VT x, T p0, T p1) {
-  switch (code) { XY_UNARY_CASES(VT, x, p0, p1, xy_exp_fast_f16, xy_sigmoid_act_v_f, xy_tanh_act_v_f) }
-  return x;
+  switch (code) {
+    XY_UNARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, x, p0, p1, XY_EXPV, XY_TANHV, XY_SIN)
+    default: return (VT)(NAN);
+  }
 }
 XY_FORCE_INLINE T KNAME(bin1)(int code, T a, T b, T p0, T p1) {
-  switch (code) { XY_BINARY_CASES(T, a, b, p0, p1, xy_exp_fast_f, xy_sigmoid_act_f, pow) }
-  return a;
+  switch (code) {
+    XY_BINARY_FORMULAS(XY_RETURN_CASE, T, XY_K, a, b, p0, p1, XY_EXP1, pow)
+    default: return (T)NAN;
+  }
 }
 XY_FORCE_INLINE VT KNAME(binv)(int code, VT a, VT b, T p0, T p1) {
-  switch (code) { XY_BINARY_CASES(VT, a, b, p0, p1, xy_exp_fast_f16, xy_sigmoid_act_v_f, pow) }
-  return a;
+  switch (code) {
+    XY_BINARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, a, b, p0, p1, XY_EXPV, XY_POWV)
+    default: return (VT)(NAN);
+  }
 }
-#else
-XY_FORCE_INLINE T KNAME(un1)(int code, T x, T p0, T p1) {
-  switch (code) { XY_UNARY_CASES(T, x, p0, p1, exp, xy_sigmoid_act_d, xy_tanh_act_d) }
-  return x;
-}
-XY_FORCE_INLINE VT KNAME(unv)(int code, VT x, T p0, T p1) {
-  switch (code) { XY_UNARY_CASES(VT, x, p0, p1, exp, xy_sigmoid_act_v_d, xy_tanh_act_v_d) }
-  return x;
-}
-XY_FORCE_INLINE T KNAME(bin1)(int code, T a, T b, T p0, T p1) {
-  switch (code) { XY_BINARY_CASES(T, a, b, p0, p1, exp, xy_sigmoid_act_d, pow) }
-  return a;
-}
-XY_FORCE_INLINE VT KNAME(binv)(int code, VT a, VT b, T p0, T p1) {
-  switch (code) { XY_BINARY_CASES(VT, a, b, p0, p1, exp, xy_sigmoid_act_v_d, xy_pow_lanes_d) }
-  return a;
-}
-#endif
 /* Comparisons give 1 for true on scalars and -1 (all bits) per lane on
  * vectors: the vector form negates to 1. */
 XY_FORCE_INLINE uchar KNAME(cmp1)(int code, T a, T b) {
-  switch (code) { XY_COMPARE_CASES(a, b) }
-  return 0;
+  switch (code) {
+    XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)
+    default: return 0;
+  }
 }
 XY_FORCE_INLINE VI KNAME(cmpv_)(int code, VT a, VT b) {
-  switch (code) { XY_COMPARE_CASES(a, b) }
-  return (VI)0;
+  switch (code) {
+    XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)
+    default: return (VI)0;
+  }
 }
 #define XY_CMPV(code, a, b) XY_PASTE(convert_uchar, VW)(-KNAME(cmpv_)(code, a, b))
 
@@ -204,43 +158,41 @@ XY_FORCE_INLINE void KNAME(compare_walk)(int code, global const ST* a, global co
   })
 }
 
-#define XY_UNARY_CASE(c) \
+/* One case per code of math.h's X-lists (the formula itself is the walk's
+ * to inline), each walk inlined with its code constant. An unknown code
+ * (the host rejects them) walks with -1: the formulas' NaN (compare: 0),
+ * never an unwritten y. */
+#define XY_UNARY_WALK(c, formula) \
   case c: KNAME(unary_walk)(c, x, y, &l, i, end, p0, p1, stream); break;
 kernel void KNAME(unary)(global const ST* x, global ST* y, xy_layout l, long n, int code, T p0, T p1, int stream,
                          long per) {
   XY_CHUNK_BOUNDS(i, end, n, per);
   switch (code) {
-    XY_UNARY_CASE(XY_UN_EXP) XY_UNARY_CASE(XY_UN_LOG) XY_UNARY_CASE(XY_UN_SQRT) XY_UNARY_CASE(XY_UN_RSQRT)
-    XY_UNARY_CASE(XY_UN_ABS) XY_UNARY_CASE(XY_UN_NEG) XY_UNARY_CASE(XY_UN_SIN) XY_UNARY_CASE(XY_UN_COS)
-    XY_UNARY_CASE(XY_UN_CLAMP) XY_UNARY_CASE(XY_UN_SIGMOID) XY_UNARY_CASE(XY_UN_RELU) XY_UNARY_CASE(XY_UN_TANH)
-    XY_UNARY_CASE(XY_UN_LEAKY_RELU) XY_UNARY_CASE(XY_UN_ELU) XY_UNARY_CASE(XY_UN_GELU)
-    XY_UNARY_CASE(XY_UN_SOFTPLUS)
+    XY_UNARY_FORMULAS(XY_UNARY_WALK, T, XY_K, x, p0, p1, XY_EXP1, XY_TANH1, XY_SIN)
+    default: KNAME(unary_walk)(-1, x, y, &l, i, end, p0, p1, stream);
   }
 }
 
-#define XY_BINARY_CASE(c) \
+#define XY_BINARY_WALK(c, formula) \
   case c: KNAME(binary_walk)(c, a, b, y, &l, i, end, p0, p1, stream); break;
 kernel void KNAME(binary)(global const ST* a, global const ST* b, global ST* y, xy_layout l, long n, int code, T p0,
                           T p1, int stream, long per) {
   XY_CHUNK_BOUNDS(i, end, n, per);
   switch (code) {
-    XY_BINARY_CASE(XY_BIN_ADD) XY_BINARY_CASE(XY_BIN_SUB) XY_BINARY_CASE(XY_BIN_MUL) XY_BINARY_CASE(XY_BIN_DIV)
-    XY_BINARY_CASE(XY_BIN_POW) XY_BINARY_CASE(XY_BIN_MAXIMUM) XY_BINARY_CASE(XY_BIN_MINIMUM)
-    XY_BINARY_CASE(XY_BIN_SIGMOID_GRAD) XY_BINARY_CASE(XY_BIN_RELU_GRAD) XY_BINARY_CASE(XY_BIN_TANH_GRAD)
-    XY_BINARY_CASE(XY_BIN_LEAKY_RELU_GRAD) XY_BINARY_CASE(XY_BIN_ELU_GRAD) XY_BINARY_CASE(XY_BIN_GELU_GRAD)
-    XY_BINARY_CASE(XY_BIN_SOFTPLUS_GRAD)
+    XY_BINARY_FORMULAS(XY_BINARY_WALK, T, XY_K, a, b, p0, p1, XY_EXP1, pow)
+    default: KNAME(binary_walk)(-1, a, b, y, &l, i, end, p0, p1, stream);
   }
 }
 
-#define XY_COMPARE_CASE(c) \
+#define XY_COMPARE_WALK(c, formula) \
   case c: KNAME(compare_walk)(c, a, b, y, &l, i, end); break;
 kernel void KNAME(compare)(global const ST* a, global const ST* b, global uchar* y, xy_layout l, long n, int code,
                            int stream, long per) {
   (void)stream; /* boolean outputs are small: plain stores */
   XY_CHUNK_BOUNDS(i, end, n, per);
   switch (code) {
-    XY_COMPARE_CASE(XY_CMP_EQ) XY_COMPARE_CASE(XY_CMP_NE) XY_COMPARE_CASE(XY_CMP_LT)
-    XY_COMPARE_CASE(XY_CMP_LE) XY_COMPARE_CASE(XY_CMP_GT) XY_COMPARE_CASE(XY_CMP_GE)
+    XY_COMPARE_FORMULAS(XY_COMPARE_WALK, a, b)
+    default: KNAME(compare_walk)(-1, a, b, y, &l, i, end);
   }
 }
 
@@ -271,7 +223,13 @@ kernel void KNAME(where)(global const ST* a, global const ST* b, global const uc
   })
 }
 
+#undef XY_K
 #undef XY_SIN
-#undef XY_HALF_T
-#undef XY_RSQRT2
-#undef XY_RSQRT2PI
+#undef XY_EXP1
+#undef XY_EXPV
+#undef XY_TANH1
+#undef XY_TANHV
+#undef XY_POWV
+#undef XY_UNARY_WALK
+#undef XY_BINARY_WALK
+#undef XY_COMPARE_WALK

@@ -128,6 +128,8 @@ XY_FORCE_INLINE void KNAME(reduce_slice)(int code, global const ST* xr, long xs,
       if (writer) yi[yo] = at;
       break;
     }
+    default: /* the host refuses unknown codes; never leave y unwritten */
+      if (writer) XY_ST(y, yo, (T)NAN);
   }
 }
 
@@ -135,11 +137,12 @@ XY_FORCE_INLINE void KNAME(reduce_slice)(int code, global const ST* xr, long xs,
 #define XY_REDUCE_X(slice) (x + xv.offset + ((slice) / inner) * xv.s[0] + ((slice) % inner) * xv.s[2])
 #define XY_REDUCE_Y(slice) (yv.offset + ((slice) / inner) * yv.s[0] + ((slice) % inner) * yv.s[1])
 
-#define XY_REDUCE_ROWS_CASE(c)                                                                                 \
-  case c:                                                                                                      \
-    KNAME(reduce_slice)(c, XY_REDUCE_X(slice), xv.s[1], r, b, e, XY_SHARE_STEP, true, tmp, itmp, y, yi,        \
-                        XY_REDUCE_Y(slice), correction);                                                       \
-    break;
+#define XY_REDUCE_ROWS_CALL(c)                                                                                 \
+  KNAME(reduce_slice)(c, XY_REDUCE_X(slice), xv.s[1], r, b, e, XY_SHARE_STEP, true, tmp, itmp, y, yi,          \
+                      XY_REDUCE_Y(slice), correction);                                                         \
+  break;
+#define XY_REDUCE_ROWS_CASE(c) \
+  case c: XY_REDUCE_ROWS_CALL(c)
 /* y and yi are the same buffer: yi for argmax and argmin. */
 kernel void KNAME(reduce_rows)(global const ST* x, xy_view xv, global ST* y, global long* yi, xy_view yv, long inner,
                                long r, int code, long correction, local T* tmp, local long* itmp) {
@@ -149,14 +152,16 @@ kernel void KNAME(reduce_rows)(global const ST* x, xy_view xv, global ST* y, glo
     XY_REDUCE_ROWS_CASE(XY_RED_SUM) XY_REDUCE_ROWS_CASE(XY_RED_MEAN) XY_REDUCE_ROWS_CASE(XY_RED_MAX)
     XY_REDUCE_ROWS_CASE(XY_RED_MIN) XY_REDUCE_ROWS_CASE(XY_RED_ARGMAX) XY_REDUCE_ROWS_CASE(XY_RED_ARGMIN)
     XY_REDUCE_ROWS_CASE(XY_RED_VAR)
+    default: XY_REDUCE_ROWS_CALL(-1) /* reduce_slice's NaN */
   }
 }
 
-#define XY_REDUCE_COLS_CASE(c)                                                                                   \
-  case c:                                                                                                        \
-    KNAME(reduce_slice)(c, XY_REDUCE_X(slice), xv.s[1], r, 0, r, 1, false, (local T*)0, (local long*)0, y, yi,   \
-                        XY_REDUCE_Y(slice), correction);                                                         \
-    break;
+#define XY_REDUCE_COLS_CALL(c)                                                                                   \
+  KNAME(reduce_slice)(c, XY_REDUCE_X(slice), xv.s[1], r, 0, r, 1, false, (local T*)0, (local long*)0, y, yi,     \
+                      XY_REDUCE_Y(slice), correction);                                                           \
+  break;
+#define XY_REDUCE_COLS_CASE(c) \
+  case c: XY_REDUCE_COLS_CALL(c)
 kernel void KNAME(reduce_cols)(global const ST* x, xy_view xv, global ST* y, global long* yi, xy_view yv, long inner,
                                long r, int code, long correction, long slices) {
   const long slice = get_global_id(0);
@@ -165,6 +170,7 @@ kernel void KNAME(reduce_cols)(global const ST* x, xy_view xv, global ST* y, glo
     XY_REDUCE_COLS_CASE(XY_RED_SUM) XY_REDUCE_COLS_CASE(XY_RED_MEAN) XY_REDUCE_COLS_CASE(XY_RED_MAX)
     XY_REDUCE_COLS_CASE(XY_RED_MIN) XY_REDUCE_COLS_CASE(XY_RED_ARGMAX) XY_REDUCE_COLS_CASE(XY_RED_ARGMIN)
     XY_REDUCE_COLS_CASE(XY_RED_VAR)
+    default: XY_REDUCE_COLS_CALL(-1) /* reduce_slice's NaN */
   }
 }
 
@@ -186,6 +192,7 @@ kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, gl
         XY_REDUCE_COLS_CASE(XY_RED_SUM) XY_REDUCE_COLS_CASE(XY_RED_MEAN) XY_REDUCE_COLS_CASE(XY_RED_MAX)
         XY_REDUCE_COLS_CASE(XY_RED_MIN) XY_REDUCE_COLS_CASE(XY_RED_ARGMAX) XY_REDUCE_COLS_CASE(XY_RED_ARGMIN)
         XY_REDUCE_COLS_CASE(XY_RED_VAR)
+        default: XY_REDUCE_COLS_CALL(-1)
       }
     }
     return;

@@ -73,9 +73,7 @@ inline float xy_ld_bf16(global const ushort* p, long i) { return as_float(xy_bf1
 inline void xy_st_bf16(global ushort* p, long i, float v) { p[i] = (ushort)xy_f32_bits_to_bf16(as_uint(v)); }
 inline ushort16 xy_bf16_bits16(float16 f) {
   const uint16 u = as_uint16(f);
-  const uint16 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  const uint16 quiet_nan = (u >> 16) | 0x0040u;
-  return convert_ushort16(select(rounded, quiet_nan, (u & 0x7fffffffu) > 0x7f800000u));
+  return convert_ushort16(XY_F32_BITS_TO_BF16(u));
 }
 inline float16 xy_vld_bf16(global const ushort* p, long i) { return as_float16(convert_uint16(vload16(0, p + i)) << 16); }
 inline void xy_vst_bf16(global ushort* p, long i, float16 v) { vstore16(xy_bf16_bits16(v), 0, p + i); }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "xylem/plugin/convert.hpp"
+#include "xylem/plugin/math.h"
 #include "frameworks/opencl/ops/launch.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/sources.hpp"
@@ -22,9 +23,7 @@ using plugin::OpId;
 using plugin::saturate;
 
 std::uint16_t bf16_bits(float value) noexcept {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
-  return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+  return static_cast<std::uint16_t>(xy_f32_bits_to_bf16(std::bit_cast<std::uint32_t>(value)));
 }
 
 // The stored bits of `value` in dtype, widened to 64 bits.

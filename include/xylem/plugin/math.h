@@ -84,151 +84,117 @@ enum {
 enum { XY_CMP_EQ = 0, XY_CMP_NE, XY_CMP_LT, XY_CMP_LE, XY_CMP_GT, XY_CMP_GE, XY_CMP_COUNT };
 enum { XY_RED_SUM = 0, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN, XY_RED_ARGMAX, XY_RED_ARGMIN, XY_RED_VAR, XY_RED_COUNT };
 
-/* ---- the scalar formulas, in f32 and f64. With a constant code (a template
- * argument, a kernel specialised per code) the switch folds away. -------- */
-XY_FN float xy_sigmoid_f(float x) { return 1.0f / (1.0f + exp(-x)); }
+/* ---- the formulas, each written once -----------------------------------
+ * One X-list per op family: CASE(code, expression) for every code, the
+ * expression over a value type V (a scalar, or an OpenCL vector, whose ?:
+ * and comparisons work lane by lane). What varies by type comes in as
+ * arguments: K(literal) types a floating literal (XY_LIT_F: 0.5f, XY_LIT_D:
+ * 0.5, so no f32 formula computes in double), and the functions a framework
+ * replaces with faster equivalents (OpenCL's branch-free f32 exp and tanh,
+ * its workarounds for PoCL's vector sin and pow) are exp_fn, tanh_fn,
+ * sin_fn and pow_fn. Instantiated below as math.h's scalar functions
+ * (native, CUDA) and by kernels/elementwise.cl (OpenCL, scalar and vector);
+ * CASE can also turn a line into text (#expression) for generated kernels.
+ * Only the native Highway paths write their own vector transcription
+ * (Highway's vectors have no ?:), checked against these by the
+ * conformance suite. */
+#define XY_LIT_F(v) XY_LIT_F_(v)
+#define XY_LIT_F_(v) v##f
+#define XY_LIT_D(v) v
+#define XY_RSQRT2 0.70710678118654752440   /* 1 / sqrt(2) */
+#define XY_RSQRT2PI 0.39894228040143267794 /* 1 / sqrt(2 pi) */
 
-XY_FN float xy_unary_f(int op, float x, float p0, float p1) {
-  switch (op) {
-    case XY_UN_EXP: return exp(x);
-    case XY_UN_LOG: return log(x);
-    case XY_UN_SQRT: return sqrt(x);
-    case XY_UN_RSQRT: return 1.0f / sqrt(x);
-    case XY_UN_ABS: return fabs(x);
-    case XY_UN_NEG: return -x;
-    case XY_UN_SIN: return sin(x);
-    case XY_UN_COS: return cos(x);
-    case XY_UN_CLAMP: return x < p0 ? p0 : (x > p1 ? p1 : x);
-    case XY_UN_SIGMOID: return xy_sigmoid_f(x);
-    case XY_UN_RELU: return x < 0.0f ? 0.0f : x;
-    case XY_UN_TANH: return tanh(x);
-    case XY_UN_LEAKY_RELU: return x < 0.0f ? x * p0 : x;
-    case XY_UN_ELU: return x > 0.0f ? x : p0 * expm1(x);
-    case XY_UN_GELU: return 0.5f * x * erfc(x * -0.70710678118654752f); /* erfc: no cancellation for x << 0 */
-    case XY_UN_SOFTPLUS: return x * p0 > p1 ? x : log1p(exp(x * p0)) / p0;
-    default: return x;
+#define XY_SIGMOID(K, exp_fn, t) (K(1.0) / (K(1.0) + exp_fn(-(t))))
+
+#define XY_UNARY_FORMULAS(CASE, V, K, x, p0, p1, exp_fn, tanh_fn, sin_fn)    \
+  CASE(XY_UN_EXP, exp_fn(x))                                                 \
+  CASE(XY_UN_LOG, log(x))                                                    \
+  CASE(XY_UN_SQRT, sqrt(x))                                                  \
+  CASE(XY_UN_RSQRT, K(1.0) / sqrt(x))                                        \
+  CASE(XY_UN_ABS, fabs(x))                                                   \
+  CASE(XY_UN_NEG, -(x))                                                      \
+  CASE(XY_UN_SIN, sin_fn(x))                                                 \
+  CASE(XY_UN_COS, cos(x))                                                    \
+  CASE(XY_UN_CLAMP, x < p0 ? (V)(p0) : (x > p1 ? (V)(p1) : x))               \
+  CASE(XY_UN_SIGMOID, XY_SIGMOID(K, exp_fn, x))                              \
+  CASE(XY_UN_RELU, x < K(0.0) ? (V)(K(0.0)) : x)                             \
+  CASE(XY_UN_TANH, tanh_fn(x))                                               \
+  CASE(XY_UN_LEAKY_RELU, x < K(0.0) ? x * p0 : x)                            \
+  CASE(XY_UN_ELU, x > K(0.0) ? x : p0 * expm1(x))                            \
+  /* erfc: no cancellation for x << 0 */                                     \
+  CASE(XY_UN_GELU, K(0.5) * x * erfc(x * -K(XY_RSQRT2)))                     \
+  CASE(XY_UN_SOFTPLUS, x * p0 > p1 ? x : log1p(exp_fn(x * p0)) / p0)
+
+/* a != a: NaN, in every dialect and on vectors. */
+#define XY_BINARY_FORMULAS(CASE, V, K, a, b, p0, p1, exp_fn, pow_fn)                                    \
+  CASE(XY_BIN_ADD, a + b)                                                                               \
+  CASE(XY_BIN_SUB, a - b)                                                                               \
+  CASE(XY_BIN_MUL, a * b)                                                                               \
+  CASE(XY_BIN_DIV, a / b)                                                                               \
+  CASE(XY_BIN_POW, pow_fn(a, b))                                                                        \
+  CASE(XY_BIN_MAXIMUM, (a > b || a != a) ? a : b)                                                       \
+  CASE(XY_BIN_MINIMUM, (a < b || a != a) ? a : b)                                                       \
+  CASE(XY_BIN_SIGMOID_GRAD, b * a * (K(1.0) - a))                                                       \
+  CASE(XY_BIN_RELU_GRAD, a > K(0.0) ? b : (V)(K(0.0)))                                                  \
+  CASE(XY_BIN_TANH_GRAD, b * (K(1.0) - a * a))                                                          \
+  CASE(XY_BIN_LEAKY_RELU_GRAD, a > K(0.0) ? b : b * p0)                                                 \
+  CASE(XY_BIN_ELU_GRAD, a > K(0.0) ? b : b * p0 * exp_fn(a))                                            \
+  CASE(XY_BIN_GELU_GRAD,                                                                                \
+       b * (K(0.5) * erfc(a * -K(XY_RSQRT2)) + a * (K(XY_RSQRT2PI) * exp_fn(-K(0.5) * a * a))))         \
+  CASE(XY_BIN_SOFTPLUS_GRAD, a * p0 > p1 ? b : b * XY_SIGMOID(K, exp_fn, a * p0))
+
+#define XY_COMPARE_FORMULAS(CASE, a, b) \
+  CASE(XY_CMP_EQ, a == b)               \
+  CASE(XY_CMP_NE, a != b)               \
+  CASE(XY_CMP_LT, a < b)                \
+  CASE(XY_CMP_LE, a <= b)               \
+  CASE(XY_CMP_GT, a > b)                \
+  CASE(XY_CMP_GE, a >= b)
+
+#define XY_RETURN_CASE(code, expression) \
+  case code:                             \
+    return expression;
+
+/* The scalar functions, for a scalar type S (math.h suffix FS). A code
+ * outside the list gives NaN (compare: 0, what NaN compares to): device
+ * code cannot throw, and every framework rejects such a code on the host
+ * before launching; the NaN makes a missed check visible. With a constant
+ * code (a template argument, a kernel specialised per code) the switch
+ * folds away. */
+#define XY_DEFINE_SCALAR_FORMULAS(S, FS, K)                                 \
+  XY_FN S xy_unary_##FS(int op, S x, S p0, S p1) {                          \
+    switch (op) {                                                           \
+      XY_UNARY_FORMULAS(XY_RETURN_CASE, S, K, x, p0, p1, exp, tanh, sin)    \
+      default: return (S)NAN;                                               \
+    }                                                                       \
+  }                                                                         \
+  XY_FN S xy_binary_##FS(int op, S a, S b, S p0, S p1) {                    \
+    switch (op) {                                                           \
+      XY_BINARY_FORMULAS(XY_RETURN_CASE, S, K, a, b, p0, p1, exp, pow)      \
+      default: return (S)NAN;                                               \
+    }                                                                       \
+  }                                                                         \
+  XY_FN int xy_compare_##FS(int op, S a, S b) {                             \
+    switch (op) {                                                           \
+      XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)                             \
+      default: return 0;                                                    \
+    }                                                                       \
   }
-}
 
-XY_FN float xy_binary_f(int op, float a, float b, float p0, float p1) {
-  switch (op) {
-    case XY_BIN_ADD: return a + b;
-    case XY_BIN_SUB: return a - b;
-    case XY_BIN_MUL: return a * b;
-    case XY_BIN_DIV: return a / b;
-    case XY_BIN_POW: return pow(a, b);
-    case XY_BIN_MAXIMUM: return (a > b || a != a) ? a : b;
-    case XY_BIN_MINIMUM: return (a < b || a != a) ? a : b;
-    case XY_BIN_SIGMOID_GRAD: return b * a * (1.0f - a);
-    case XY_BIN_RELU_GRAD: return a > 0.0f ? b : 0.0f;
-    case XY_BIN_TANH_GRAD: return b * (1.0f - a * a);
-    case XY_BIN_LEAKY_RELU_GRAD: return a > 0.0f ? b : b * p0;
-    case XY_BIN_ELU_GRAD: return a > 0.0f ? b : b * p0 * exp(a);
-    case XY_BIN_GELU_GRAD: {
-      const float cdf = 0.5f * erfc(a * -0.70710678118654752f);
-      const float pdf = 0.39894228040143268f * exp(-0.5f * a * a);
-      return b * (cdf + a * pdf);
-    }
-    case XY_BIN_SOFTPLUS_GRAD: return a * p0 > p1 ? b : b * xy_sigmoid_f(a * p0);
-    default: return a;
-  }
-}
-
-XY_FN int xy_compare_f(int op, float a, float b) {
-  switch (op) {
-    case XY_CMP_EQ: return a == b;
-    case XY_CMP_NE: return a != b;
-    case XY_CMP_LT: return a < b;
-    case XY_CMP_LE: return a <= b;
-    case XY_CMP_GT: return a > b;
-    case XY_CMP_GE: return a >= b;
-    default: return 0;
-  }
-}
-
+XY_DEFINE_SCALAR_FORMULAS(float, f, XY_LIT_F)
 #ifdef XY_DOUBLE
-XY_FN double xy_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-XY_FN double xy_unary_d(int op, double x, double p0, double p1) {
-  switch (op) {
-    case XY_UN_EXP: return exp(x);
-    case XY_UN_LOG: return log(x);
-    case XY_UN_SQRT: return sqrt(x);
-    case XY_UN_RSQRT: return 1.0 / sqrt(x);
-    case XY_UN_ABS: return fabs(x);
-    case XY_UN_NEG: return -x;
-    case XY_UN_SIN: return sin(x);
-    case XY_UN_COS: return cos(x);
-    case XY_UN_CLAMP: return x < p0 ? p0 : (x > p1 ? p1 : x);
-    case XY_UN_SIGMOID: return xy_sigmoid_d(x);
-    case XY_UN_RELU: return x < 0.0 ? 0.0 : x;
-    case XY_UN_TANH: return tanh(x);
-    case XY_UN_LEAKY_RELU: return x < 0.0 ? x * p0 : x;
-    case XY_UN_ELU: return x > 0.0 ? x : p0 * expm1(x);
-    case XY_UN_GELU: return 0.5 * x * erfc(x * -0.70710678118654752440);
-    case XY_UN_SOFTPLUS: return x * p0 > p1 ? x : log1p(exp(x * p0)) / p0;
-    default: return x;
-  }
-}
-
-XY_FN double xy_binary_d(int op, double a, double b, double p0, double p1) {
-  switch (op) {
-    case XY_BIN_ADD: return a + b;
-    case XY_BIN_SUB: return a - b;
-    case XY_BIN_MUL: return a * b;
-    case XY_BIN_DIV: return a / b;
-    case XY_BIN_POW: return pow(a, b);
-    case XY_BIN_MAXIMUM: return (a > b || a != a) ? a : b;
-    case XY_BIN_MINIMUM: return (a < b || a != a) ? a : b;
-    case XY_BIN_SIGMOID_GRAD: return b * a * (1.0 - a);
-    case XY_BIN_RELU_GRAD: return a > 0.0 ? b : 0.0;
-    case XY_BIN_TANH_GRAD: return b * (1.0 - a * a);
-    case XY_BIN_LEAKY_RELU_GRAD: return a > 0.0 ? b : b * p0;
-    case XY_BIN_ELU_GRAD: return a > 0.0 ? b : b * p0 * exp(a);
-    case XY_BIN_GELU_GRAD: {
-      const double cdf = 0.5 * erfc(a * -0.70710678118654752440);
-      const double pdf = 0.39894228040143267794 * exp(-0.5 * a * a);
-      return b * (cdf + a * pdf);
-    }
-    case XY_BIN_SOFTPLUS_GRAD: return a * p0 > p1 ? b : b * xy_sigmoid_d(a * p0);
-    default: return a;
-  }
-}
-
-XY_FN int xy_compare_d(int op, double a, double b) {
-  switch (op) {
-    case XY_CMP_EQ: return a == b;
-    case XY_CMP_NE: return a != b;
-    case XY_CMP_LT: return a < b;
-    case XY_CMP_LE: return a <= b;
-    case XY_CMP_GT: return a > b;
-    case XY_CMP_GE: return a >= b;
-    default: return 0;
-  }
-}
+XY_DEFINE_SCALAR_FORMULAS(double, d, XY_LIT_D)
 #endif
 
-/* The old per-activation names, kept for the tuned kernels that call them. */
-XY_FN float xy_relu_f(float x) { return xy_unary_f(XY_UN_RELU, x, 0.0f, 0.0f); }
-XY_FN float xy_tanh_f(float x) { return tanh(x); }
-XY_FN float xy_sigmoid_grad_f(float y, float dy) { return dy * y * (1.0f - y); }
-XY_FN float xy_relu_grad_f(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
-XY_FN float xy_tanh_grad_f(float y, float dy) { return dy * (1.0f - y * y); }
-#ifdef XY_DOUBLE
-XY_FN double xy_relu_d(double x) { return xy_unary_d(XY_UN_RELU, x, 0.0, 0.0); }
-XY_FN double xy_tanh_d(double x) { return tanh(x); }
-XY_FN double xy_sigmoid_grad_d(double y, double dy) { return dy * y * (1.0 - y); }
-XY_FN double xy_relu_grad_d(double x, double dy) { return x > 0.0 ? dy : 0.0; }
-XY_FN double xy_tanh_grad_d(double y, double dy) { return dy * (1.0 - y * y); }
-#endif
-
-/* bf16 <-> f32 on the bits (any C dialect): bf16 is the top half of an f32.
- * Rounding to nearest even; NaN stays a (quiet) NaN. */
+/* ---- bf16 <-> f32 on the bits (any C dialect): bf16 is the top half of an
+ * f32. Rounding to nearest even; NaN stays a (quiet) NaN. The macro works on
+ * any unsigned 32-bit lane type (OpenCL's uint16 included: its ?: selects
+ * per lane), so scalar and vector conversions share it. */
+#define XY_F32_BITS_TO_BF16(u)                                            \
+  ((((u) & 0x7fffffffu) > 0x7f800000u) ? (((u) >> 16) | 0x0040u) /* NaN: keep it quiet */ \
+                                       : (((u) + 0x7fffu + (((u) >> 16) & 1u)) >> 16))
 XY_FN xy_u32 xy_bf16_to_f32_bits(xy_u32 bf16) { return bf16 << 16; }
-XY_FN xy_u32 xy_f32_bits_to_bf16(xy_u32 bits) {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return (bits >> 16) | 0x0040u; /* NaN: keep it quiet */
-  return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-}
+XY_FN xy_u32 xy_f32_bits_to_bf16(xy_u32 bits) { return XY_F32_BITS_TO_BF16(bits); }
 
 /* ---- Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
  * 1, 2, 3", SC'11). Counter-based: element k of a call with (seed, offset)
@@ -238,21 +204,42 @@ typedef struct {
   xy_u32 v[4];
 } xy_philox_out;
 
+#define XY_PHILOX_M0 0xD2511F53u /* round multipliers */
+#define XY_PHILOX_M1 0xCD9E8D57u
+#define XY_PHILOX_W0 0x9E3779B9u /* key schedule (Weyl) increments */
+#define XY_PHILOX_W1 0xBB67AE85u
+
+/* The ten rounds, on any lane type: counters c0..c3 (a word, an OpenCL
+ * vector, a Highway vector) and keys k0, k1 (words, or lanes of the same
+ * key), updated in place. MUL(m, c) forms the product of the multiplier m
+ * and the 32-bit c, of type P; HI(m, p) and LO(m, p) take its high and low
+ * 32 bits (a dialect without a 64-bit product, such as OpenCL's vectors
+ * with mul_hi, makes P the word itself and computes from m in HI and LO).
+ * XOR3(a, b, k) gives a ^ b ^ k, KEY_ADD(k, w) the next key k + w.
+ * xy_philox below, OpenCL's vector dropout and the native SIMD block
+ * (philox_simd-inl.h) all expand this. Both products come first: the
+ * order the compilers schedule best. */
+#define XY_PHILOX_ROUNDS(P, MUL, HI, LO, XOR3, KEY_ADD, c0, c1, c2, c3, k0, k1) \
+  for (int xy_round = 0; xy_round < 10; ++xy_round) {                           \
+    const P xy_p0 = MUL(XY_PHILOX_M0, c0), xy_p1 = MUL(XY_PHILOX_M1, c2);       \
+    c0 = XOR3(HI(XY_PHILOX_M1, xy_p1), c1, k0);                                 \
+    c1 = LO(XY_PHILOX_M1, xy_p1);                                               \
+    c2 = XOR3(HI(XY_PHILOX_M0, xy_p0), c3, k1);                                 \
+    c3 = LO(XY_PHILOX_M0, xy_p0);                                               \
+    k0 = KEY_ADD(k0, XY_PHILOX_W0);                                             \
+    k1 = KEY_ADD(k1, XY_PHILOX_W1);                                             \
+  }
+/* The operations on words (XOR3 and KEY_ADD serve OpenCL's vectors too). */
+#define XY_PHILOX_MUL64(m, c) ((xy_u64)(m) * (xy_u64)(c))
+#define XY_PHILOX_HI64(m, p) ((xy_u32)((p) >> 32))
+#define XY_PHILOX_LO64(m, p) ((xy_u32)(p))
+#define XY_PHILOX_XOR3(a, b, k) ((a) ^ (b) ^ (k))
+#define XY_PHILOX_KEY_ADD(k, w) ((k) + (w))
+
 XY_FN xy_philox_out xy_philox(xy_u64 seed, xy_u64 counter) {
   xy_u32 c0 = (xy_u32)counter, c1 = (xy_u32)(counter >> 32), c2 = 0u, c3 = 0u;
   xy_u32 k0 = (xy_u32)seed, k1 = (xy_u32)(seed >> 32);
-  for (int round = 0; round < 10; ++round) {
-    xy_u64 p0 = (xy_u64)0xD2511F53u * (xy_u64)c0;
-    xy_u64 p1 = (xy_u64)0xCD9E8D57u * (xy_u64)c2;
-    xy_u32 hi0 = (xy_u32)(p0 >> 32), lo0 = (xy_u32)p0;
-    xy_u32 hi1 = (xy_u32)(p1 >> 32), lo1 = (xy_u32)p1;
-    c0 = hi1 ^ c1 ^ k0;
-    c1 = lo1;
-    c2 = hi0 ^ c3 ^ k1;
-    c3 = lo0;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
+  XY_PHILOX_ROUNDS(xy_u64, XY_PHILOX_MUL64, XY_PHILOX_HI64, XY_PHILOX_LO64, XY_PHILOX_XOR3, XY_PHILOX_KEY_ADD, c0, c1, c2, c3, k0, k1)
   xy_philox_out out;
   out.v[0] = c0;
   out.v[1] = c1;

@@ -1,0 +1,109 @@
+// math::unary, binary, compare and where, f16/bf16/f32/f64 (the native
+// framework's ops/elementwise.cpp): y = f(x) for every XY_UN_* code of
+// math.h (the activations among them), y = f(a, b) for every XY_BIN_* code
+// (arithmetic, maximum/minimum, the activation gradients), y = a <op> b as
+// a 0/1 byte for every XY_CMP_* code, and y = cond ? a : b. One kernel per
+// (dtype, code): the code's switch folds away and the inner loop stays
+// branch-free. Broadcast inputs arrive with stride 0 and take the map's
+// strided path. A code outside math.h's lists is refused on the host,
+// before any launch.
+#include <string>
+
+#include "map.cuh"
+#include "real.cuh"
+#include "xylem/error.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+using plugin::OpCall;
+
+template <DType D, int Code>
+struct Unary {
+  using R = Real<D>;
+  typename R::compute p0, p1;
+  __device__ typename R::storage operator()(std::int64_t, typename R::storage x) const {
+    return R::store(unary_of(Code, R::load(x), p0, p1));
+  }
+};
+
+template <DType D, int Code>
+struct Binary {
+  using R = Real<D>;
+  typename R::compute p0, p1;
+  __device__ typename R::storage operator()(std::int64_t, typename R::storage a, typename R::storage b) const {
+    return R::store(binary_of(Code, R::load(a), R::load(b), p0, p1));
+  }
+};
+
+template <DType D, int Code>
+struct Compare {
+  using R = Real<D>;
+  __device__ std::uint8_t operator()(std::int64_t, typename R::storage a, typename R::storage b) const {
+    return compare_of(Code, R::load(a), R::load(b)) ? 1 : 0;
+  }
+};
+
+// Moves storage values: one kernel per storage size serves every dtype.
+struct Select {
+  template <class T>
+  __device__ T operator()(std::int64_t, T a, T b, std::uint8_t cond) const {
+    return cond != 0 ? a : b;
+  }
+};
+
+[[noreturn]] void unknown_code(const char* op, std::int64_t code) {
+  throw Error(ErrorCode::invalid_argument, std::string(op) + ": unknown code " + std::to_string(code));
+}
+
+// t0=x, t1=y; i0 = code; f0, f1 = the code's parameters.
+template <DType D>
+void unary(const OpCall& c, const Context& ctx) {
+  using C = typename Real<D>::compute;
+  const C p0 = static_cast<C>(c.f[0]), p1 = static_cast<C>(c.f[1]);
+  const bool known = with_code<XY_UN_COUNT>(c.i[0], [&]<int Code>() {
+    map<typename Real<D>::storage>(ctx, "math::unary", Unary<D, Code>{p0, p1}, c.t[1], c.t[0]);
+  });
+  if (!known) unknown_code("math::unary", c.i[0]);
+}
+
+// t0=a, t1=b, t2=y; i0 = code; f0 (and f1 for softplus_grad) = parameters.
+template <DType D>
+void binary(const OpCall& c, const Context& ctx) {
+  using C = typename Real<D>::compute;
+  const C p0 = static_cast<C>(c.f[0]), p1 = static_cast<C>(c.f[1]);
+  const bool known = with_code<XY_BIN_COUNT>(c.i[0], [&]<int Code>() {
+    map<typename Real<D>::storage>(ctx, "math::binary", Binary<D, Code>{p0, p1}, c.t[2], c.t[0], c.t[1]);
+  });
+  if (!known) unknown_code("math::binary", c.i[0]);
+}
+
+// t0=a, t1=b, t2=y (boolean); i0 = code.
+template <DType D>
+void compare(const OpCall& c, const Context& ctx) {
+  using S = typename Real<D>::storage;
+  const bool known = with_code<XY_CMP_COUNT>(c.i[0], [&]<int Code>() {
+    map_as<std::uint8_t, S, S>(ctx, "math::compare", Compare<D, Code>{}, c.t[2], c.t[0], c.t[1]);
+  });
+  if (!known) unknown_code("math::compare", c.i[0]);
+}
+
+// t0=a, t1=b, t2=cond (boolean), t3=y.
+template <DType D>
+void where(const OpCall& c, const Context& ctx) {
+  using S = typename Real<D>::storage;
+  map_as<S, S, S, std::uint8_t>(ctx, "math::where", Select{}, c.t[3], c.t[0], c.t[1], c.t[2]);
+}
+
+}  // namespace
+
+void register_elementwise(KernelTable& table) {
+  for_each_real([&]<DType D>() {
+    table.set(plugin::OpId::math_unary, D, &unary<D>);
+    table.set(plugin::OpId::math_binary, D, &binary<D>);
+    table.set(plugin::OpId::math_compare, D, &compare<D>);
+    table.set(plugin::OpId::math_where, D, &where<D>);
+  });
+}
+
+}  // namespace xylem::cuda
