@@ -1,5 +1,5 @@
 // xylem_bench_eigen: the native framework against Eigen on the same data,
-// in one run (issue 5: softmax and elementwise ops ahead of Eigen).
+// in one run (the target: softmax and elementwise ops ahead of Eigen).
 //
 // On a 4096 x 4096 f32 matrix (and a [4096] row for the broadcast): softmax
 // along rows; add, mul, div, maximum; a broadcast add; exp, sigmoid, sqrt,

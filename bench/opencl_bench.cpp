@@ -1,5 +1,5 @@
 // OpenCL against native, in one run: throughput of the memory-bound ops
-// and of sigmoid (the figures issue 3 asks for), reductions, transfers,
+// and of sigmoid (the headline figures), reductions, transfers,
 // GEMM (our kernel and CLBlast raced against each other and OpenBLAS), the
 // accuracy of the f32 sigmoid and tanh, and the time to get the kernels at
 // first use: compiled (cold cache) and loaded from the on-disk cache (warm),

@@ -101,7 +101,7 @@ def gemm(r, a, dev):
     del A, B, C
 
     # f16 and bf16 inputs and output. First with PyTorch's defaults (cuBLAS
-    # may reduce in 16 bits): the figure the issue's target names, reported
+    # may reduce in 16 bits): the figure commonly quoted, reported
     # beside ours. Then with f32 accumulation, as xylem's gemm does: the
     # like-for-like ratio.
     for key, dtype in (("gemm_fp16_default_tflops", torch.float16), ("gemm_bf16_default_tflops", torch.bfloat16)):
@@ -123,7 +123,7 @@ def gemm(r, a, dev):
 
 
 def nn(r, a, dev):
-    # Issue 5: softmax and layer_norm over the rows of an 8192 x 8192 f32
+    # Softmax and layer_norm over the rows of an 8192 x 8192 f32
     # matrix (read once, written once), and conv2d 64x64x56x56 3x3 pad 1
     # with PyTorch's defaults (cuDNN, TF32 allowed for convolutions).
     rows = 1024 if a.quick else 8192

@@ -1,5 +1,5 @@
 #pragma once
-// Launching one operation: the coherence protocol (DESIGN.md promise 3) in
+// Launching one operation: the coherence protocol (docs/ARCHITECTURE.md) in
 // one place. The public op wrappers check their arguments, then describe
 // the call with an OpLaunch and launch it.
 #include <array>

@@ -1,11 +1,11 @@
-// Empty batches and reductions over nothing, on every framework (issue 11,
-// item 3). An op whose output has no elements writes it (valid, empty), so
-// the next op reads it without uninitialized_read; an output that reduces
-// over nothing holds NumPy's and PyTorch's answer: a sum 0, a mean or
-// variance NaN, max/min/argmax/argmin and batch_norm training an error.
-// Every output here is handed to a next op (a sum on the backend) as a
-// pipeline would. Also: zero-sized windows and parameters whose sizes pass
-// int64's range are invalid_argument naming the shapes.
+// Empty batches and reductions over nothing, on every framework. An op whose
+// output has no elements writes it (valid, empty), so the next op reads it
+// without uninitialized_read; an output that reduces over nothing holds NumPy's
+// and PyTorch's answer: a sum 0, a mean or variance NaN, max/min/argmax/argmin
+// and batch_norm training an error. Every output here is handed to a next op (a
+// sum on the backend) as a pipeline would. Also: zero-sized windows and
+// parameters whose sizes pass int64's range are invalid_argument naming the
+// shapes.
 #include <climits>
 
 #include "conformance/conformance.hpp"

@@ -1,11 +1,10 @@
-// Outputs that share memory with inputs, on every framework (issue 11, item
-// 1). The rule is NumPy's: the result is as if every input were read before
-// any output is written. Each case runs an op whose output is a view of the
-// same storage as an input (the same elements, shifted, transposed,
-// interleaved) and checks the whole storage against a float64 reference
-// computed from the values it held before. Outputs that overlap each other,
-// and output views naming an element twice, are invalid_argument with the
-// data untouched.
+// Outputs that share memory with inputs, on every framework. The rule is
+// NumPy's: the result is as if every input were read before any output is
+// written. Each case runs an op whose output is a view of the same storage as
+// an input (the same elements, shifted, transposed, interleaved) and checks the
+// whole storage against a float64 reference computed from the values it held
+// before. Outputs that overlap each other, and output views naming an element
+// twice, are invalid_argument with the data untouched.
 #include <functional>
 #include <iostream>
 

@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA framework's kernel table: one slot per (op, dtype), filled by each
-// op family file (creation.cu, copy.cu, blas.cu, activation.cu) in its
+// op family file (creation.cu, copy.cu, blas.cu, elementwise.cu, ...) in its
 // register_<family>(). A kernel enqueues its work on ctx.stream and returns;
 // the device records the completion event.
 #include <cublas_v2.h>

@@ -22,13 +22,13 @@ void register_blas(KernelTable& table);
 // f16/bf16 gemm (gemm_half.cpp), called from register_blas.
 void register_gemm_half(KernelTable& table);
 void register_elementwise(KernelTable& table);
-// native-A's families: cast, reductions, softmax, dropout, cross-entropy.
+// Casts, reductions and the row-wise nn families: softmax, dropout, cross-entropy.
 void register_cast(KernelTable& table);
 void register_reduce(KernelTable& table);
 void register_softmax(KernelTable& table);
 void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
-// nn families of native-B: normalisation, convolution, pooling, LRN.
+// The nn families over channels and windows: normalisation, convolution, pooling, LRN.
 void register_layer_norm(KernelTable& table);
 void register_batch_norm(KernelTable& table);
 void register_conv2d(KernelTable& table);
