@@ -6,7 +6,7 @@
 file(GLOB _xylem_abi_plugin_headers ${PROJECT_SOURCE_DIR}/include/xylem/plugin/*)
 list(SORT _xylem_abi_plugin_headers)
 set(_xylem_abi_headers ${_xylem_abi_plugin_headers})
-foreach(header dtype.hpp layout.hpp hardware.hpp future.hpp error.hpp op.hpp testing.hpp)
+foreach(header dtype.hpp layout.hpp hardware.hpp future.hpp error.hpp op.hpp testing.hpp backend.hpp)
   list(APPEND _xylem_abi_headers ${PROJECT_SOURCE_DIR}/include/xylem/${header})
 endforeach()
 
