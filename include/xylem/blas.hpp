@@ -24,7 +24,7 @@ namespace xylem::blas {
 /// Whether gemm and gemv use a matrix as it is or transposed: op(a) = a or a^T.
 enum class Transpose {
   no,  ///< op(a) = a
-  yes  ///< op(a) = a^T (read through its strides, never copied)
+  yes  ///< op(a) = a^T
 };
 
 /// result = sum_i |x_i|, a one-element tensor of x's dtype; 0 for an empty x.

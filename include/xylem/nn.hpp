@@ -247,7 +247,8 @@ struct Conv2d {
 [[nodiscard]] Layout conv2d_output_shape(const Layout& x, const Layout& w, const Conv2d& p);
 /// y = x (*) w: y[n, k, p, q] = sum over c, r, s of
 /// x[n, c, p stride_h + r dilation_h - pad_h, q stride_w + s dilation_w - pad_w]
-/// w[k, c, r, s] (c within k's group), padding zeros. x, w and y of one dtype.
+/// w[k, c', r, s], c running over k's group of C/groups channels and c' its
+/// place in the group; padding is zeros. x, w and y of one dtype.
 void conv2d(const Backend& b, const Tensor& x, const Tensor& w, Tensor& y, const Conv2d& p = {});
 /// dx, the gradient of conv2d's output with respect to x, from dy and w;
 /// written, not accumulated.
@@ -295,8 +296,8 @@ void max_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p);
 void max_pool2d_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, const Pool2d& p);
 /// y = the mean of each window of x (see Pool2d::count_include_pad).
 void avg_pool2d(const Backend& b, const Tensor& x, Tensor& y, const Pool2d& p);
-/// dx: each dy spread evenly over its window, summed where windows overlap;
-/// dx's shape is x's.
+/// dx: each dy divided as avg_pool2d divides and added to every real element
+/// of its window (summed where windows overlap); dx's shape is x's.
 void avg_pool2d_grad(const Backend& b, const Tensor& dy, Tensor& dx, const Pool2d& p);
 /// max_pool2d into a new y.
 [[nodiscard]] Tensor max_pool2d(const Backend& b, const Tensor& x, const Pool2d& p);
