@@ -1,5 +1,6 @@
 #pragma once
-// The user's single entry point: one framework, one device.
+/// @file
+/// The user's single entry point: one framework, one device.
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -13,52 +14,75 @@
 
 namespace xylem {
 
-// What to do when the backend's device cannot run an operation
-// (no fp64 on the device, say).
-enum class Fallback { raise, native };
+/// What to do when the backend's device cannot run an operation
+/// (no fp64 on the device, say).
+enum class Fallback {
+  raise,  ///< throw an Error with ErrorCode::unsupported, naming the op, dtype and device
+  native  ///< run the operation on Backend::native() instead, moving the tensors there and back as needed
+};
 
+/// How a Backend is made: which framework, which of its devices, and what to
+/// do where that device lacks an operation. The defaults pick the best device
+/// present, as Backend::best() does (without reading XYLEM_BACKEND).
 struct BackendConfig {
-  std::string framework;                 // "native", "opencl", "cuda"; empty: best present
-  int device = -1;                       // index within the framework; -1: the best one
-  std::optional<HardwareKind> kind;      // prefer this kind of hardware
-  std::uint64_t memory_limit = 0;        // bytes; 0: the framework's default
-  Fallback fallback = Fallback::raise;
+  std::string framework;                 ///< "native", "opencl", "cuda"; empty: best present
+  int device = -1;                       ///< index within the framework; -1: the best one
+  std::optional<HardwareKind> kind;      ///< prefer this kind of hardware
+  std::uint64_t memory_limit = 0;        ///< bytes; 0: the framework's default
+  Fallback fallback = Fallback::raise;   ///< when the device cannot run an operation
 };
 
-// Status of one framework, as `xylem info` shows it.
+/// Status of one framework, as `xylem info` shows it.
 struct FrameworkStatus {
-  std::string name;
-  bool available = false;
-  std::string reason;   // why not, when unavailable
-  std::string source;   // "built in" or the plugin's path
-  std::vector<Hardware> hardware;
+  std::string name;                ///< "native", "opencl", "cuda"
+  bool available = false;          ///< whether a Backend can be opened on it
+  std::string reason;   ///< why not, when unavailable
+  std::string source;   ///< "built in" or the plugin's path
+  std::vector<Hardware> hardware;  ///< the devices it sees (empty when unavailable)
 };
 
+/// One framework and one of its devices: what every operation takes to say
+/// where it runs. A cheap handle (copies share the opened device); usable from
+/// several host threads.
+///
+/// Operations enqueue on the device's queue and return at once; host reads
+/// (Tensor::read, to_vector, printing) wait only for the work they read, and
+/// synchronize() waits for everything.
 class Backend {
  public:
-  // The host CPU. Always works.
+  /// The host CPU. Always works.
   static Backend native();
-  // CUDA, then OpenCL GPUs and accelerators, then native. XYLEM_BACKEND
-  // ("native", "opencl", "opencl:1", "cuda:0") overrides the choice.
+  /// CUDA, then OpenCL GPUs and accelerators, then native. XYLEM_BACKEND
+  /// ("native", "opencl", "opencl:1", "cuda:0") overrides the choice.
+  /// Throws as open() does for a bad or unavailable XYLEM_BACKEND.
   static Backend best();
-  // "native", "opencl:0", "cuda:1"; a framework without index takes its best
-  // device. Throws plugin_unavailable (with the reason) or invalid_argument.
+  /// "native", "opencl:0", "cuda:1"; a framework without index takes its best
+  /// device. Throws plugin_unavailable (with the reason) or invalid_argument.
   static Backend open(const std::string& spec);
+  /// The backend `config` describes. Throws invalid_argument for an unknown
+  /// framework or a device index past its devices, plugin_unavailable (with
+  /// the reason) for a framework that did not load, and unsupported for a
+  /// memory_limit the framework cannot set.
   explicit Backend(const BackendConfig& config);
 
+  /// The device this backend runs on.
   [[nodiscard]] const Hardware& hardware() const noexcept;
+  /// The framework's name: "native", "opencl" or "cuda".
   [[nodiscard]] std::string framework() const;
-  [[nodiscard]] std::string id() const;  // "cuda:0"
+  [[nodiscard]] std::string id() const;  ///< "cuda:0"
+  /// The configuration, with the framework and device it resolved to.
   [[nodiscard]] const BackendConfig& config() const noexcept;
-  // Whether this backend's device runs `op` on `dtype` (without falling back).
+  /// Whether this backend's device runs `op` on `dtype` (without falling back).
   [[nodiscard]] bool supports(Op op, DType dtype) const noexcept;
 
-  // Waits for all work enqueued on this backend's device.
+  /// Waits for all work enqueued on this backend's device; rethrows an error
+  /// that work raised (device_lost...).
   void synchronize() const;
 
+  /// True when both run on the same device.
   friend bool operator==(const Backend& a, const Backend& b) noexcept;
 
-  // Every framework xylem knows, loaded or not, with the reason.
+  /// Every framework xylem knows, loaded or not, with the reason.
   static std::vector<FrameworkStatus> frameworks();
 
   struct Impl;
@@ -68,6 +92,7 @@ class Backend {
   std::shared_ptr<const Impl> impl_;
 };
 
+/// Prints the id and the device's name: "cuda:0 (NVIDIA H100)".
 std::ostream& operator<<(std::ostream& os, const Backend& b);
 
 }  // namespace xylem

@@ -1,32 +1,20 @@
 #pragma once
-// Every operation xylem knows, declared once: XYLEM_OPS below. The public op
-// id (xylem::Op, what Backend::supports asks about), the typed argument
-// struct each framework's kernel reads (xylem/plugin/args.hpp), the access
-// mode the core derives for each tensor and each framework's kernel table
-// slot all follow from this list.
-//
-// X(op set, name, tensors, integers, reals). Each list is a run of entries
-// without commas between them:
-//   XY_IN(x)          read
-//   XY_OUT(y)         written whole; its old contents are not needed
-//   XY_INOUT(x)       read and written
-//   XY_ACC(c, beta)   c = ... + beta*c: read and written, write-only when the
-//                     real `beta` is 0 (its old contents, NaN included, are
-//                     then never read)
-//   XY_IN_OPT(g), XY_OUT_OPT(dg)  as XY_IN / XY_OUT, and may be absent (the
-//                     kernel sees data == nullptr)
-//   XY_INT(n)         a 64-bit integer;   XY_REAL(r)  a double
-// Tensors, integers and reals fill the call's slots in the order listed.
-//
-// Dtypes. "float dtypes" are f16, bf16, f32 and f64. f16 and bf16 are storage
-// types: kernels load them, compute in f32 (f64 for f64), and round results
-// to the storage type to nearest even. Accumulations (reductions, softmax,
-// norms, gemm, convolution) run in f32 for f16/bf16/f32 (wider inside where
-// that is cheap) and in f64 for f64. A framework's kernel table is indexed by
-// (op, dispatch dtype): the dtype of the first tensor, except where said.
-//
-// The core checks shapes and dtypes before launch; every view may have any
-// strides unless said otherwise; views of one call may alias only where said.
+/// @file
+/// Every operation xylem knows, declared once: XYLEM_OPS below. The public op
+/// id (xylem::Op, what Backend::supports asks about), the typed argument
+/// struct each framework's kernel reads (xylem/plugin/args.hpp), the access
+/// mode the core derives for each tensor and each framework's kernel table
+/// slot all follow from this list.
+///
+/// Dtypes. "float dtypes" are f16, bf16, f32 and f64. f16 and bf16 are storage
+/// types: kernels load them, compute in f32 (f64 for f64), and round results
+/// to the storage type to nearest even. Accumulations (reductions, softmax,
+/// norms, gemm, convolution) run in f32 for f16/bf16/f32 (wider inside where
+/// that is cheap) and in f64 for f64. A framework's kernel table is indexed by
+/// (op, dispatch dtype): the dtype of the first tensor, except where said.
+///
+/// The core checks shapes and dtypes before launch; every view may have any
+/// strides unless said otherwise; views of one call may alias only where said.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -34,6 +22,24 @@
 namespace xylem {
 
 // clang-format off
+/// The op table: one X(op set, name, tensors, integers, reals) per operation,
+/// with what it computes in a comment above it (see the header source).
+///
+/// Each list is a run of entries without commas between them:
+///
+///     XY_IN(x)          read
+///     XY_OUT(y)         written whole; its old contents are not needed
+///     XY_INOUT(x)       read and written
+///     XY_ACC(c, beta)   c = ... + beta*c: read and written, write-only when the
+///                       real `beta` is 0 (its old contents, NaN included, are
+///                       then never read)
+///     XY_IN_OPT(g), XY_OUT_OPT(dg)  as XY_IN / XY_OUT, and may be absent (the
+///                       kernel sees data == nullptr)
+///     XY_INT(n)         a 64-bit integer;   XY_REAL(r)  a double
+///
+/// Tensors, integers and reals fill the call's slots in the order listed.
+/// Users meet the table as the enumerators of xylem::Op; expanding it with an
+/// X of one's own (as op_name() does) is for framework writers.
 #define XYLEM_OPS(X)                                                                          \
   /* y = value */                                                                             \
   X(creation, fill, XY_OUT(y), , XY_REAL(value))                                              \
@@ -169,37 +175,46 @@ namespace xylem {
   X(nn, lrn_grad, XY_IN(x) XY_IN(y) XY_IN(dy) XY_OUT(dx), XY_INT(size),                       \
     XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))
 
-// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an
-// expansion of the list defines XY_TENSOR, XY_INT and XY_REAL.
-#define XY_IN(n) XY_TENSOR(n, read, false)
-#define XY_OUT(n) XY_TENSOR(n, write, false)
-#define XY_INOUT(n) XY_TENSOR(n, read_write, false)
-#define XY_ACC(n, scale) XY_TENSOR(n, read_write, false, scale)
-#define XY_IN_OPT(n) XY_TENSOR(n, read, true)
-#define XY_OUT_OPT(n) XY_TENSOR(n, write, true)
+/// @name Tensor entries of XYLEM_OPS
+/// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an
+/// expansion of the list defines XY_TENSOR, XY_INT and XY_REAL.
+/// @{
+#define XY_IN(n) XY_TENSOR(n, read, false)                       ///< a tensor the op reads
+#define XY_OUT(n) XY_TENSOR(n, write, false)                     ///< a tensor written whole
+#define XY_INOUT(n) XY_TENSOR(n, read_write, false)              ///< a tensor read and written
+#define XY_ACC(n, scale) XY_TENSOR(n, read_write, false, scale)  ///< n = ... + scale*n; write-only for scale 0
+#define XY_IN_OPT(n) XY_TENSOR(n, read, true)                    ///< as XY_IN, may be absent
+#define XY_OUT_OPT(n) XY_TENSOR(n, write, true)                  ///< as XY_OUT, may be absent
+/// @}
 
-// Convolution geometry, shared by conv2d and its gradients.
+/// Convolution geometry, shared by conv2d and its gradients (nn::Conv2d).
 #define XYLEM_CONV_INTS                                                                 \
   XY_INT(stride_h) XY_INT(stride_w) XY_INT(pad_h) XY_INT(pad_w) XY_INT(dilation_h)      \
   XY_INT(dilation_w) XY_INT(groups)
-// Pooling window geometry, shared by both poolings and their gradients.
+/// Pooling window geometry, shared by both poolings and their gradients (nn::Pool2d).
 #define XYLEM_POOL_INTS \
   XY_INT(window_h) XY_INT(window_w) XY_INT(stride_h) XY_INT(stride_w) XY_INT(pad_h) XY_INT(pad_w)
 // clang-format on
 
-// One operation, as Backend::supports asks about it: set_name
-// (Op::blas_gemm). Several public functions may share one (every
-// activation is a math::unary code).
+/// One operation, as Backend::supports asks about it: set_name
+/// (Op::blas_gemm). Several public functions may share one (every
+/// activation is a math::unary code). One enumerator per XYLEM_OPS entry, in
+/// its order; count_ is the number of them, not an operation.
 enum class Op : std::uint16_t {
+// Hidden from Doxygen, which would list the #define as an enumerator;
+// Doxyfile.in's PREDEFINED stands in for it.
+/// @cond
 #define XYLEM_OP_ENUM(set, op, ...) set##_##op,
+/// @endcond
   XYLEM_OPS(XYLEM_OP_ENUM)
 #undef XYLEM_OP_ENUM
       count_
 };
 
+/// The number of operations: every Op is below it.
 inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::count_);
 
-// "blas::gemm"; "?" for a value outside the list.
+/// The op's printed name, "blas::gemm"; "?" for a value outside the list.
 [[nodiscard]] constexpr std::string_view op_name(Op op) noexcept {
   constexpr std::string_view names[] = {
 #define XYLEM_OP_NAME(set, op, ...) #set "::" #op,
