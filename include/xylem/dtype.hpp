@@ -22,7 +22,9 @@ namespace xylem {
 
 /// The element type of a tensor.
 enum class DType : std::uint8_t {
+/// @cond
 #define XYLEM_DTYPE_ENUM(e, n, b, f) e,
+/// @endcond
   XYLEM_DTYPES(XYLEM_DTYPE_ENUM)
 #undef XYLEM_DTYPE_ENUM
 };

@@ -25,7 +25,9 @@ namespace xylem {
 
 /// What kind of failure an Error reports.
 enum class ErrorCode {
+/// @cond
 #define XYLEM_ERROR_ENUM(e) e,
+/// @endcond
   XYLEM_ERROR_CODES(XYLEM_ERROR_ENUM)
 #undef XYLEM_ERROR_ENUM
 };
