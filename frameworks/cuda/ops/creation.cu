@@ -1,7 +1,7 @@
 // creation::fill, arange, uniform, normal, over views of any strides. The
 // values follow native's definitions exactly (frameworks/native/ops/
 // creation.cpp): integers saturate, f16/bf16 round to nearest even, element
-// k draws Philox counter i1 + k under key i0, and the final affine step is
+// k draws Philox counter offset + k under key seed, and the final affine step is
 // rounded as native rounds it (no fused multiply-add), so uniform numbers
 // and arange match native bit for bit.
 #include <cuda_bf16.h>
