@@ -158,7 +158,8 @@ template <DType D>
 void batch_norm_stats(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  const TensorArg& x = c.t[0];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_stats>(c);
+  const TensorArg& x = args.x;
   const std::int64_t N = x.view.dims()[0], C = x.view.dims()[1], Sp = x.view.dims()[2];
   if (C == 0) return;
   SumArgs<D> a{ncs<const S>(x), {}, {}, N, Sp, 0, nullptr};
@@ -166,8 +167,8 @@ void batch_norm_stats(const OpCall& c, const Context& ctx) {
   f.C = C;
   f.M = N * Sp;
   f.x = a.x;
-  f.mean_out = per_channel<A>(c.t[1]);
-  f.var_out = per_channel<A>(c.t[2]);
+  f.mean_out = per_channel<A>(args.mean);
+  f.var_out = per_channel<A>(args.var);
   channel_sums<D, SumKind::stats>(ctx, "nn::batch_norm_stats", a, f);
 }
 
@@ -175,18 +176,18 @@ template <DType D>
 void batch_norm_grad_params(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  // t0=x, t1=mean, t2=var, t3=dy, t4=dgamma, t5=dbeta
-  const TensorArg& x = c.t[0];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_params>(c);
+  const TensorArg& x = args.x;
   const std::int64_t N = x.view.dims()[0], C = x.view.dims()[1], Sp = x.view.dims()[2];
-  if (C == 0 || (c.t[4].data == nullptr && c.t[5].data == nullptr)) return;
-  SumArgs<D> a{ncs<const S>(x), ncs<const S>(c.t[3]), per_channel<const A>(c.t[1]), N, Sp, 0, nullptr};
+  if (C == 0 || (args.dgamma.data == nullptr && args.dbeta.data == nullptr)) return;
+  SumArgs<D> a{ncs<const S>(x), ncs<const S>(args.dy), per_channel<const A>(args.mean), N, Sp, 0, nullptr};
   FinishArgs<D> f{};
   f.C = C;
   f.M = N * Sp;
-  f.var = per_channel<const A>(c.t[2]);
-  f.eps = A(c.f[0]);
-  f.dgamma = per_channel<S>(c.t[4]);
-  f.dbeta = per_channel<S>(c.t[5]);
+  f.var = per_channel<const A>(args.var);
+  f.eps = A(args.eps);
+  f.dgamma = per_channel<S>(args.dgamma);
+  f.dbeta = per_channel<S>(args.dbeta);
   channel_sums<D, SumKind::grad>(ctx, "nn::batch_norm_grad_params", a, f);
 }
 
@@ -325,26 +326,26 @@ void channel_affine_launch(const Context& ctx, std::string_view what, CoefArgs<D
   XY_CUDA_LAUNCHED(ctx.device, what);
 }
 
-// t0=x, t1=mean, t2=var, t3=gamma, t4=beta, t5=y
 template <DType D>
 void batch_norm_apply(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  CoefArgs<D> k{c.t[0].view.dims()[1], 0, per_channel<const A>(c.t[1]), per_channel<const A>(c.t[2]),
-                per_channel<const S>(c.t[3]), per_channel<const S>(c.t[4]), {}, {}, A(c.f[0]), 0, nullptr};
-  channel_affine_launch<D>(ctx, "nn::batch_norm_apply", k, c.t[0], nullptr, c.t[5]);
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_apply>(c);
+  CoefArgs<D> k{args.x.view.dims()[1], 0, per_channel<const A>(args.mean), per_channel<const A>(args.var),
+                per_channel<const S>(args.gamma), per_channel<const S>(args.beta), {}, {}, A(args.eps), 0, nullptr};
+  channel_affine_launch<D>(ctx, "nn::batch_norm_apply", k, args.x, nullptr, args.y);
 }
 
-// t0=x, t1=mean, t2=var, t3=gamma, t4=dgamma, t5=dbeta, t6=dy, t7=dx; i0 = training
 template <DType D>
 void batch_norm_grad_input(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  const auto dims = c.t[0].view.dims();
-  CoefArgs<D> k{dims[1], dims[0] * dims[2], per_channel<const A>(c.t[1]), per_channel<const A>(c.t[2]),
-                per_channel<const S>(c.t[3]), {}, per_channel<const S>(c.t[4]), per_channel<const S>(c.t[5]),
-                A(c.f[0]), c.i[0] != 0 ? 1 : 2, nullptr};
-  channel_affine_launch<D>(ctx, "nn::batch_norm_grad_input", k, c.t[0], &c.t[6], c.t[7]);
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_input>(c);
+  const auto dims = args.x.view.dims();
+  CoefArgs<D> k{dims[1], dims[0] * dims[2], per_channel<const A>(args.mean), per_channel<const A>(args.var),
+                per_channel<const S>(args.gamma), {}, per_channel<const S>(args.dgamma),
+                per_channel<const S>(args.dbeta), A(args.eps), args.training != 0 ? 1 : 2, nullptr};
+  channel_affine_launch<D>(ctx, "nn::batch_norm_grad_input", k, args.x, &args.dy, args.dx);
 }
 
 }  // namespace

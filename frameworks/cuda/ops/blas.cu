@@ -106,17 +106,20 @@ Strided<const T> as_const(Strided<T> v) {
 
 template <class T>
 void asum(const OpCall& c, const Context& ctx) {
-  const auto x = as_const(vec<T>(c.t[0]));
-  sum_kernel<T, AbsTerm>(ctx, "blas::asum", x, x, c.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_asum>(c);
+  const auto x = as_const(vec<T>(args.x));
+  sum_kernel<T, AbsTerm>(ctx, "blas::asum", x, x, args.result);
 }
 template <class T>
 void nrm2(const OpCall& c, const Context& ctx) {
-  const auto x = as_const(vec<T>(c.t[0]));
-  nrm2::launch<T>(ctx, x.first, x.n, x.stride, x.n > 0 ? reduce_grid(x.n, ctx) : 0, element_ptr<T>(c.t[1]));
+  const auto args = plugin::unpack<plugin::args::blas_nrm2>(c);
+  const auto x = as_const(vec<T>(args.x));
+  nrm2::launch<T>(ctx, x.first, x.n, x.stride, x.n > 0 ? reduce_grid(x.n, ctx) : 0, element_ptr<T>(args.result));
 }
 template <class T>
 void dot(const OpCall& c, const Context& ctx) {
-  sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(c.t[0])), as_const(vec<T>(c.t[1])), c.t[2]);
+  const auto args = plugin::unpack<plugin::args::blas_dot>(c);
+  sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(args.x)), as_const(vec<T>(args.y)), args.result);
 }
 
 // ---- iamax --------------------------------------------------------------
@@ -174,7 +177,8 @@ __global__ void __launch_bounds__(kReduceThreads)
 
 template <class T>
 void iamax(const OpCall& c, const Context& ctx) {
-  const auto x = as_const(vec<T>(c.t[0]));
+  const auto args = plugin::unpack<plugin::args::blas_iamax>(c);
+  const auto x = as_const(vec<T>(args.x));
   auto* values = static_cast<double*>(ctx.scratch);
   auto* indices = reinterpret_cast<std::int64_t*>(values + kMaxPartials);
   int count = 0;
@@ -183,7 +187,7 @@ void iamax(const OpCall& c, const Context& ctx) {
     iamax_partials<T><<<count, kReduceThreads, 0, ctx.stream>>>(x, values, indices);
     XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
   }
-  iamax_finish<<<1, kReduceThreads, 0, ctx.stream>>>(values, indices, count, element_ptr<std::int64_t>(c.t[1]));
+  iamax_finish<<<1, kReduceThreads, 0, ctx.stream>>>(values, indices, count, element_ptr<std::int64_t>(args.result));
   XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
 }
 
@@ -209,15 +213,18 @@ struct Same {
 
 template <class T>
 void axpy(const OpCall& c, const Context& ctx) {
-  map<T>(ctx, "blas::axpy", Axpy<T>{static_cast<T>(c.f[0])}, c.t[1], c.t[0], c.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_axpy>(c);
+  map<T>(ctx, "blas::axpy", Axpy<T>{static_cast<T>(args.alpha)}, args.y, args.x, args.y);
 }
 template <class T>
 void scal(const OpCall& c, const Context& ctx) {
-  map<T>(ctx, "blas::scal", Scale<T>{static_cast<T>(c.f[0])}, c.t[0], c.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_scal>(c);
+  map<T>(ctx, "blas::scal", Scale<T>{static_cast<T>(args.alpha)}, args.x, args.x);
 }
 template <class T>
 void copy(const OpCall& c, const Context& ctx) {
-  map<T>(ctx, "blas::copy", Same{}, c.t[1], c.t[0]);
+  const auto args = plugin::unpack<plugin::args::blas_copy>(c);
+  map<T>(ctx, "blas::copy", Same{}, args.y, args.x);
 }
 
 template <class T>
@@ -232,7 +239,8 @@ __global__ void swap_kernel(Strided<T> x, Strided<T> y) {
 
 template <class T>
 void swap(const OpCall& c, const Context& ctx) {
-  const auto x = vec<T>(c.t[0]), y = vec<T>(c.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_swap>(c);
+  const auto x = vec<T>(args.x), y = vec<T>(args.y);
   if (x.n == 0) return;
   static const int per_sm = blocks_per_multiprocessor(swap_kernel<T>);
   swap_kernel<T><<<grid_for(x.n, per_sm, ctx), kMapThreads, 0, ctx.stream>>>(x, y);
@@ -252,10 +260,11 @@ __global__ void rot_kernel(Strided<T> x, Strided<T> y, T c, T s) {
 
 template <class T>
 void rot(const OpCall& c, const Context& ctx) {
-  const auto x = vec<T>(c.t[0]), y = vec<T>(c.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_rot>(c);
+  const auto x = vec<T>(args.x), y = vec<T>(args.y);
   if (x.n == 0) return;
   static const int per_sm = blocks_per_multiprocessor(rot_kernel<T>);
-  rot_kernel<T><<<grid_for(x.n, per_sm, ctx), kMapThreads, 0, ctx.stream>>>(x, y, T(c.f[0]), T(c.f[1]));
+  rot_kernel<T><<<grid_for(x.n, per_sm, ctx), kMapThreads, 0, ctx.stream>>>(x, y, T(args.c), T(args.s));
   XY_CUDA_LAUNCHED(ctx.device, "blas::rot");
 }
 
@@ -278,12 +287,13 @@ int leading_dim(const TensorArg& m) {
 
 template <class T>
 void gemm(const OpCall& c, const Context& ctx) {
-  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
-  const bool ta = c.i[0] != 0, tb = c.i[1] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(c);
+  const TensorArg &a = args.a, &b = args.b, &out = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const std::int64_t m = out.view.dims()[0], n = out.view.dims()[1];
   const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
   if (m == 0 || n == 0) return;
-  const T alpha = static_cast<T>(c.f[0]), beta = static_cast<T>(c.f[1]);
+  const T alpha = static_cast<T>(args.alpha), beta = static_cast<T>(args.beta);
   if (k == 0) {  // c = beta*c, without reading c when beta is 0
     if (beta == T(0))
       map<T>(ctx, "blas::gemm", Zero<T>{}, out);  // not 0*c: c may hold NaN
@@ -333,12 +343,13 @@ struct HalfScale {
 template <DType D>
 void gemm_half(const OpCall& c, const Context& ctx) {
   using Bits = std::uint16_t;
-  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
-  const bool ta = c.i[0] != 0, tb = c.i[1] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(c);
+  const TensorArg &a = args.a, &b = args.b, &out = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const std::int64_t m = out.view.dims()[0], n = out.view.dims()[1];
   const std::int64_t k = ta ? a.view.dims()[0] : a.view.dims()[1];
   if (m == 0 || n == 0) return;
-  const float alpha = static_cast<float>(c.f[0]), beta = static_cast<float>(c.f[1]);
+  const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
   if (k == 0) {  // c = beta*c, without reading c when beta is 0
     if (beta == 0.0f)
       map<Bits>(ctx, "blas::gemm", Zero<Bits>{}, out);  // +0 in both formats; not 0*c: c may hold NaN

@@ -82,13 +82,14 @@ struct Cast {
   }
 };
 
-// t0=x, t1=y; dispatched on x's dtype, y's picks the kernel.
+// Dispatched on x's dtype, y's picks the kernel.
 template <DType From>
 void cast(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_cast>(c);
   const auto run = [&]<DType To>() {
-    map_as<typename Cell<To>::type, typename Cell<From>::type>(ctx, "math::cast", Cast<From, To>{}, c.t[1], c.t[0]);
+    map_as<typename Cell<To>::type, typename Cell<From>::type>(ctx, "math::cast", Cast<From, To>{}, args.y, args.x);
   };
-  switch (c.t[1].dtype) {
+  switch (args.y.dtype) {
 #define XYLEM_CUDA_CAST_TO(e, n, b, f) \
   case DType::e:                       \
     return run.template operator()<DType::e>();

@@ -40,11 +40,7 @@ class Dense {
 
  private:
   static void copy(const TensorArg& from, const TensorArg& to, const Context& ctx) {
-    OpCall call;
-    call.op = OpId::core_copy_view;
-    call.num_tensors = 2;
-    call.t[0] = from;
-    call.t[1] = to;
+    const OpCall call = plugin::pack(plugin::args::core_copy_view<>{from, to});
     kernels().get(OpId::core_copy_view, from.dtype)(call, ctx);
   }
 
@@ -53,28 +49,43 @@ class Dense {
   std::optional<TempBuffer> buffer_;
 };
 
-ConvShape shape_of(const OpCall& c, const TensorArg& x, const TensorArg& w, const TensorArg& y) {
+// Args: any convolution op's, which share the geometry; x [N, C, H, W],
+// w [K, C/groups, R, S], y [N, K, P, Q] whichever of them the pass reads.
+template <class Args>
+ConvShape shape_of(const Args& a, const TensorArg& x, const TensorArg& w, const TensorArg& y) {
   const auto xd = x.view.dims(), wd = w.view.dims(), yd = y.view.dims();
   return {xd[0], xd[1], xd[2], xd[3], wd[0], wd[2], wd[3], yd[2], yd[3],
-          c.i[0], c.i[1], c.i[2], c.i[3], c.i[4], c.i[5], c.i[6]};
+          a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dilation_h, a.dilation_w, a.groups};
 }
 
-template <ConvPass Pass>
-void conv(const OpCall& c, const Context& ctx) {
-  // Argument order: forward (x, w, y), grad_data (dy, w, dx), grad_filter (x, dy, dw).
-  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
-  const ConvShape s = Pass == ConvPass::forward     ? shape_of(c, a, b, out)
-                      : Pass == ConvPass::grad_data ? shape_of(c, out, b, a)
-                                                    : shape_of(c, a, out, b);
+// in0, in1, out in the op's argument order: forward (x, w, y), grad_data
+// (dy, w, dx), grad_filter (x, dy, dw).
+void run_pass(ConvPass pass, const TensorArg& in0, const TensorArg& in1, const TensorArg& out, const ConvShape& s,
+              const Context& ctx) {
   if (out.view.numel() == 0) return;
-  const Dense in0(a, true, ctx), in1(b, true, ctx), result(out, false, ctx);
-  const ConvOperands ops{in0.ptr(), in1.ptr(), result.ptr()};
+  const Dense a(in0, true, ctx), b(in1, true, ctx), result(out, false, ctx);
+  const ConvOperands ops{a.ptr(), b.ptr(), result.ptr()};
 #if XYLEM_HAVE_CUDNN
-  if (!conv_cudnn(Pass, a.dtype, s, ops, ctx)) conv_im2col(Pass, a.dtype, s, ops, ctx);
+  if (!conv_cudnn(pass, in0.dtype, s, ops, ctx)) conv_im2col(pass, in0.dtype, s, ops, ctx);
 #else
-  conv_im2col(Pass, a.dtype, s, ops, ctx);
+  conv_im2col(pass, in0.dtype, s, ops, ctx);
 #endif
   result.copy_out(ctx);
+}
+
+void conv2d(const OpCall& c, const Context& ctx) {
+  const auto a = plugin::unpack<plugin::args::nn_conv2d>(c);
+  run_pass(ConvPass::forward, a.x, a.w, a.y, shape_of(a, a.x, a.w, a.y), ctx);
+}
+
+void conv2d_grad_data(const OpCall& c, const Context& ctx) {
+  const auto a = plugin::unpack<plugin::args::nn_conv2d_grad_data>(c);
+  run_pass(ConvPass::grad_data, a.dy, a.w, a.dx, shape_of(a, a.dx, a.w, a.dy), ctx);
+}
+
+void conv2d_grad_filter(const OpCall& c, const Context& ctx) {
+  const auto a = plugin::unpack<plugin::args::nn_conv2d_grad_filter>(c);
+  run_pass(ConvPass::grad_filter, a.x, a.dy, a.dw, shape_of(a, a.x, a.dw, a.dy), ctx);
 }
 
 }  // namespace
@@ -96,9 +107,9 @@ bool conv_tf32_allowed() noexcept {
 
 void register_conv2d(KernelTable& table) {
   for (DType d : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
-    table.set(OpId::nn_conv2d, d, &conv<ConvPass::forward>);
-    table.set(OpId::nn_conv2d_grad_data, d, &conv<ConvPass::grad_data>);
-    table.set(OpId::nn_conv2d_grad_filter, d, &conv<ConvPass::grad_filter>);
+    table.set(OpId::nn_conv2d, d, &conv2d);
+    table.set(OpId::nn_conv2d_grad_data, d, &conv2d_grad_data);
+    table.set(OpId::nn_conv2d_grad_filter, d, &conv2d_grad_filter);
   }
 }
 

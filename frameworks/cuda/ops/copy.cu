@@ -12,10 +12,10 @@ struct Identity {
   }
 };
 
-// t0=x, t1=y
 template <class Bits>
 void copy_view(const plugin::OpCall& c, const Context& ctx) {
-  map<Bits>(ctx, "core::copy_view", Identity{}, c.t[1], c.t[0]);
+  const auto args = plugin::unpack<plugin::args::core_copy_view>(c);
+  map<Bits>(ctx, "core::copy_view", Identity{}, args.y, args.x);
 }
 
 template <std::size_t Size>

@@ -1,7 +1,7 @@
 // creation::fill, arange, uniform, normal, over views of any strides. The
 // values follow native's definitions exactly (frameworks/native/ops/
 // creation.cpp): integers saturate, f16/bf16 round to nearest even, element
-// k draws Philox counter i1 + k under key i0, and the final affine step is
+// k draws Philox counter offset + k under key seed, and the final affine step is
 // rounded as native rounds it (no fused multiply-add), so uniform numbers
 // and arange match native bit for bit.
 #include <cuda_bf16.h>
@@ -108,31 +108,45 @@ struct NormalD {
 template <DType D>
 void fill(const OpCall& c, const Context& ctx) {
   using T = typename Element<D>::type;
-  map<T>(ctx, "creation::fill", Constant<T>{Element<D>::from(c.f[0])}, c.t[0]);
+  const auto args = plugin::unpack<plugin::args::creation_fill>(c);
+  map<T>(ctx, "creation::fill", Constant<T>{Element<D>::from(args.value)}, args.y);
 }
 
 template <DType D>
 void arange(const OpCall& c, const Context& ctx) {
-  map<typename Element<D>::type>(ctx, "creation::arange", Arange<D>{c.f[0], c.f[1]}, c.t[0]);
+  const auto args = plugin::unpack<plugin::args::creation_arange>(c);
+  map<typename Element<D>::type>(ctx, "creation::arange", Arange<D>{args.start, args.step}, args.y);
 }
 
-xy_u64 seed(const OpCall& c) { return static_cast<xy_u64>(c.i[0]); }
-xy_u64 counter(const OpCall& c) { return static_cast<xy_u64>(c.i[1]); }
+// The Philox stream's key and first counter, as the kernels take them.
+template <class Args>
+xy_u64 seed(const Args& a) {
+  return static_cast<xy_u64>(a.seed);
+}
+template <class Args>
+xy_u64 counter(const Args& a) {
+  return static_cast<xy_u64>(a.offset);
+}
 
 void uniform_f32(const OpCall& c, const Context& ctx) {
-  const float low = static_cast<float>(c.f[0]);
-  const float span = static_cast<float>(c.f[1]) - low;
-  map<float>(ctx, "creation::uniform", UniformF{seed(c), counter(c), low, span}, c.t[0]);
+  const auto args = plugin::unpack<plugin::args::creation_uniform>(c);
+  const float low = static_cast<float>(args.low);
+  const float span = static_cast<float>(args.high) - low;
+  map<float>(ctx, "creation::uniform", UniformF{seed(args), counter(args), low, span}, args.y);
 }
 void uniform_f64(const OpCall& c, const Context& ctx) {
-  map<double>(ctx, "creation::uniform", UniformD{seed(c), counter(c), c.f[0], c.f[1] - c.f[0]}, c.t[0]);
+  const auto args = plugin::unpack<plugin::args::creation_uniform>(c);
+  map<double>(ctx, "creation::uniform", UniformD{seed(args), counter(args), args.low, args.high - args.low}, args.y);
 }
 void normal_f32(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::creation_normal>(c);
   map<float>(ctx, "creation::normal",
-             NormalF{seed(c), counter(c), static_cast<float>(c.f[0]), static_cast<float>(c.f[1])}, c.t[0]);
+             NormalF{seed(args), counter(args), static_cast<float>(args.mean), static_cast<float>(args.stddev)},
+             args.y);
 }
 void normal_f64(const OpCall& c, const Context& ctx) {
-  map<double>(ctx, "creation::normal", NormalD{seed(c), counter(c), c.f[0], c.f[1]}, c.t[0]);
+  const auto args = plugin::unpack<plugin::args::creation_normal>(c);
+  map<double>(ctx, "creation::normal", NormalD{seed(args), counter(args), args.mean, args.stddev}, args.y);
 }
 
 template <DType D>

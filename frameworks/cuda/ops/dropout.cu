@@ -23,13 +23,27 @@ struct Dropout {
   }
 };
 
-// t0=x (or dy), t1=y (or dx); f0 = p; i0 = seed, i1 = counter offset. The
-// gradient applies the same mask and scale.
+// out = the kept elements of in, scaled by 1/(1-p). The gradient applies
+// the same mask and scale.
+template <DType D>
+void apply_mask(const Context& ctx, std::string_view what, const plugin::TensorArg& in, const plugin::TensorArg& out,
+                std::int64_t seed, std::int64_t offset, double p) {
+  using C = typename Real<D>::compute;
+  const Dropout<D> f{static_cast<xy_u64>(seed), static_cast<xy_u64>(offset), static_cast<float>(p),
+                     C(1) - static_cast<C>(p)};
+  map<typename Real<D>::storage>(ctx, what, f, out, in);
+}
+
 template <DType D>
 void dropout(const OpCall& c, const Context& ctx) {
-  using C = typename Real<D>::compute;
-  const Dropout<D> f{static_cast<xy_u64>(c.i[0]), static_cast<xy_u64>(c.i[1]), static_cast<float>(c.f[0]), C(1) - static_cast<C>(c.f[0])};
-  map<typename Real<D>::storage>(ctx, plugin::op_name(c.op), f, c.t[1], c.t[0]);
+  const auto a = plugin::unpack<plugin::args::nn_dropout>(c);
+  apply_mask<D>(ctx, "nn::dropout", a.x, a.y, a.seed, a.offset, a.p);
+}
+
+template <DType D>
+void dropout_grad(const OpCall& c, const Context& ctx) {
+  const auto a = plugin::unpack<plugin::args::nn_dropout_grad>(c);
+  apply_mask<D>(ctx, "nn::dropout_grad", a.dy, a.dx, a.seed, a.offset, a.p);
 }
 
 }  // namespace
@@ -37,7 +51,7 @@ void dropout(const OpCall& c, const Context& ctx) {
 void register_dropout(KernelTable& table) {
   for_each_real([&]<DType D>() {
     table.set(plugin::OpId::nn_dropout, D, &dropout<D>);
-    table.set(plugin::OpId::nn_dropout_grad, D, &dropout<D>);
+    table.set(plugin::OpId::nn_dropout_grad, D, &dropout_grad<D>);
   });
 }
 

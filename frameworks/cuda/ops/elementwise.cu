@@ -56,43 +56,45 @@ struct Select {
   throw Error(ErrorCode::invalid_argument, std::string(op) + ": unknown code " + std::to_string(code));
 }
 
-// t0=x, t1=y; i0 = code; f0, f1 = the code's parameters.
 template <DType D>
 void unary(const OpCall& c, const Context& ctx) {
   using C = typename Real<D>::compute;
-  const C p0 = static_cast<C>(c.f[0]), p1 = static_cast<C>(c.f[1]);
-  const bool known = with_code<XY_UN_COUNT>(c.i[0], [&]<int Code>() {
-    map<typename Real<D>::storage>(ctx, "math::unary", Unary<D, Code>{p0, p1}, c.t[1], c.t[0]);
+  const auto args = plugin::unpack<plugin::args::math_unary>(c);
+  const C p0 = static_cast<C>(args.param0), p1 = static_cast<C>(args.param1);
+  const bool known = with_code<XY_UN_COUNT>(args.code, [&]<int Code>() {
+    map<typename Real<D>::storage>(ctx, "math::unary", Unary<D, Code>{p0, p1}, args.y, args.x);
   });
-  if (!known) unknown_code("math::unary", c.i[0]);
+  if (!known) unknown_code("math::unary", args.code);
 }
 
-// t0=a, t1=b, t2=y; i0 = code; f0 (and f1 for softplus_grad) = parameters.
 template <DType D>
 void binary(const OpCall& c, const Context& ctx) {
   using C = typename Real<D>::compute;
-  const C p0 = static_cast<C>(c.f[0]), p1 = static_cast<C>(c.f[1]);
-  const bool known = with_code<XY_BIN_COUNT>(c.i[0], [&]<int Code>() {
-    map<typename Real<D>::storage>(ctx, "math::binary", Binary<D, Code>{p0, p1}, c.t[2], c.t[0], c.t[1]);
+  const auto args = plugin::unpack<plugin::args::math_binary>(c);
+  const C p0 = static_cast<C>(args.param0), p1 = static_cast<C>(args.param1);
+  const bool known = with_code<XY_BIN_COUNT>(args.code, [&]<int Code>() {
+    map<typename Real<D>::storage>(ctx, "math::binary", Binary<D, Code>{p0, p1}, args.y, args.a, args.b);
   });
-  if (!known) unknown_code("math::binary", c.i[0]);
+  if (!known) unknown_code("math::binary", args.code);
 }
 
-// t0=a, t1=b, t2=y (boolean); i0 = code.
+// y is boolean.
 template <DType D>
 void compare(const OpCall& c, const Context& ctx) {
   using S = typename Real<D>::storage;
-  const bool known = with_code<XY_CMP_COUNT>(c.i[0], [&]<int Code>() {
-    map_as<std::uint8_t, S, S>(ctx, "math::compare", Compare<D, Code>{}, c.t[2], c.t[0], c.t[1]);
+  const auto args = plugin::unpack<plugin::args::math_compare>(c);
+  const bool known = with_code<XY_CMP_COUNT>(args.code, [&]<int Code>() {
+    map_as<std::uint8_t, S, S>(ctx, "math::compare", Compare<D, Code>{}, args.y, args.a, args.b);
   });
-  if (!known) unknown_code("math::compare", c.i[0]);
+  if (!known) unknown_code("math::compare", args.code);
 }
 
-// t0=a, t1=b, t2=cond (boolean), t3=y.
+// cond is boolean.
 template <DType D>
 void where(const OpCall& c, const Context& ctx) {
   using S = typename Real<D>::storage;
-  map_as<S, S, S, std::uint8_t>(ctx, "math::where", Select{}, c.t[3], c.t[0], c.t[1], c.t[2]);
+  const auto args = plugin::unpack<plugin::args::math_where>(c);
+  map_as<S, S, S, std::uint8_t>(ctx, "math::where", Select{}, args.y, args.a, args.b, args.cond);
 }
 
 }  // namespace

@@ -22,10 +22,11 @@ struct LrnParams {
   A alpha_over_size, beta, k;
 };
 
-template <DType D>
-LrnParams<ComputeT<D>> params_of(const OpCall& c, const TensorArg& x) {
+// Args: nn_lrn's or nn_lrn_grad's, which share size, alpha, beta and k.
+template <DType D, class Args>
+LrnParams<ComputeT<D>> params_of(const Args& a) {
   using A = ComputeT<D>;
-  return {c.i[0], x.view.dims()[1], A(c.f[0] / double(c.i[0])), A(c.f[1]), A(c.f[2])};
+  return {a.size, a.x.view.dims()[1], A(a.alpha / double(a.size)), A(a.beta), A(a.k)};
 }
 
 template <DType D>
@@ -87,34 +88,34 @@ __global__ void __launch_bounds__(kThreads) lrn_backward(View4<const StorageT<D>
   }
 }
 
-// t0=x, t1=y; i0 = size; f0 = alpha, f1 = beta, f2 = k
 template <DType D>
 void lrn(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
-  const TensorArg &x = c.t[0], &y = c.t[1];
+  const auto args = plugin::unpack<plugin::args::nn_lrn>(c);
+  const TensorArg &x = args.x, &y = args.y;
   const std::int64_t total = x.view.numel();
   if (total == 0) return;
   lrn_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(x), view4<S>(y), params_of<D>(c, x), Split4(x.view.dims(), total), total);
+      view4<const S>(x), view4<S>(y), params_of<D>(args), Split4(x.view.dims(), total), total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::lrn");
 }
 
-// t0=x, t1=y, t2=dy, t3=dx
 template <DType D>
 void lrn_grad(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
   using A = ComputeT<D>;
-  const TensorArg& x = c.t[0];
+  const auto args = plugin::unpack<plugin::args::nn_lrn_grad>(c);
+  const TensorArg& x = args.x;
   const std::int64_t total = x.view.numel();
   if (total == 0) return;
-  const LrnParams<A> p = params_of<D>(c, x);
+  const LrnParams<A> p = params_of<D>(args);
   const Split4 split(x.view.dims(), total);
   TempBuffer scales = ctx.temp(std::size_t(total) * sizeof(A));
   lrn_scales<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(view4<const S>(x), scales.as<A>(), p,
                                                                              split, total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::lrn_grad");
   lrn_backward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(x), view4<const S>(c.t[1]), view4<const S>(c.t[2]), scales.as<A>(), view4<S>(c.t[3]), p, split,
+      view4<const S>(x), view4<const S>(args.y), view4<const S>(args.dy), scales.as<A>(), view4<S>(args.dx), p, split,
       total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::lrn_grad");
 }

@@ -74,18 +74,19 @@ __global__ void gather_vector(const T* x, std::int64_t n, std::int64_t stride, T
     out[i] = x[i * stride];
 }
 
-// t0=a [m, n], t1=x, t2=y; i0 = transpose a; f0 = alpha, f1 = beta
+// a [m, n]
 template <class T>
 void gemv(const OpCall& c, const Context& ctx) {
   constexpr DType D = sizeof(T) == 4 ? DType::f32 : DType::f64;
-  const TensorArg &a = c.t[0], &x = c.t[1], &y = c.t[2];
-  const bool trans = c.i[0] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemv>(c);
+  const TensorArg &a = args.a, &x = args.x, &y = args.y;
+  const bool trans = args.transpose_a != 0;
   const std::int64_t m = a.view.dims()[0], n = a.view.dims()[1];
   const std::int64_t inner = trans ? m : n;
   if (y.view.dims()[0] == 0) return;
-  const T alpha = T(c.f[0]), beta = T(c.f[1]);
+  const T alpha = T(args.alpha), beta = T(args.beta);
   if (inner == 0) {
-    scale_output<D>(ctx, "blas::gemv", y, c.f[1]);
+    scale_output<D>(ctx, "blas::gemv", y, args.beta);
     return;
   }
   std::int64_t incx = 0, incy = 0;
@@ -133,16 +134,17 @@ std::int64_t batch_ld(const TensorArg& t) {
 
 std::int64_t batch_stride(const TensorArg& t) { return t.view.dims()[0] > 1 ? t.view.strides()[0] : 0; }
 
-// t0=a, t1=b, t2=c [batch, rows, cols]; i0, i1 = transpose a, b; f0 = alpha, f1 = beta
+// a, b, c [batch, rows, cols]
 template <DType D>
 void gemm_batched(const OpCall& c, const Context& ctx) {
-  const TensorArg &a = c.t[0], &b = c.t[1], &out = c.t[2];
-  const bool ta = c.i[0] != 0, tb = c.i[1] != 0;
+  const auto args = plugin::unpack<plugin::args::blas_gemm_batched>(c);
+  const TensorArg &a = args.a, &b = args.b, &out = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const std::int64_t batch = out.view.dims()[0], m = out.view.dims()[1], n = out.view.dims()[2];
   const std::int64_t k = ta ? a.view.dims()[1] : a.view.dims()[2];
   if (batch == 0 || m == 0 || n == 0) return;
   if (k == 0) {
-    scale_output<D>(ctx, "blas::gemm_batched", out, c.f[1]);
+    scale_output<D>(ctx, "blas::gemm_batched", out, args.beta);
     return;
   }
   constexpr cudaDataType_t type = cuda_type<D>();
@@ -150,12 +152,12 @@ void gemm_batched(const OpCall& c, const Context& ctx) {
   const RowMajor rb{element_ptr<const StorageT<D>>(b), type, batch_ld(b), batch_stride(b), tb};
   const RowMajorOut rc{element_ptr<StorageT<D>>(out), type, batch_ld(out), batch_stride(out)};
   if constexpr (D == DType::f64) {
-    const double alpha = c.f[0], beta = c.f[1];
+    const double alpha = args.alpha, beta = args.beta;
     gemm_rows(ctx, "blas::gemm_batched", m, n, k, &alpha, ra, rb, &beta, rc, batch, CUBLAS_COMPUTE_64F);
   } else {
     // f16/bf16: products accumulate in f32; f32: TF32 only when the user
     // opted in (as blas::gemm).
-    const float alpha = float(c.f[0]), beta = float(c.f[1]);
+    const float alpha = float(args.alpha), beta = float(args.beta);
     const cublasComputeType_t compute =
         D == DType::f32 && tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     gemm_rows(ctx, "blas::gemm_batched", m, n, k, &alpha, ra, rb, &beta, rc, batch, compute);

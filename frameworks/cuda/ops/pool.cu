@@ -26,8 +26,10 @@ struct Window {
   std::int64_t H, W, P, Q;  // input and output spatial sizes
 };
 
-Window window_of(const OpCall& c, const TensorArg& input, const TensorArg& output) {
-  return {c.i[0], c.i[1], c.i[2], c.i[3], c.i[4], c.i[5],
+// Args: any pooling op's, which share the window geometry.
+template <class Args>
+Window window_of(const Args& a, const TensorArg& input, const TensorArg& output) {
+  return {a.window_h, a.window_w, a.stride_h, a.stride_w, a.pad_h, a.pad_w,
           input.view.dims()[2], input.view.dims()[3], output.view.dims()[2], output.view.dims()[3]};
 }
 
@@ -104,26 +106,26 @@ __global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const Storag
   }
 }
 
-// t0=x, t1=y
 template <DType D>
 void max_pool2d(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
-  const TensorArg &x = c.t[0], &y = c.t[1];
+  const auto args = plugin::unpack<plugin::args::nn_max_pool2d>(c);
+  const TensorArg &x = args.x, &y = args.y;
   const std::int64_t total = y.view.numel();
   if (total == 0) return;
   max_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(x), view4<S>(y), window_of(c, x, y), Split4(y.view.dims(), total), total);
+      view4<const S>(x), view4<S>(y), window_of(args, x, y), Split4(y.view.dims(), total), total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d");
 }
 
-// t0=x, t1=dy, t2=dx
 template <DType D>
 void max_pool2d_grad(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
-  const TensorArg &x = c.t[0], &dy = c.t[1], &dx = c.t[2];
+  const auto args = plugin::unpack<plugin::args::nn_max_pool2d_grad>(c);
+  const TensorArg &x = args.x, &dy = args.dy, &dx = args.dx;
   const std::int64_t outputs = dy.view.numel(), inputs = dx.view.numel();
   if (inputs == 0) return;
-  const Window w = window_of(c, x, dy);
+  const Window w = window_of(args, x, dy);
   TempBuffer winners = ctx.temp(std::size_t(std::max<std::int64_t>(outputs, 1)) * sizeof(int));
   if (outputs > 0) {
     max_pool_winners<D><<<grid_over(outputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
@@ -183,27 +185,29 @@ __global__ void __launch_bounds__(kThreads) avg_pool_backward(View4<const Storag
   }
 }
 
-// t0=x, t1=y; i6 = count padding
 template <DType D>
 void avg_pool2d(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
-  const TensorArg &x = c.t[0], &y = c.t[1];
+  const auto args = plugin::unpack<plugin::args::nn_avg_pool2d>(c);
+  const TensorArg &x = args.x, &y = args.y;
   const std::int64_t total = y.view.numel();
   if (total == 0) return;
   avg_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(x), view4<S>(y), window_of(c, x, y), c.i[6] != 0, Split4(y.view.dims(), total), total);
+      view4<const S>(x), view4<S>(y), window_of(args, x, y), args.count_include_pad != 0, Split4(y.view.dims(), total),
+      total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::avg_pool2d");
 }
 
-// t0=dy, t1=dx
 template <DType D>
 void avg_pool2d_grad(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
-  const TensorArg &dy = c.t[0], &dx = c.t[1];
+  const auto args = plugin::unpack<plugin::args::nn_avg_pool2d_grad>(c);
+  const TensorArg &dy = args.dy, &dx = args.dx;
   const std::int64_t total = dx.view.numel();
   if (total == 0) return;
   avg_pool_backward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(dy), view4<S>(dx), window_of(c, dx, dy), c.i[6] != 0, Split4(dx.view.dims(), total), total);
+      view4<const S>(dy), view4<S>(dx), window_of(args, dx, dy), args.count_include_pad != 0,
+      Split4(dx.view.dims(), total), total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::avg_pool2d_grad");
 }
 

@@ -209,13 +209,13 @@ __global__ void reduce_finish(const typename Red::State* partial, typename Red::
 }
 
 template <class Red>
-void run_reduce(const OpCall& c, const Context& ctx) {
-  const plugin::TensorArg &x = c.t[0], &y = c.t[1];
+void run_reduce(const plugin::args::math_reduce<>& args, const Context& ctx) {
+  const plugin::TensorArg &x = args.x, &y = args.y;
   ReduceArgs a{};
   a.outer = x.view.dims()[0], a.r = x.view.dims()[1], a.inner = x.view.dims()[2];
   a.xs0 = x.view.strides()[0], a.xs1 = x.view.strides()[1], a.xs2 = x.view.strides()[2];
   a.ys0 = y.view.strides()[0], a.ys1 = y.view.strides()[1];
-  a.correction = c.i[1];
+  a.correction = args.correction;
   const std::int64_t outputs = a.outer * a.inner;
   if (outputs == 0) return;
   const std::int64_t target = std::int64_t(ctx.multiprocessors) * kBlocksPerMultiprocessor;
@@ -244,11 +244,12 @@ void run_reduce(const OpCall& c, const Context& ctx) {
   }
 }
 
-// t0=x [outer, r, inner], t1=y [outer, inner]; i0 = code, i1 = var's correction.
+// x [outer, r, inner], y [outer, inner].
 template <DType D>
 void reduce(const OpCall& c, const Context& ctx) {
-  const bool known = with_code<XY_RED_COUNT>(c.i[0], [&]<int Code>() { run_reduce<Reducer<D, Code>>(c, ctx); });
-  if (!known) throw Error(ErrorCode::invalid_argument, "math::reduce: unknown code " + std::to_string(c.i[0]));
+  const auto args = plugin::unpack<plugin::args::math_reduce>(c);
+  const bool known = with_code<XY_RED_COUNT>(args.code, [&]<int Code>() { run_reduce<Reducer<D, Code>>(args, ctx); });
+  if (!known) throw Error(ErrorCode::invalid_argument, "math::reduce: unknown code " + std::to_string(args.code));
 }
 
 }  // namespace

@@ -143,12 +143,12 @@ bool convert_dense_simd(const S* in, D* out, std::size_t n) {
 }
 
 template <DType SD, DType DD>
-void cast_kernel(const OpCall& call) {
+void cast_kernel(const plugin::args::math_cast<>& args) {
   using S = typename StorageOf<SD>::type;
   using D = typename StorageOf<DD>::type;
-  const S* x = element_ptr<const S>(call.t[0]);
-  D* y = element_ptr<D>(call.t[1]);
-  const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
+  const S* x = element_ptr<const S>(args.x);
+  D* y = element_ptr<D>(args.y);
+  const auto layout = make_layout<2>({&args.x.view, &args.y.view});
   const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
   parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t) {
     const S* in = x + offsets[0];
@@ -165,10 +165,11 @@ void cast_kernel(const OpCall& call) {
 // One table entry per source dtype; the target dtype picks the loop.
 template <DType SD>
 void cast_from(const OpCall& call) {
-  switch (call.t[1].dtype) {
+  const auto args = plugin::unpack<plugin::args::math_cast>(call);
+  switch (args.y.dtype) {
 #define XYLEM_NATIVE_CAST_CASE(e, n, b, f) \
   case DType::e:                           \
-    return cast_kernel<SD, DType::e>(call);
+    return cast_kernel<SD, DType::e>(args);
     XYLEM_DTYPES(XYLEM_NATIVE_CAST_CASE)
 #undef XYLEM_NATIVE_CAST_CASE
   }

@@ -36,18 +36,19 @@ using plugin::OpId;
 // Philox costs more per element than the scaling: small chunks pay off.
 constexpr std::int64_t kGrain = 4 * 1024;
 
-// dropout (t0 = x, t1 = y) and its gradient (t0 = dy, t1 = dx) are the same
-// map with the same mask; y may alias x exactly.
+// dropout (x -> y) and its gradient (dy -> dx) are the same map with the
+// same mask; out may alias in exactly.
 template <class T>
-void dropout_kernel(const OpCall& call) {
+void apply_mask(const plugin::TensorArg& in_arg, const plugin::TensorArg& out_arg, std::int64_t seed_arg,
+                std::int64_t offset, double drop) {
   using C = ComputeOf<T>;
   // The keep test compares f32 with f32, as frameworks without fp64 must.
-  const float p = static_cast<float>(call.f[0]);
-  const C keep_scale = C(1) - C(call.f[0]);
-  const auto seed = static_cast<xy_u64>(call.i[0]), counter = static_cast<xy_u64>(call.i[1]);
-  const T* x = element_ptr<const T>(call.t[0]);
-  T* y = element_ptr<T>(call.t[1]);
-  const auto layout = make_layout<2>({&call.t[0].view, &call.t[1].view});
+  const float p = static_cast<float>(drop);
+  const C keep_scale = C(1) - C(drop);
+  const auto seed = static_cast<xy_u64>(seed_arg), counter = static_cast<xy_u64>(offset);
+  const T* x = element_ptr<const T>(in_arg);
+  T* y = element_ptr<T>(out_arg);
+  const auto layout = make_layout<2>({&in_arg.view, &out_arg.view});
   const std::int64_t sx = layout.inner_stride(0), sy = layout.inner_stride(1);
   parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 2>& offsets, std::int64_t count, std::int64_t first) {
     const T* in = x + offsets[0];
@@ -68,13 +69,25 @@ void dropout_kernel(const OpCall& call) {
   });
 }
 
+template <class T>
+void dropout_kernel(const OpCall& call) {
+  const auto a = plugin::unpack<plugin::args::nn_dropout>(call);
+  apply_mask<T>(a.x, a.y, a.seed, a.offset, a.p);
+}
+
+template <class T>
+void dropout_grad_kernel(const OpCall& call) {
+  const auto a = plugin::unpack<plugin::args::nn_dropout_grad>(call);
+  apply_mask<T>(a.dy, a.dx, a.seed, a.offset, a.p);
+}
+
 }  // namespace
 
 void register_dropout(KernelTable& table) {
   for_float_types([&](auto type, DType d) {
     using T = typename decltype(type)::type;
     table.set(OpId::nn_dropout, d, &dropout_kernel<T>);
-    table.set(OpId::nn_dropout_grad, d, &dropout_kernel<T>);
+    table.set(OpId::nn_dropout_grad, d, &dropout_grad_kernel<T>);
   });
 }
 

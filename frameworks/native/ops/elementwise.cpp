@@ -71,23 +71,47 @@ void dispatch_chunk(const ElementwiseChunk<K == Kind::unary ? 1 : 2>& c) {
 #undef XYLEM_NATIVE_PICK
 }
 
-// Splits the call into chunks and hands each to the vector kernel. The
-// output is the last view; streaming only pays for a dense one.
+// One call's arguments, as the vector kernels of every kind take them.
+template <std::size_t In>
+struct Operands {
+  std::array<plugin::TensorArg, In + 1> tensors;  // the inputs, then the output
+  std::int64_t code = 0;
+  double p0 = 0, p1 = 0;
+};
+
+template <Kind K>
+auto operands_of(const OpCall& call) {
+  if constexpr (K == Kind::unary) {
+    const auto a = plugin::unpack<plugin::args::math_unary>(call);
+    return Operands<1>{{a.x, a.y}, a.code, a.param0, a.param1};
+  } else if constexpr (K == Kind::binary) {
+    const auto a = plugin::unpack<plugin::args::math_binary>(call);
+    return Operands<2>{{a.a, a.b, a.y}, a.code, a.param0, a.param1};
+  } else {
+    const auto a = plugin::unpack<plugin::args::math_compare>(call);
+    return Operands<2>{{a.a, a.b, a.y}, a.code};
+  }
+}
+
+// Splits the call into chunks and hands each to the vector kernel.
+// Streaming the output only pays for a dense one.
 template <std::size_t In, class Entry>
-void run_elementwise(const OpCall& call, Entry entry) {
+void run_elementwise(const Operands<In>& ops, Entry entry) {
   std::array<const Layout*, In + 1> views{};
-  for (std::size_t k = 0; k <= In; ++k) views[k] = &call.t[k].view;
+  for (std::size_t k = 0; k <= In; ++k) views[k] = &ops.tensors[k].view;
   const auto layout = make_layout<In + 1>(views);
-  const plugin::TensorArg& out = call.t[In];
+  const plugin::TensorArg& out = ops.tensors[In];
   const std::int64_t out_bytes = layout.numel * std::int64_t(size_of(out.dtype));
   ElementwiseChunk<In> chunk{};
   chunk.layout = &layout;
-  for (std::size_t k = 0; k < In; ++k)
-    chunk.in[k] = static_cast<const char*>(call.t[k].data) + call.t[k].view.offset() * std::int64_t(size_of(call.t[k].dtype));
-  chunk.out = static_cast<char*>(out.data) + out.view.offset() * std::int64_t(size_of(out.dtype));
-  chunk.code = int(call.i[0]);
-  chunk.p0 = call.f[0];
-  chunk.p1 = call.f[1];
+  const auto first_byte = [](const plugin::TensorArg& t) {
+    return static_cast<char*>(t.data) + t.view.offset() * std::int64_t(size_of(t.dtype));
+  };
+  for (std::size_t k = 0; k < In; ++k) chunk.in[k] = first_byte(ops.tensors[k]);
+  chunk.out = first_byte(out);
+  chunk.code = int(ops.code);
+  chunk.p0 = ops.p0;
+  chunk.p1 = ops.p1;
   // Outputs too large to stay in cache go out through streaming stores
   // (stream_threshold_bytes): measured, sigmoid over 64M f32 went from
   // about copy speed to 1.2x a memcpy.
@@ -107,23 +131,24 @@ constexpr int kCodeCount = K == Kind::unary ? int{XY_UN_COUNT} : K == Kind::bina
 
 template <Kind K, DType D>
 void elementwise_kernel(const OpCall& call) {
-  constexpr std::size_t in = K == Kind::unary ? 1 : 2;
-  if (call.i[0] < 0 || call.i[0] >= kCodeCount<K>) {
+  const auto ops = operands_of<K>(call);
+  if (ops.code < 0 || ops.code >= kCodeCount<K>) {
     constexpr const char* op = K == Kind::unary ? "math::unary" : K == Kind::binary ? "math::binary" : "math::compare";
-    throw Error(ErrorCode::invalid_argument, std::string(op) + ": unknown code " + std::to_string(call.i[0]));
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": unknown code " + std::to_string(ops.code));
   }
-  run_elementwise<in>(call, &dispatch_chunk<K, D>);
+  run_elementwise(ops, &dispatch_chunk<K, D>);
 }
 
 // where: y = cond ? a : b. A pure selection, so it moves storage words
 // (no conversion, exact for every float dtype).
 template <class Word>
 void where_kernel(const OpCall& call) {
-  const Word* a = element_ptr<const Word>(call.t[0]);
-  const Word* b = element_ptr<const Word>(call.t[1]);
-  const std::uint8_t* cond = element_ptr<const std::uint8_t>(call.t[2]);
-  Word* y = element_ptr<Word>(call.t[3]);
-  const auto layout = make_layout<4>({&call.t[0].view, &call.t[1].view, &call.t[2].view, &call.t[3].view});
+  const auto args = plugin::unpack<plugin::args::math_where>(call);
+  const Word* a = element_ptr<const Word>(args.a);
+  const Word* b = element_ptr<const Word>(args.b);
+  const std::uint8_t* cond = element_ptr<const std::uint8_t>(args.cond);
+  Word* y = element_ptr<Word>(args.y);
+  const auto layout = make_layout<4>({&args.a.view, &args.b.view, &args.cond.view, &args.y.view});
   const std::int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1);
   const std::int64_t sc = layout.inner_stride(2), sy = layout.inner_stride(3);
   parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 4>& o, std::int64_t count, std::int64_t) {

@@ -17,7 +17,6 @@ namespace xylem::native {
 namespace {
 
 using plugin::OpCall;
-using plugin::OpId;
 using plugin::TensorArg;
 
 using ToFloat = float (*)(std::uint16_t) noexcept;
@@ -70,15 +69,18 @@ std::unique_ptr<float[]> widen(const Stored& s, ToFloat to_float) {
 }
 
 // gemm (rank-2 views) and gemm_batched (rank-3), one code path.
-template <ToFloat to_float, FromFloat from_float>
+// Gemm: plugin::args::blas_gemm or blas_gemm_batched, which name their
+// arguments alike.
+template <template <class> class Gemm, ToFloat to_float, FromFloat from_float>
 void gemm_half_kernel(const OpCall& call) {
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
-  const bool ta = call.i[0] != 0, tb = call.i[1] != 0;
+  const auto args = plugin::unpack<Gemm>(call);
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
+  const bool ta = args.transpose_a != 0, tb = args.transpose_b != 0;
   const Stored sa = stored(a), sb = stored(b), sc = stored(c);
   const std::int64_t batch = sc.batch, m = sc.rows, n = sc.cols;
   const std::int64_t k = ta ? sa.rows : sa.cols;
   if (batch == 0 || m == 0 || n == 0) return;
-  const float alpha = static_cast<float>(call.f[0]), beta = static_cast<float>(call.f[1]);
+  const float alpha = static_cast<float>(args.alpha), beta = static_cast<float>(args.beta);
 
   const auto fa = widen(sa, to_float);
   const auto fb = widen(sb, to_float);
@@ -112,13 +114,18 @@ void gemm_half_kernel(const OpCall& call) {
   });
 }
 
+// The table's ops: the typed arguments pick the op id.
+template <template <class> class Gemm>
+void register_half_gemm(KernelTable& table) {
+  table.set(Gemm<TensorArg>::id, DType::f16, &gemm_half_kernel<Gemm, &detail::half_to_float, &detail::float_to_half>);
+  table.set(Gemm<TensorArg>::id, DType::bf16, &gemm_half_kernel<Gemm, &detail::bf16_to_float, &detail::float_to_bf16>);
+}
+
 }  // namespace
 
 void register_gemm_half(KernelTable& table) {
-  for (OpId op : {OpId::blas_gemm, OpId::blas_gemm_batched}) {
-    table.set(op, DType::f16, &gemm_half_kernel<&detail::half_to_float, &detail::float_to_half>);
-    table.set(op, DType::bf16, &gemm_half_kernel<&detail::bf16_to_float, &detail::float_to_bf16>);
-  }
+  register_half_gemm<plugin::args::blas_gemm>(table);
+  register_half_gemm<plugin::args::blas_gemm_batched>(table);
 }
 
 }  // namespace xylem::native

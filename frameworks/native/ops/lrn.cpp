@@ -99,7 +99,6 @@ void with_neg_pow(double beta, Body&& body) {
   }
 }
 
-// t0=x, t1=y; i0=size; f0=alpha, f1=beta, f2=k.
 template <DType D>
 void lrn_kernel(const OpCall& call) {
   using T = ComputeType<D>;

@@ -79,13 +79,13 @@ View3<T> view3(const TensorArg& a) {
 // Runs row_op(in rows..., out row, n) over every (o, i) row of the views:
 // `In` input views and one output view (the last), all [outer, r, inner].
 template <class T, std::size_t In, class RowOp>
-void for_rows(const OpCall& call, RowOp row_op) {
+void for_rows(const std::array<const TensorArg*, In + 1>& views, RowOp row_op) {
   using C = ComputeOf<T>;
-  const Layout& shape = call.t[0].view;
+  const Layout& shape = views[0]->view;
   const std::int64_t outer = shape.dims()[0], r = shape.dims()[1], inner = shape.dims()[2];
   if (outer * r * inner == 0) return;
   std::array<View3<T>, In + 1> v;
-  for (std::size_t k = 0; k <= In; ++k) v[k] = view3<T>(call.t[k]);
+  for (std::size_t k = 0; k <= In; ++k) v[k] = view3<T>(*views[k]);
   bool dense = std::is_same_v<T, C>;
   for (const auto& view : v) dense = dense && (view.sr == 1 || r == 1);
   const auto n = std::size_t(r);
@@ -141,15 +141,18 @@ void for_rows(const OpCall& call, RowOp row_op) {
 template <class T>
 void softmax_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const bool log = plugin::unpack<plugin::args::nn_softmax>(call).log != 0;
-  for_rows<T, 1>(call, [log](const C* x, C* y, std::size_t n) { softmax_row(x, y, n, log); });
+  const auto args = plugin::unpack<plugin::args::nn_softmax>(call);
+  const bool log = args.log != 0;
+  for_rows<T, 1>({&args.x, &args.y}, [log](const C* x, C* y, std::size_t n) { softmax_row(x, y, n, log); });
 }
 
 template <class T>
 void softmax_grad_kernel(const OpCall& call) {
   using C = ComputeOf<T>;
-  const bool log = plugin::unpack<plugin::args::nn_softmax_grad>(call).log != 0;
-  for_rows<T, 2>(call, [log](const C* y, const C* dy, C* dx, std::size_t n) { softmax_grad_row(y, dy, dx, n, log); });
+  const auto args = plugin::unpack<plugin::args::nn_softmax_grad>(call);
+  const bool log = args.log != 0;
+  for_rows<T, 2>({&args.y, &args.dy, &args.dx},
+                 [log](const C* y, const C* dy, C* dx, std::size_t n) { softmax_grad_row(y, dy, dx, n, log); });
 }
 
 }  // namespace

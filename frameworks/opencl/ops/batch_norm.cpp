@@ -31,8 +31,8 @@ struct Ncs {
 Ncs ncs(const TensorArg& x) noexcept { return {x.view.dims()[0], x.view.dims()[1], x.view.dims()[2]}; }
 
 void batch_norm_stats(Launcher& launch) {
-  const auto& t = launch.call().t;
-  const TensorArg &x = t[0], &mean = t[1], &var = t[2];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_stats>(launch.call());
+  const TensorArg &x = args.x, &mean = args.mean, &var = args.var;
   const Ncs d = ncs(x);
   if (d.c == 0) return;
   const KernelInfo& kernel = norm_kernel(launch, "batch_norm_stats", x.dtype);
@@ -43,9 +43,9 @@ void batch_norm_stats(Launcher& launch) {
 }
 
 void batch_norm_apply(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &x = call.t[0], &mean = call.t[1], &var = call.t[2], &gamma = call.t[3], &beta = call.t[4],
-                  &y = call.t[5];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_apply>(launch.call());
+  const TensorArg &x = args.x, &mean = args.mean, &var = args.var, &gamma = args.gamma, &beta = args.beta,
+                  &y = args.y;
   const Ncs d = ncs(x);
   if (d.n * d.c * d.s == 0) return;
   const RowRuns r = row_runs(launch.device(), d.n * d.c, d.s);
@@ -53,36 +53,36 @@ void batch_norm_apply(Launcher& launch) {
              view_arg(mean), mem_of(var), view_arg(var), mem_of(gamma), view_arg(gamma), mem_of(beta),
              view_arg(beta), mem_of(y), view_arg(y), static_cast<cl_long>(d.c), static_cast<cl_long>(d.s),
              static_cast<cl_long>(r.per), static_cast<cl_long>(d.n * d.c), r.narrow,
-             compute_scalar(x.dtype, call.f[0]));
+             compute_scalar(x.dtype, args.eps));
 }
 
 void batch_norm_grad_params(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &x = call.t[0], &mean = call.t[1], &var = call.t[2], &dy = call.t[3], &dgamma = call.t[4],
-                  &dbeta = call.t[5];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_params>(launch.call());
+  const TensorArg &x = args.x, &mean = args.mean, &var = args.var, &dy = args.dy, &dgamma = args.dgamma,
+                  &dbeta = args.dbeta;
   const Ncs d = ncs(x);
   if (d.c == 0 || (!dgamma.data && !dbeta.data)) return;
   const KernelInfo& kernel = norm_kernel(launch, "batch_norm_grad_params", x.dtype);
   const std::size_t local = reduction_group_size(launch.device(), kernel, d.n * d.s);
   launch.run_groups(kernel, static_cast<std::size_t>(d.c), local, mem_of(x), view_arg(x), mem_of(mean),
                     view_arg(mean), mem_of(var), view_arg(var), mem_of(dy), view_arg(dy), static_cast<cl_long>(d.n),
-                    static_cast<cl_long>(d.s), compute_scalar(x.dtype, call.f[0]), mem_of(dgamma), view_arg(dgamma),
+                    static_cast<cl_long>(d.s), compute_scalar(x.dtype, args.eps), mem_of(dgamma), view_arg(dgamma),
                     mem_of(dbeta), view_arg(dbeta), group_scratch(x.dtype, local));
 }
 
 void batch_norm_grad_input(Launcher& launch) {
-  const auto& call = launch.call();
-  const auto& t = call.t;
-  const TensorArg& x = t[0];
+  const auto args = plugin::unpack<plugin::args::nn_batch_norm_grad_input>(launch.call());
+  const TensorArg &x = args.x, &mean = args.mean, &var = args.var, &gamma = args.gamma, &dgamma = args.dgamma,
+                  &dbeta = args.dbeta, &dy = args.dy, &dx = args.dx;
   const Ncs d = ncs(x);
   if (d.n * d.c * d.s == 0) return;
   const RowRuns r = row_runs(launch.device(), d.n * d.c, d.s);
-  launch.run(norm_kernel(launch, "batch_norm_grad_input", x.dtype), r.items, mem_of(x), view_arg(x), mem_of(t[1]),
-             view_arg(t[1]), mem_of(t[2]), view_arg(t[2]), mem_of(t[3]), view_arg(t[3]), mem_of(t[4]),
-             view_arg(t[4]), mem_of(t[5]), view_arg(t[5]), mem_of(t[6]), view_arg(t[6]), mem_of(t[7]),
-             view_arg(t[7]), static_cast<cl_long>(d.c), static_cast<cl_long>(d.s), static_cast<cl_long>(r.per),
-             static_cast<cl_long>(d.n * d.c), r.narrow, compute_scalar(x.dtype, call.f[0]),
-             static_cast<cl_int>(call.i[0] != 0));
+  launch.run(norm_kernel(launch, "batch_norm_grad_input", x.dtype), r.items, mem_of(x), view_arg(x), mem_of(mean),
+             view_arg(mean), mem_of(var), view_arg(var), mem_of(gamma), view_arg(gamma), mem_of(dgamma),
+             view_arg(dgamma), mem_of(dbeta), view_arg(dbeta), mem_of(dy), view_arg(dy), mem_of(dx), view_arg(dx),
+             static_cast<cl_long>(d.c), static_cast<cl_long>(d.s), static_cast<cl_long>(r.per),
+             static_cast<cl_long>(d.n * d.c), r.narrow, compute_scalar(x.dtype, args.eps),
+             static_cast<cl_int>(args.training != 0));
 }
 
 EventPtr launch_batch_norm(Launcher& launch) {

@@ -69,14 +69,14 @@ std::size_t final_local(const Launcher& launch, const KernelInfo& kernel, std::s
   return local;
 }
 
-void sum_reduction(Launcher& launch, const std::string& op) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
+// op: asum, nrm2 or dot (the one with a second vector, y).
+void sum_reduction(Launcher& launch, const std::string& op, const TensorArg& x_arg, const TensorArg* y_arg,
+                   const TensorArg& result) {
+  const DType dtype = x_arg.dtype;
   const std::size_t elem = size_of(dtype);
   const std::string sfx = suffix(dtype);
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  const Vec x = vec(call.t[0]);
-  const TensorArg& result = call.t[op == "dot" ? 2 : 1];
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
+  const Vec x = vec(x_arg);
 
   const KernelInfo& p1 = program.kernel(join({op, "_p1", sfx}));
   const bool pairs = op == "nrm2";  // (scale, ssq) per partial
@@ -91,7 +91,7 @@ void sum_reduction(Launcher& launch, const std::string& op) {
     launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, x.n, part,
                       LocalBytes{shape.local * elem}, LocalBytes{shape.local * elem});
   } else {
-    const Vec y = vec(call.t[1]);
+    const Vec y = vec(*y_arg);
     launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, y.mem, y.offset, y.stride, x.n, part,
                       LocalBytes{shape.local * elem});
   }
@@ -108,13 +108,13 @@ void sum_reduction(Launcher& launch, const std::string& op) {
 }
 
 void iamax(Launcher& launch) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
+  const auto args = plugin::unpack<plugin::args::blas_iamax>(launch.call());
+  const DType dtype = args.x.dtype;
   const std::size_t elem = size_of(dtype);
   const std::string sfx = suffix(dtype);
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  const Vec x = vec(call.t[0]);
-  const TensorArg& result = call.t[1];
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
+  const Vec x = vec(args.x);
+  const TensorArg& result = args.result;
   const KernelInfo& p1 = program.kernel(join({"iamax_p1", sfx}));
   const ReduceShape shape = reduce_shape(launch, p1, x.n, elem + sizeof(cl_long));
   Device& device = launch.device();
@@ -129,13 +129,13 @@ void iamax(Launcher& launch) {
 }
 
 void axpy(Launcher& launch) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
+  const auto args = plugin::unpack<plugin::args::blas_axpy>(launch.call());
+  const DType dtype = args.x.dtype;
   const std::string sfx = suffix(dtype);
-  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  const Vec x = vec(args.x), y = vec(args.y);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  const Scalar alpha{dtype, call.f[0]};
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
+  const Scalar alpha{dtype, args.alpha};
   if (x.stride == 1 && y.stride == 1) {
     launch.run_chunks_in_place(program.kernel(join({"axpy_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
                                x.offset, y.mem, y.offset, x.n, alpha);
@@ -146,13 +146,13 @@ void axpy(Launcher& launch) {
 }
 
 void scal(Launcher& launch) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
+  const auto args = plugin::unpack<plugin::args::blas_scal>(launch.call());
+  const DType dtype = args.x.dtype;
   const std::string sfx = suffix(dtype);
-  const Vec x = vec(call.t[0]);
+  const Vec x = vec(args.x);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  const Scalar alpha{dtype, call.f[0]};
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
+  const Scalar alpha{dtype, args.alpha};
   if (x.stride == 1) {
     launch.run_chunks_in_place(program.kernel(join({"scal_c", sfx})), static_cast<std::size_t>(x.n), x.mem,
                                x.offset, x.n, alpha);
@@ -162,36 +162,36 @@ void scal(Launcher& launch) {
 }
 
 void swap(Launcher& launch) {
-  const auto& call = launch.call();
-  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_swap>(launch.call());
+  const Vec x = vec(args.x), y = vec(args.y);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  launch.run(program.kernel(join({"swap_s", suffix(call.t[0].dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset,
+  const ProgramPackage& program = launch.program(kBlasProgram, args.x.dtype);
+  launch.run(program.kernel(join({"swap_s", suffix(args.x.dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset,
              x.stride, y.mem, y.offset, y.stride, x.n);
 }
 
 void rot(Launcher& launch) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
-  const Vec x = vec(call.t[0]), y = vec(call.t[1]);
+  const auto args = plugin::unpack<plugin::args::blas_rot>(launch.call());
+  const DType dtype = args.x.dtype;
+  const Vec x = vec(args.x), y = vec(args.y);
   if (x.n == 0) return;
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
   launch.run(program.kernel(join({"rot_s", suffix(dtype)})), static_cast<std::size_t>(x.n), x.mem, x.offset, x.stride,
-             y.mem, y.offset, y.stride, x.n, Scalar{dtype, call.f[0]}, Scalar{dtype, call.f[1]});
+             y.mem, y.offset, y.stride, x.n, Scalar{dtype, args.c}, Scalar{dtype, args.s});
 }
 
 // y = alpha*op(a)*x + beta*y (kernels/blas.cl: gemv_n, gemv_t).
 void gemv(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg& a = call.t[0];
+  const auto args = plugin::unpack<plugin::args::blas_gemv>(launch.call());
+  const TensorArg& a = args.a;
   const DType dtype = a.dtype;
   const std::int64_t m = a.view.dims()[0], n = a.view.dims()[1];
   const cl_long lda = m > 1 ? a.view.strides()[0] : std::max<std::int64_t>(n, 1);
-  const Vec x = vec(call.t[1]), y = vec(call.t[2]);
+  const Vec x = vec(args.x), y = vec(args.y);
   if (y.n == 0) return;
-  const ProgramPackage& program = launch.program(kBlasProgram, launch.call().t[0].dtype);
-  const Scalar alpha{dtype, call.f[0]}, beta{dtype, call.f[1]};
-  if (call.i[0] == 0) {
+  const ProgramPackage& program = launch.program(kBlasProgram, dtype);
+  const Scalar alpha{dtype, args.alpha}, beta{dtype, args.beta};
+  if (args.transpose_a == 0) {
     const KernelInfo& kernel = program.kernel(join({"gemv_n", suffix(dtype)}));
     const std::size_t local = final_local(launch, kernel, size_of(dtype));
     launch.run_groups(kernel, static_cast<std::size_t>(m), local, mem_of(a), offset_of(a), lda,
@@ -208,15 +208,21 @@ void gemv(Launcher& launch) {
 
 EventPtr launch_blas(Launcher& launch) {
   switch (launch.call().op) {
-    case OpId::blas_asum:
-      sum_reduction(launch, "asum");
+    case OpId::blas_asum: {
+      const auto args = plugin::unpack<plugin::args::blas_asum>(launch.call());
+      sum_reduction(launch, "asum", args.x, nullptr, args.result);
       break;
-    case OpId::blas_dot:
-      sum_reduction(launch, "dot");
+    }
+    case OpId::blas_dot: {
+      const auto args = plugin::unpack<plugin::args::blas_dot>(launch.call());
+      sum_reduction(launch, "dot", args.x, &args.y, args.result);
       break;
-    case OpId::blas_nrm2:
-      sum_reduction(launch, "nrm2");
+    }
+    case OpId::blas_nrm2: {
+      const auto args = plugin::unpack<plugin::args::blas_nrm2>(launch.call());
+      sum_reduction(launch, "nrm2", args.x, nullptr, args.result);
       break;
+    }
     case OpId::blas_iamax:
       iamax(launch);
       break;
@@ -235,9 +241,11 @@ EventPtr launch_blas(Launcher& launch) {
     case OpId::blas_gemv:
       gemv(launch);
       break;
-    case OpId::blas_copy:
-      enqueue_copy(launch, launch.call().t[0], launch.call().t[1]);
+    case OpId::blas_copy: {
+      const auto args = plugin::unpack<plugin::args::blas_copy>(launch.call());
+      enqueue_copy(launch, args.x, args.y);
       break;
+    }
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not a blas level-1 op");
   }

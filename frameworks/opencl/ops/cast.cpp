@@ -14,8 +14,8 @@ constinit const ProgramSpec kCastProgram{"cast", {&sources::cast}, Helpers::none
 }  // namespace
 
 EventPtr launch_cast(Launcher& launch) {
-  const plugin::TensorArg& x = launch.call().t[0];
-  const plugin::TensorArg& y = launch.call().t[1];
+  const auto args = plugin::unpack<plugin::args::math_cast>(launch.call());
+  const plugin::TensorArg &x = args.x, &y = args.y;
   const Collapsed c = collapse_for_runs({&x.view, &y.view});
   if (c.numel > 0) {
     const KernelInfo& kernel =

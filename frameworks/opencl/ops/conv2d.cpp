@@ -44,7 +44,9 @@ struct ConvShape {
   WindowArg window;
 };
 
-ConvShape conv_shape(const plugin::OpCall& call, const TensorArg& x, const TensorArg& w, const TensorArg& y) {
+// Args: any convolution op's, which share the geometry.
+template <class Args>
+ConvShape conv_shape(const Args& a, const TensorArg& x, const TensorArg& w, const TensorArg& y) {
   ConvShape s{};
   s.n = x.view.dims()[0];
   s.c = x.view.dims()[1];
@@ -55,7 +57,7 @@ ConvShape conv_shape(const plugin::OpCall& call, const TensorArg& x, const Tenso
   s.s = w.view.dims()[3];
   s.p = y.view.dims()[2];
   s.q = y.view.dims()[3];
-  s.groups = call.i[6];
+  s.groups = a.groups;
   s.kg = s.k / s.groups;
   s.cg = s.c / s.groups;
   s.crs = s.cg * s.r * s.s;
@@ -67,12 +69,12 @@ ConvShape conv_shape(const plugin::OpCall& call, const TensorArg& x, const Tenso
   g.Q = s.q;
   g.kh = s.r;
   g.kw = s.s;
-  g.sh = call.i[0];
-  g.sw = call.i[1];
-  g.ph = call.i[2];
-  g.pw = call.i[3];
-  g.dh = call.i[4];
-  g.dw = call.i[5];
+  g.sh = a.stride_h;
+  g.sw = a.stride_w;
+  g.ph = a.pad_h;
+  g.pw = a.pad_w;
+  g.dh = a.dilation_h;
+  g.dw = a.dilation_w;
   return s;
 }
 
@@ -194,9 +196,9 @@ bool pointwise(const ConvShape& s) noexcept {
 }
 
 void conv2d(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &x = call.t[0], &w = call.t[1], &y = call.t[2];
-  const ConvShape s = conv_shape(call, x, w, y);
+  const auto args = plugin::unpack<plugin::args::nn_conv2d>(launch.call());
+  const TensorArg &x = args.x, &w = args.w, &y = args.y;
+  const ConvShape s = conv_shape(args, x, w, y);
   if (y.view.numel() == 0) return;
   const MatrixOperand weights(launch, w, /*whole=*/true, /*read=*/true);
   MatrixOperand out(launch, y, /*whole=*/false, /*read=*/false);
@@ -223,9 +225,9 @@ void conv2d(Launcher& launch) {
 }
 
 void conv2d_grad_data(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &dy = call.t[0], &w = call.t[1], &dx = call.t[2];
-  const ConvShape s = conv_shape(call, dx, w, dy);
+  const auto args = plugin::unpack<plugin::args::nn_conv2d_grad_data>(launch.call());
+  const TensorArg &dy = args.dy, &w = args.w, &dx = args.dx;
+  const ConvShape s = conv_shape(args, dx, w, dy);
   if (dx.view.numel() == 0) return;
   const DType ct = compute_dtype(dx.dtype);
   const MatrixOperand weights(launch, w, /*whole=*/true, /*read=*/true);
@@ -247,9 +249,9 @@ void conv2d_grad_data(Launcher& launch) {
 }
 
 void conv2d_grad_filter(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &x = call.t[0], &dy = call.t[1], &dw = call.t[2];
-  const ConvShape s = conv_shape(call, x, dw, dy);
+  const auto args = plugin::unpack<plugin::args::nn_conv2d_grad_filter>(launch.call());
+  const TensorArg &x = args.x, &dy = args.dy, &dw = args.dw;
+  const ConvShape s = conv_shape(args, x, dw, dy);
   if (dw.view.numel() == 0) return;
   const DType ct = compute_dtype(x.dtype);
   const MatrixOperand grads(launch, dy, /*whole=*/false, /*read=*/true);

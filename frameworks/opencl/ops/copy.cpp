@@ -56,7 +56,8 @@ void enqueue_copy(Launcher& launch, const plugin::TensorArg& x, const plugin::Te
 }
 
 EventPtr launch_copy(Launcher& launch) {
-  enqueue_copy(launch, launch.call().t[0], launch.call().t[1]);
+  const auto args = plugin::unpack<plugin::args::core_copy_view>(launch.call());
+  enqueue_copy(launch, args.x, args.y);
   return launch.finish();
 }
 

@@ -21,6 +21,7 @@ constinit const ProgramSpec kCreationProgram{"creation", {&sources::creation}, H
 
 using plugin::OpId;
 using plugin::saturate;
+using plugin::TensorArg;
 
 std::uint16_t bf16_bits(float value) noexcept {
   return static_cast<std::uint16_t>(xy_f32_bits_to_bf16(std::bit_cast<std::uint32_t>(value)));
@@ -52,8 +53,8 @@ std::uint64_t pattern(DType dtype, double value) {
 // Runs <op>_c<suffix> (contiguous) or <op>_s<suffix> (strided) over y,
 // with `extra` arguments after the view's.
 template <class... Extra>
-void generate(Launcher& launch, const std::string& op, const std::string& sfx, const Extra&... extra) {
-  const auto& y = launch.call().t[0];
+void generate(Launcher& launch, const TensorArg& y, const std::string& op, const std::string& sfx,
+              const Extra&... extra) {
   const Collapsed c = collapse({&y.view});
   if (c.numel == 0) return;
   const ProgramPackage& program = launch.program(kCreationProgram, y.dtype);
@@ -71,17 +72,18 @@ void generate(Launcher& launch, const std::string& op, const std::string& sfx, c
 }
 
 void fill(Launcher& launch) {
-  const auto& y = launch.call().t[0];
-  const std::uint64_t bits = pattern(y.dtype, launch.call().f[0]);
+  const auto args = plugin::unpack<plugin::args::creation_fill>(launch.call());
+  const TensorArg& y = args.y;
+  const std::uint64_t bits = pattern(y.dtype, args.value);
   switch (size_of(y.dtype)) {
     case 1:
-      return generate(launch, "fill", "_8", static_cast<cl_uchar>(bits));
+      return generate(launch, y, "fill", "_8", static_cast<cl_uchar>(bits));
     case 2:
-      return generate(launch, "fill", "_16", static_cast<cl_ushort>(bits));
+      return generate(launch, y, "fill", "_16", static_cast<cl_ushort>(bits));
     case 4:
-      return generate(launch, "fill", "_32", static_cast<cl_uint>(bits));
+      return generate(launch, y, "fill", "_32", static_cast<cl_uint>(bits));
     default:
-      return generate(launch, "fill", "_64", static_cast<cl_ulong>(bits));
+      return generate(launch, y, "fill", "_64", static_cast<cl_ulong>(bits));
   }
 }
 
@@ -93,30 +95,36 @@ bool whole(double v, cl_long& out) {
 }
 
 void arange(Launcher& launch) {
-  const auto& call = launch.call();
-  const double start = call.f[0], step = call.f[1];
+  const auto args = plugin::unpack<plugin::args::creation_arange>(launch.call());
+  const double start = args.start, step = args.step;
   cl_long istart = 0, istep = 0;
   const cl_int integral = whole(start, istart) && whole(step, istep) ? 1 : 0;
-  const std::string sfx = suffix(call.t[0].dtype);
+  const std::string sfx = suffix(args.y.dtype);
   // xy_wide is double where the device has fp64, float otherwise.
   if (launch.device().info().fp64) {
-    generate(launch, "arange", sfx, start, step, istart, istep, integral);
+    generate(launch, args.y, "arange", sfx, start, step, istart, istep, integral);
   } else {
-    generate(launch, "arange", sfx, static_cast<float>(start), static_cast<float>(step), istart, istep, integral);
+    generate(launch, args.y, "arange", sfx, static_cast<float>(start), static_cast<float>(step), istart, istep,
+             integral);
   }
 }
 
-void random(Launcher& launch, const char* name) {
-  const auto& call = launch.call();
-  const DType dtype = call.t[0].dtype;
-  const auto seed = static_cast<cl_ulong>(call.i[0]);
-  const auto counter = static_cast<cl_ulong>(call.i[1]);
-  // uniform: low + (high - low)*u with the difference taken in T, as native.
-  double a = call.f[0], b = call.f[1];
-  if (call.op == OpId::creation_uniform) {
-    b = dtype == DType::f32 ? static_cast<double>(static_cast<float>(b) - static_cast<float>(a)) : b - a;
-  }
-  generate(launch, name, suffix(dtype), Scalar{dtype, a}, Scalar{dtype, b}, seed, counter);
+// uniform: low + (high - low)*u with the difference taken in T, as native.
+void uniform(Launcher& launch) {
+  const auto args = plugin::unpack<plugin::args::creation_uniform>(launch.call());
+  const DType dtype = args.y.dtype;
+  const double span = dtype == DType::f32
+                           ? static_cast<double>(static_cast<float>(args.high) - static_cast<float>(args.low))
+                           : args.high - args.low;
+  generate(launch, args.y, "uniform", suffix(dtype), Scalar{dtype, args.low}, Scalar{dtype, span},
+           static_cast<cl_ulong>(args.seed), static_cast<cl_ulong>(args.offset));
+}
+
+void normal(Launcher& launch) {
+  const auto args = plugin::unpack<plugin::args::creation_normal>(launch.call());
+  const DType dtype = args.y.dtype;
+  generate(launch, args.y, "normal", suffix(dtype), Scalar{dtype, args.mean}, Scalar{dtype, args.stddev},
+           static_cast<cl_ulong>(args.seed), static_cast<cl_ulong>(args.offset));
 }
 
 }  // namespace
@@ -130,10 +138,10 @@ EventPtr launch_creation(Launcher& launch) {
       arange(launch);
       break;
     case OpId::creation_uniform:
-      random(launch, "uniform");
+      uniform(launch);
       break;
     case OpId::creation_normal:
-      random(launch, "normal");
+      normal(launch);
       break;
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not a creation op");

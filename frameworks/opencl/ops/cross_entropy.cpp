@@ -22,37 +22,36 @@ const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtyp
   return launch.program(kCrossEntropyProgram, dtype).kernel(join({base, suffix(dtype)}));
 }
 
-// cross_entropy (t0 = x [N, C], t1 = target, t2 = loss) and its gradient
-// (t2 = dloss, t3 = dx): a work-group per row.
-void cross_entropy(Launcher& launch, const OpCall& call, bool grad) {
-  const auto &x = call.t[0], &target = call.t[1];
+// cross_entropy (x [N, C], target, loss) and its gradient (x, target,
+// dloss, dx): a work-group per row; `outputs` are the view arguments after
+// x's and target's.
+template <class... Outputs>
+void run_rows(Launcher& launch, std::string_view name, const plugin::TensorArg& x, const plugin::TensorArg& target,
+              const Outputs&... outputs) {
   const std::int64_t n = x.view.dims()[0], classes = x.view.dims()[1];
   if (n == 0) return;
   const DType dtype = x.dtype;
-  const KernelInfo& kernel = kernel_for(launch, grad ? "cross_entropy_grad" : "cross_entropy", dtype);
+  const KernelInfo& kernel = kernel_for(launch, name, dtype);
   // Always grouped (an item per row would serialise short batches).
   const std::size_t local = plan_rows(launch.device(), kernel, classes, 1, n).local;
-  const auto groups = static_cast<std::size_t>(n);
-  if (grad) {
-    const auto &dloss = call.t[2], &dx = call.t[3];
-    launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(target), view_arg(target), mem_of(dloss),
-                      view_arg(dloss), mem_of(dx), view_arg(dx), cl_long{classes}, group_scratch(dtype, local));
-  } else {
-    const auto& loss = call.t[2];
-    launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(target), view_arg(target), mem_of(loss),
-                      view_arg(loss), cl_long{classes}, group_scratch(dtype, local));
-  }
+  launch.run_groups(kernel, static_cast<std::size_t>(n), local, mem_of(x), view_arg(x), mem_of(target),
+                    view_arg(target), outputs..., cl_long{classes}, group_scratch(dtype, local));
 }
 
 EventPtr launch_cross_entropy(Launcher& launch) {
   const OpCall& call = launch.call();
   switch (call.op) {
-    case OpId::nn_cross_entropy:
-      cross_entropy(launch, call, false);
+    case OpId::nn_cross_entropy: {
+      const auto a = plugin::unpack<plugin::args::nn_cross_entropy>(call);
+      run_rows(launch, "cross_entropy", a.x, a.target, mem_of(a.loss), view_arg(a.loss));
       break;
-    case OpId::nn_cross_entropy_grad:
-      cross_entropy(launch, call, true);
+    }
+    case OpId::nn_cross_entropy_grad: {
+      const auto a = plugin::unpack<plugin::args::nn_cross_entropy_grad>(call);
+      run_rows(launch, "cross_entropy_grad", a.x, a.target, mem_of(a.dloss), view_arg(a.dloss), mem_of(a.dx),
+               view_arg(a.dx));
       break;
+    }
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not a cross_entropy op");
   }

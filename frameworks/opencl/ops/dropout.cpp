@@ -14,17 +14,25 @@ using plugin::TensorArg;
 
 constinit const ProgramSpec kDropoutProgram{"dropout", {&sources::dropout}, Helpers::none, Passes::floats};
 
-// nn::dropout and dropout_grad: t0 in, t1 out, the same mask.
-EventPtr launch_dropout(Launcher& launch) {
-  const plugin::OpCall& call = launch.call();
-  const TensorArg& x = call.t[0];
-  const TensorArg& y = call.t[1];
+// nn::dropout (x -> y) and dropout_grad (dy -> dx): the same mask.
+void apply_mask(Launcher& launch, const TensorArg& x, const TensorArg& y, std::int64_t seed, std::int64_t offset,
+                double p) {
   const Collapsed c = collapse_for_runs({&x.view, &y.view});
-  if (c.numel == 0) return launch.finish();
+  if (c.numel == 0) return;
   const KernelInfo& kernel = launch.program(kDropoutProgram, x.dtype).kernel(join({"dropout", suffix(x.dtype)}));
   launch.run_chunks(kernel, static_cast<std::size_t>(c.numel), size_of(y.dtype), mem_of(x), mem_of(y), c.layout,
-                    cl_long{c.numel}, static_cast<cl_float>(call.f[0]), Scalar{x.dtype, call.f[0]},
-                    static_cast<cl_ulong>(call.i[0]), static_cast<cl_ulong>(call.i[1]));
+                    cl_long{c.numel}, static_cast<cl_float>(p), Scalar{x.dtype, p}, static_cast<cl_ulong>(seed),
+                    static_cast<cl_ulong>(offset));
+}
+
+EventPtr launch_dropout(Launcher& launch) {
+  if (launch.call().op == OpId::nn_dropout) {
+    const auto a = plugin::unpack<plugin::args::nn_dropout>(launch.call());
+    apply_mask(launch, a.x, a.y, a.seed, a.offset, a.p);
+  } else {
+    const auto a = plugin::unpack<plugin::args::nn_dropout_grad>(launch.call());
+    apply_mask(launch, a.dy, a.dx, a.seed, a.offset, a.p);
+  }
   return launch.finish();
 }
 

@@ -56,8 +56,8 @@ bool gemm_uses_clblast(const DeviceInfo& info) { return choose_engine(info) == E
 namespace {
 
 void our_gemm(Launcher& launch, const GemmDims& g) {
-  const auto& call = launch.call();
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
   const cl_long lda = leading_dim(a);
   // a's element (i, p) at i*sai + p*sak covers both of its layouts.
   const cl_long sai = g.trans_a ? 1 : lda, sak = g.trans_a ? lda : 1;
@@ -104,18 +104,18 @@ std::int64_t leading_dim(const TensorArg& m) noexcept {
 }
 
 EventPtr launch_gemm(Launcher& launch) {
-  const auto& call = launch.call();
-  if (call.op == plugin::OpId::blas_gemm_batched) return launch_gemm_batched(launch);
-  const TensorArg &a = call.t[0], &c = call.t[2];
+  if (launch.call().op == plugin::OpId::blas_gemm_batched) return launch_gemm_batched(launch);
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
+  const TensorArg &a = args.a, &c = args.c;
   if (c.dtype == DType::f16 || c.dtype == DType::bf16) return launch_gemm_half(launch);
   GemmDims g{};
   g.m = c.view.dims()[0];
   g.n = c.view.dims()[1];
-  g.k = call.i[0] ? a.view.dims()[0] : a.view.dims()[1];
-  g.trans_a = call.i[0] != 0;
-  g.trans_b = call.i[1] != 0;
-  g.alpha = call.f[0];
-  g.beta = call.f[1];
+  g.k = args.transpose_a ? a.view.dims()[0] : a.view.dims()[1];
+  g.trans_a = args.transpose_a != 0;
+  g.trans_b = args.transpose_b != 0;
+  g.alpha = args.alpha;
+  g.beta = args.beta;
   if (g.m == 0 || g.n == 0) return launch.finish();
   // c = beta*c alone when there is nothing to multiply.
   if (g.k == 0 || g.alpha == 0) {
@@ -137,16 +137,13 @@ EventPtr launch_gemm(Launcher& launch) {
 
 void enqueue_gemm(Launcher& launch, const TensorArg& a, const TensorArg& b, const TensorArg& c, bool trans_a,
                   bool trans_b, double alpha, double beta) {
-  plugin::OpCall step;
-  step.op = plugin::OpId::blas_gemm;
-  step.num_tensors = 3;
-  step.t[0] = a;
-  step.t[1] = b;
-  step.t[2] = c;
-  step.i[0] = trans_a ? 1 : 0;
-  step.i[1] = trans_b ? 1 : 0;
-  step.f[0] = alpha;
-  step.f[1] = beta;
+  const plugin::OpCall step = plugin::pack(plugin::args::blas_gemm<>{.a = a,
+                                                                     .b = b,
+                                                                     .c = c,
+                                                                     .transpose_a = trans_a ? 1 : 0,
+                                                                     .transpose_b = trans_b ? 1 : 0,
+                                                                     .alpha = alpha,
+                                                                     .beta = beta});
   // The step's commands go on the same in-order queue, so waiting for the
   // call's dependencies once, before the first, orders all of them.
   launch.wait_for_deps();

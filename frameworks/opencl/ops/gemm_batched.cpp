@@ -25,8 +25,9 @@ plugin::TensorArg batch_matrix(const plugin::TensorArg& t, std::int64_t index) {
 }  // namespace
 
 EventPtr launch_gemm_batched(Launcher& launch) {
-  const auto& call = launch.call();
-  const plugin::TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const auto args = plugin::unpack<plugin::args::blas_gemm_batched>(launch.call());
+  const plugin::TensorArg &a = args.a, &b = args.b, &c = args.c;
+  const bool trans_a = args.transpose_a != 0, trans_b = args.transpose_b != 0;
   const std::int64_t batch = c.view.dims()[0];
 #ifdef XYLEM_OPENCL_HAVE_CLBLAST
   // On devices where gemm runs CLBlast, one strided-batched call instead
@@ -38,11 +39,11 @@ EventPtr launch_gemm_batched(Launcher& launch) {
     GemmDims g{};
     g.m = c.view.dims()[1];
     g.n = c.view.dims()[2];
-    g.k = call.i[0] ? a.view.dims()[1] : a.view.dims()[2];
-    g.trans_a = call.i[0] != 0;
-    g.trans_b = call.i[1] != 0;
-    g.alpha = call.f[0];
-    g.beta = call.f[1];
+    g.k = trans_a ? a.view.dims()[1] : a.view.dims()[2];
+    g.trans_a = trans_a;
+    g.trans_b = trans_b;
+    g.alpha = args.alpha;
+    g.beta = args.beta;
     if (batch == 0 || g.m == 0 || g.n == 0) return launch.finish();
     if (g.k > 0 && g.alpha != 0) {
       // CLBlast reads c even with beta == 0, and c may hold NaN: clear it.
@@ -55,8 +56,8 @@ EventPtr launch_gemm_batched(Launcher& launch) {
   }
 #endif
   for (std::int64_t i = 0; i < batch; ++i) {
-    enqueue_gemm(launch, batch_matrix(a, i), batch_matrix(b, i), batch_matrix(c, i), call.i[0] != 0,
-                 call.i[1] != 0, call.f[0], call.f[1]);
+    enqueue_gemm(launch, batch_matrix(a, i), batch_matrix(b, i), batch_matrix(c, i), trans_a, trans_b, args.alpha,
+                 args.beta);
   }
   return launch.finish();
 }

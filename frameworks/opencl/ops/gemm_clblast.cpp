@@ -45,8 +45,8 @@ std::size_t size(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 template <class T>
 void gemm_as(Launcher& launch, const GemmDims& g) {
-  const auto& call = launch.call();
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
   launch.wait_for_deps();
   cl_command_queue queue = launch.device().queue();
   cl_event event = nullptr;
@@ -74,8 +74,8 @@ BatchedMatrix batched(const TensorArg& t) {
 
 template <class T>
 void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
-  const auto& call = launch.call();
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const auto args = plugin::unpack<plugin::args::blas_gemm_batched>(launch.call());
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
   const BatchedMatrix am = batched(a), bm = batched(b), cm = batched(c);
   launch.wait_for_deps();
   cl_command_queue queue = launch.device().queue();
@@ -92,7 +92,7 @@ void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
 }  // namespace
 
 void clblast_gemm(Launcher& launch, const GemmDims& g) {
-  if (launch.call().t[2].dtype == DType::f64) {
+  if (plugin::unpack<plugin::args::blas_gemm>(launch.call()).c.dtype == DType::f64) {
     gemm_as<double>(launch, g);
   } else {
     gemm_as<float>(launch, g);
@@ -100,7 +100,7 @@ void clblast_gemm(Launcher& launch, const GemmDims& g) {
 }
 
 void clblast_gemm_batched(Launcher& launch, const GemmDims& g, std::int64_t batch) {
-  if (launch.call().t[2].dtype == DType::f64) {
+  if (plugin::unpack<plugin::args::blas_gemm_batched>(launch.call()).c.dtype == DType::f64) {
     gemm_batched_as<double>(launch, g, batch);
   } else {
     gemm_batched_as<float>(launch, g, batch);

@@ -47,12 +47,12 @@ TensorArg dense_f32(const Mem& mem, std::int64_t rows, std::int64_t cols) {
 }  // namespace
 
 EventPtr launch_gemm_half(Launcher& launch) {
-  const auto& call = launch.call();
-  const TensorArg &a = call.t[0], &b = call.t[1], &c = call.t[2];
+  const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
+  const TensorArg &a = args.a, &b = args.b, &c = args.c;
   const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
-  const std::int64_t k = call.i[0] ? a.view.dims()[0] : a.view.dims()[1];
+  const std::int64_t k = args.transpose_a ? a.view.dims()[0] : a.view.dims()[1];
   if (m == 0 || n == 0) return launch.finish();
-  const double alpha = call.f[0], beta = call.f[1];
+  const double alpha = args.alpha, beta = args.beta;
   const ProgramPackage& program = launch.program(kConvertProgram, c.dtype);
 
   // The f32 gemm reads a and b only when there is something to multiply;
@@ -68,11 +68,12 @@ EventPtr launch_gemm_half(Launcher& launch) {
   }
   Mem t32 = temporary_buffer(launch, m * n, DType::f32);
 
-  plugin::OpCall inner = call;
-  inner.t[0] = dense_f32(a32, a.view.dims()[0], a.view.dims()[1]);
-  inner.t[1] = dense_f32(b32, b.view.dims()[0], b.view.dims()[1]);
-  inner.t[2] = dense_f32(t32, m, n);
-  inner.f[1] = 0;  // beta*c is added while rounding back
+  auto inner_args = args;
+  inner_args.a = dense_f32(a32, a.view.dims()[0], a.view.dims()[1]);
+  inner_args.b = dense_f32(b32, b.view.dims()[0], b.view.dims()[1]);
+  inner_args.c = dense_f32(t32, m, n);
+  inner_args.beta = 0;  // beta*c is added while rounding back
+  const plugin::OpCall inner = plugin::pack(inner_args);
   {
     Launcher f32_launch(launch.device(), inner, Deps{});
     (void)launch_gemm(f32_launch);

@@ -25,8 +25,9 @@ const KernelInfo& norm_kernel(Launcher& launch, const char* name, DType dtype) {
 LocalBytes group_scratch(DType dtype, std::size_t local) { return LocalBytes{local * size_of(compute_dtype(dtype))}; }
 
 void layer_norm(Launcher& launch) {
-  const auto& t = launch.call().t;
-  const TensorArg &x = t[0], &gamma = t[1], &beta = t[2], &y = t[3], &mean = t[4], &rstd = t[5];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm>(launch.call());
+  const TensorArg &x = args.x, &gamma = args.gamma, &beta = args.beta, &y = args.y, &mean = args.mean,
+                  &rstd = args.rstd;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
   if (rows == 0) return;
   const auto unit = [](const TensorArg& v) { return !v.data || v.view.dims().back() <= 1 || v.view.strides().back() == 1; };
@@ -42,7 +43,7 @@ void layer_norm(Launcher& launch) {
     launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(gamma), view_arg(gamma), mem_of(beta),
                       view_arg(beta), mem_of(y), view_arg(y), mem_of(mean), view_arg(mean), mem_of(rstd),
                       view_arg(rstd), static_cast<cl_long>(rows), static_cast<cl_long>(n),
-                      compute_scalar(x.dtype, launch.call().f[0]));
+                      compute_scalar(x.dtype, args.eps));
     return;
   }
   const KernelInfo& kernel = norm_kernel(launch, "layer_norm", x.dtype);
@@ -50,12 +51,13 @@ void layer_norm(Launcher& launch) {
   launch.run_groups(kernel, static_cast<std::size_t>(rows), local, mem_of(x), view_arg(x), mem_of(gamma),
                     view_arg(gamma), mem_of(beta), view_arg(beta), mem_of(y), view_arg(y), mem_of(mean),
                     view_arg(mean), mem_of(rstd), view_arg(rstd), static_cast<cl_long>(n),
-                    compute_scalar(x.dtype, launch.call().f[0]), group_scratch(x.dtype, local));
+                    compute_scalar(x.dtype, args.eps), group_scratch(x.dtype, local));
 }
 
 void layer_norm_grad_input(Launcher& launch) {
-  const auto& t = launch.call().t;
-  const TensorArg &x = t[0], &gamma = t[1], &mean = t[2], &rstd = t[3], &dy = t[4], &dx = t[5];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_input>(launch.call());
+  const TensorArg &x = args.x, &gamma = args.gamma, &mean = args.mean, &rstd = args.rstd, &dy = args.dy,
+                  &dx = args.dx;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
   if (rows == 0) return;
   const KernelInfo& kernel = norm_kernel(launch, "layer_norm_grad_input", x.dtype);
@@ -66,8 +68,9 @@ void layer_norm_grad_input(Launcher& launch) {
 }
 
 void layer_norm_grad_params(Launcher& launch) {
-  const auto& t = launch.call().t;
-  const TensorArg &x = t[0], &mean = t[1], &rstd = t[2], &dy = t[3], &dgamma = t[4], &dbeta = t[5];
+  const auto args = plugin::unpack<plugin::args::nn_layer_norm_grad_params>(launch.call());
+  const TensorArg &x = args.x, &mean = args.mean, &rstd = args.rstd, &dy = args.dy, &dgamma = args.dgamma,
+                  &dbeta = args.dbeta;
   const std::int64_t rows = x.view.dims()[0], n = x.view.dims()[1];
   if (n == 0 || (!dgamma.data && !dbeta.data)) return;
   // Split the rows into chunks so that (chunk, column) items fill the

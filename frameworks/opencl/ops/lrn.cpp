@@ -15,12 +15,11 @@ namespace {
 
 constinit const ProgramSpec kLrnProgram{"lrn", {&sources::lrn}, Helpers::nn, Passes::floats};
 
-}  // namespace
-
-EventPtr launch_lrn(Launcher& launch) {
-  const auto& call = launch.call();
-  const auto& t = call.t;
-  const plugin::TensorArg& x = t[0];
+// Args: nn_lrn's or nn_lrn_grad's (which adds dy and dx); both share x,
+// y, size, alpha, beta and k.
+template <class Args>
+void lrn(Launcher& launch, const Args& args) {
+  const plugin::TensorArg& x = args.x;
   const DType dtype = x.dtype;
   const auto dims = x.view.dims();
   const cl_long channels = dims[1];
@@ -37,28 +36,38 @@ EventPtr launch_lrn(Launcher& launch) {
     return v;
   };
   const std::int64_t total = x.view.numel();
-  if (total == 0) return launch.finish();
-  const auto size = static_cast<cl_long>(call.i[0]);
-  const Scalar alpha = compute_scalar(dtype, call.f[0]), beta = compute_scalar(dtype, call.f[1]),
-               k = compute_scalar(dtype, call.f[2]);
+  if (total == 0) return;
+  const auto size = static_cast<cl_long>(args.size);
+  const Scalar alpha = compute_scalar(dtype, args.alpha), beta = compute_scalar(dtype, args.beta),
+               k = compute_scalar(dtype, args.k);
   const ProgramPackage& program = launch.program(kLrnProgram, dtype);
   const auto rows = static_cast<cl_long>(dims[0] * height);
   const RowRuns r = row_runs(launch.device(), rows, width);
   const auto per = static_cast<cl_long>(r.per);
   // The betas kernels/lrn.cl computes s^-beta of without pow.
-  const double b = call.f[1];
+  const double b = args.beta;
   const cl_int mode = b == 0.75 ? 1 : b == 0.5 ? 2 : b == 1.0 ? 3 : 0;
-  if (call.op == plugin::OpId::nn_lrn) {
-    launch.run(program.kernel(join({"lrn", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(t[1]),
-               view(t[1]), channels, height, width, per, rows, r.narrow, size, alpha, beta, k, mode);
-    return launch.finish();
+  if constexpr (Args::id == plugin::OpId::nn_lrn) {
+    launch.run(program.kernel(join({"lrn", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(args.y),
+               view(args.y), channels, height, width, per, rows, r.narrow, size, alpha, beta, k, mode);
+  } else {
+    cl_mem scale = launch.device().scratch(0, static_cast<std::size_t>(total) * size_of(compute_dtype(dtype)));
+    launch.run(program.kernel(join({"lrn_scale", suffix(dtype)})), r.items, mem_of(x), view(x), scale, channels,
+               height, width, per, rows, r.narrow, size, alpha, k);
+    launch.run(program.kernel(join({"lrn_grad", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(args.y),
+               view(args.y), mem_of(args.dy), view(args.dy), scale, mem_of(args.dx), view(args.dx), channels,
+               height, width, per, rows, r.narrow, size, alpha, beta, mode);
   }
-  cl_mem scale = launch.device().scratch(0, static_cast<std::size_t>(total) * size_of(compute_dtype(dtype)));
-  launch.run(program.kernel(join({"lrn_scale", suffix(dtype)})), r.items, mem_of(x), view(x), scale, channels,
-             height, width, per, rows, r.narrow, size, alpha, k);
-  launch.run(program.kernel(join({"lrn_grad", suffix(dtype)})), r.items, mem_of(x), view(x), mem_of(t[1]),
-             view(t[1]), mem_of(t[2]), view(t[2]), scale, mem_of(t[3]), view(t[3]), channels, height,
-             width, per, rows, r.narrow, size, alpha, beta, mode);
+}
+
+}  // namespace
+
+EventPtr launch_lrn(Launcher& launch) {
+  if (launch.call().op == plugin::OpId::nn_lrn) {
+    lrn(launch, plugin::unpack<plugin::args::nn_lrn>(launch.call()));
+  } else {
+    lrn(launch, plugin::unpack<plugin::args::nn_lrn_grad>(launch.call()));
+  }
   return launch.finish();
 }
 

@@ -19,19 +19,20 @@ using plugin::OpId;
 using plugin::TensorArg;
 
 // The window of a pooling call between input x [N, C, H, W] and output
-// [N, C, P, Q]: i0,i1 window, i2,i3 stride, i4,i5 padding.
-WindowArg pool_window(const plugin::OpCall& call, const TensorArg& input, const TensorArg& output) {
+// [N, C, P, Q]. Args: any pooling op's, which share the window geometry.
+template <class Args>
+WindowArg pool_window(const Args& a, const TensorArg& input, const TensorArg& output) {
   WindowArg g;
   g.H = input.view.dims()[2];
   g.W = input.view.dims()[3];
   g.P = output.view.dims()[2];
   g.Q = output.view.dims()[3];
-  g.kh = call.i[0];
-  g.kw = call.i[1];
-  g.sh = call.i[2];
-  g.sw = call.i[3];
-  g.ph = call.i[4];
-  g.pw = call.i[5];
+  g.kh = a.window_h;
+  g.kw = a.window_w;
+  g.sh = a.stride_h;
+  g.sw = a.stride_w;
+  g.ph = a.pad_h;
+  g.pw = a.pad_w;
   return g;
 }
 
@@ -54,25 +55,29 @@ void run_rows(Launcher& launch, const char* name, DType dtype, const TensorArg& 
 
 EventPtr launch_pool(Launcher& launch) {
   const auto& call = launch.call();
-  const auto& t = call.t;
-  const DType dtype = t[0].dtype;
-  const cl_int count_pad = call.i[6] != 0;
+  const DType dtype = plugin::dispatch_dtype(call);
   switch (call.op) {
-    case OpId::nn_max_pool2d:
-    case OpId::nn_avg_pool2d: {
-      const TensorArg &x = t[0], &y = t[1];
-      const WindowArg g = pool_window(call, x, y);
+    case OpId::nn_max_pool2d: {
+      const auto args = plugin::unpack<plugin::args::nn_max_pool2d>(call);
+      const TensorArg &x = args.x, &y = args.y;
+      const WindowArg g = pool_window(args, x, y);
       if (y.view.numel() == 0) break;
-      if (call.op == OpId::nn_max_pool2d) {
-        run_rows(launch, "max_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g);
-      } else {
-        run_rows(launch, "avg_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g, count_pad);
-      }
+      run_rows(launch, "max_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g);
+      break;
+    }
+    case OpId::nn_avg_pool2d: {
+      const auto args = plugin::unpack<plugin::args::nn_avg_pool2d>(call);
+      const TensorArg &x = args.x, &y = args.y;
+      const WindowArg g = pool_window(args, x, y);
+      if (y.view.numel() == 0) break;
+      run_rows(launch, "avg_pool2d", dtype, y, mem_of(x), view_arg(x), mem_of(y), view_arg(y), g,
+               cl_int{args.count_include_pad != 0});
       break;
     }
     case OpId::nn_max_pool2d_grad: {
-      const TensorArg &x = t[0], &dy = t[1], &dx = t[2];
-      const WindowArg g = pool_window(call, x, dy);
+      const auto args = plugin::unpack<plugin::args::nn_max_pool2d_grad>(call);
+      const TensorArg &x = args.x, &dy = args.dy, &dx = args.dx;
+      const WindowArg g = pool_window(args, x, dy);
       const std::int64_t outputs = dy.view.numel();
       if (dx.view.numel() == 0) break;
       if (g.H * g.W > INT32_MAX)
@@ -83,11 +88,12 @@ EventPtr launch_pool(Launcher& launch) {
       break;
     }
     case OpId::nn_avg_pool2d_grad: {
-      const TensorArg &dy = t[0], &dx = t[1];
-      const WindowArg g = pool_window(call, dx, dy);
+      const auto args = plugin::unpack<plugin::args::nn_avg_pool2d_grad>(call);
+      const TensorArg &dy = args.dy, &dx = args.dx;
+      const WindowArg g = pool_window(args, dx, dy);
       if (dx.view.numel() == 0) break;
       run_rows(launch, "avg_pool2d_grad", dtype, dx, mem_of(dy), view_arg(dy), mem_of(dx), view_arg(dx), g,
-               count_pad);
+               cl_int{args.count_include_pad != 0});
       break;
     }
     default:
