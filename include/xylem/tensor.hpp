@@ -116,6 +116,17 @@ class Tensor {
   [[nodiscard]] std::vector<T> to_vector() const {
     return std::move(read<T>()).get();
   }
+  /// The elements' bytes, row-major, in the tensor's own dtype (f16 and
+  /// bf16 have no C++ type): what a file writer needs. Waits like read().
+  [[nodiscard]] Future<std::vector<unsigned char>> read_bytes() const {
+    auto state = std::make_shared<detail::FutureState<std::vector<unsigned char>>>();
+    state->value.emplace();
+    auto event = read_into(dtype_, [state, element = size_of(dtype_)](std::size_t n) {
+      state->value->resize(n * element);
+      return static_cast<void*>(state->value->data());
+    });
+    return Future<std::vector<unsigned char>>(std::move(event), std::move(state));
+  }
   /// Any dtype, converted to double (for printing and tests).
   [[nodiscard]] std::vector<double> to_doubles() const;
 
