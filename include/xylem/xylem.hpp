@@ -11,9 +11,13 @@
 
 /// @namespace xylem::nn
 /// Neural-network operations and their gradients.
+
+/// @namespace xylem::data
+/// Data sets from files: IDX (MNIST, Fashion-MNIST).
 #include "xylem/backend.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
+#include "xylem/data.hpp"
 #include "xylem/dtype.hpp"
 #include "xylem/error.hpp"
 #include "xylem/future.hpp"
@@ -21,4 +25,5 @@
 #include "xylem/math.hpp"
 #include "xylem/nn.hpp"
 #include "xylem/layout.hpp"
+#include "xylem/safetensors.hpp"
 #include "xylem/tensor.hpp"

@@ -101,6 +101,8 @@ void save_safetensors(const std::filesystem::path& path, const std::map<std::str
   file.write(&length, 8);
   file.write(header.data(), header.size());
   for (const Item& item : items) {
+    // No elements, no bytes: nothing to read, even from a tensor never written.
+    if (item.tensor->numel() == 0) continue;
     // One tensor on the host at a time: a model larger than memory twice
     // over still saves.
     const std::vector<unsigned char> bytes = item.tensor->read_bytes().get();

@@ -76,6 +76,7 @@ TEST(Safetensors, EveryDTypeRoundTrips) {
     saved["w." + std::string(xylem::name(dtype))] = random_tensor(rng, dtype, dims);
   }
   saved["empty"] = random_tensor(rng, DType::f32, {3, 0});
+  saved["empty, never written"] = Tensor(xylem::Layout{0, 2}, DType::bf16);
   saved["scalar"] = random_tensor(rng, DType::i64, {});
   xylem::save_safetensors(dir / "all.safetensors", saved);
   const auto loaded = xylem::load_safetensors(dir / "all.safetensors");
@@ -86,7 +87,10 @@ TEST(Safetensors, EveryDTypeRoundTrips) {
     EXPECT_EQ(back.dtype(), t.dtype());
     EXPECT_EQ(std::vector<std::int64_t>(back.shape().begin(), back.shape().end()),
               std::vector<std::int64_t>(t.shape().begin(), t.shape().end()));
-    EXPECT_EQ(bytes_of(back), bytes_of(t));
+    // An empty tensor never written has nothing to read.
+    if (t.numel() > 0) {
+      EXPECT_EQ(bytes_of(back), bytes_of(t));
+    }
   }
 }
 
