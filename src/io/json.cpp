@@ -83,7 +83,7 @@ class Parser {
       if (!keys.insert(key).second) fail_at(key_pos, "key " + json_quote(key) + " appears twice");
       expect(':');
       Json member = parse_value(depth + 1);
-      value.members.emplace_back(std::move(key), std::move(member));
+      value.members.push_back(JsonMember{std::move(key), std::move(member)});
       if (peek() == '}') break;
       expect(',');
     }

@@ -6,10 +6,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace xylem::io {
+
+struct JsonMember;
 
 /// One parsed value. `offset` is where it starts, counted from the start of
 /// the parsed text plus the base the caller gave, so errors can name the
@@ -21,7 +22,13 @@ struct Json {
   std::string text;                                   ///< string
   std::uint64_t integer = 0;                          ///< integer
   std::vector<Json> items;                            ///< array
-  std::vector<std::pair<std::string, Json>> members;  ///< object, in the text's order, keys unique
+  std::vector<JsonMember> members;                    ///< object, in the text's order, keys unique
+};
+
+/// One key and value of an object.
+struct JsonMember {
+  std::string key;
+  Json value;
 };
 
 /// Parses `text` as one value with only whitespace around it. Throws
