@@ -37,7 +37,8 @@ Split read_split(const std::filesystem::path& dir, const char* images_stem, cons
   const std::filesystem::path images_path = find_file(dir, images_stem);
   const std::filesystem::path labels_path = find_file(dir, labels_stem);
   if (images_path.empty() || labels_path.empty())
-    throw Error(ErrorCode::io, "FashionMnist: " + dir.string() + " no longer holds " + images_stem + " and " + labels_stem);
+    throw Error(ErrorCode::io,
+                "FashionMnist: " + dir.string() + " no longer holds " + images_stem + " and " + labels_stem);
   const io::IdxData images = io::read_idx_data(images_path);
   const io::IdxData labels = io::read_idx_data(labels_path);
   if (images.dtype != DType::u8 || images.dims.size() != 3 || images.dims[1] != kSide || images.dims[2] != kSide)

@@ -39,7 +39,8 @@ void InputFile::read_at(std::uint64_t offset, void* out, std::size_t n) const {
     const ssize_t got = ::pread(fd_, p + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0)
-      throw Error(ErrorCode::io, source_ + ": read failed at byte " + std::to_string(offset + done) + ": " + os_error());
+      throw Error(ErrorCode::io,
+                  source_ + ": read failed at byte " + std::to_string(offset + done) + ": " + os_error());
     if (got == 0)
       throw Error(ErrorCode::io, source_ + ": truncated: the data ends at byte " + std::to_string(offset + done) +
                                      ", " + std::to_string(n - done) + " bytes short");

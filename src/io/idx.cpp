@@ -99,14 +99,19 @@ void to_host_order(std::vector<unsigned char>& bytes, std::size_t element) {
 
 DType element_type(unsigned code, const std::string& source) {
   switch (code) {
-    case 0x08: return DType::u8;
-    case 0x0C: return DType::i32;
-    case 0x0D: return DType::f32;
-    case 0x0E: return DType::f64;
+    case 0x08:
+      return DType::u8;
+    case 0x0C:
+      return DType::i32;
+    case 0x0D:
+      return DType::f32;
+    case 0x0E:
+      return DType::f64;
     case 0x09:
     case 0x0B:
       throw Error(ErrorCode::unsupported, source + ": element type " + hex(code) + " at byte 2 (" +
-                                              (code == 0x09 ? "signed bytes" : "16-bit integers") + ") has no xylem dtype");
+                                              (code == 0x09 ? "signed bytes" : "16-bit integers") +
+                                              ") has no xylem dtype");
     default:
       throw Error(ErrorCode::invalid_argument, source + ": unknown element type " + hex(code) +
                                                    " at byte 2 (IDX has 0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E)");
@@ -128,8 +133,8 @@ IdxData read_idx_data(const std::filesystem::path& path) {
   out.dtype = element_type(magic[2], source);
   const int rank = magic[3];
   if (rank == 0 || rank > kMaxRank)
-    throw Error(ErrorCode::invalid_argument, source + ": rank " + std::to_string(rank) + " at byte 3 is not in 1.." +
-                                                 std::to_string(kMaxRank));
+    throw Error(ErrorCode::invalid_argument,
+                source + ": rank " + std::to_string(rank) + " at byte 3 is not in 1.." + std::to_string(kMaxRank));
   std::uint64_t numel = 1;
   for (int k = 0; k < rank; ++k) {
     unsigned char size[4];
@@ -137,8 +142,8 @@ IdxData read_idx_data(const std::filesystem::path& path) {
     const std::uint64_t d = big_endian_u32(size);
     // At most 8 factors below 2^32: checked against kMaxNumel as they come.
     if (d != 0 && numel > std::uint64_t(kMaxNumel) / d)
-      throw Error(ErrorCode::invalid_argument, source + ": the dimensions overflow at byte " +
-                                                   std::to_string(idx_data_start(std::size_t(k))));
+      throw Error(ErrorCode::invalid_argument,
+                  source + ": the dimensions overflow at byte " + std::to_string(idx_data_start(std::size_t(k))));
     numel *= d;
     out.dims.push_back(static_cast<std::int64_t>(d));
   }
@@ -153,7 +158,8 @@ IdxData read_idx_data(const std::filesystem::path& path) {
   while (out.bytes.size() < bytes) {
     const std::size_t have = out.bytes.size();
     out.bytes.resize(have + std::min<std::uint64_t>(kChunk, bytes - have));
-    in.read(out.bytes.data() + have, out.bytes.size() - have, "data (the dimensions say " + std::to_string(bytes) + " bytes)");
+    in.read(out.bytes.data() + have, out.bytes.size() - have,
+            "data (the dimensions say " + std::to_string(bytes) + " bytes)");
   }
   unsigned char extra;
   if (in.read_some(&extra, 1) != 0)

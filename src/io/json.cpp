@@ -8,6 +8,22 @@ namespace xylem::io {
 
 namespace {
 
+// The two-character escapes, both ways: what the reader accepts and what
+// the writer writes. The writer uses them as serde_json and Python's json
+// do, so a header written here matches theirs byte for byte.
+struct ShortEscape {
+  char letter;     // after the backslash
+  char character;  // what it stands for
+};
+constexpr ShortEscape kShortEscapes[] = {{'"', '"'},  {'\\', '\\'}, {'b', '\b'}, {'f', '\f'},
+                                         {'n', '\n'}, {'r', '\r'},  {'t', '\t'}};
+
+const ShortEscape* find_escape(char ShortEscape::*field, char c) {
+  for (const ShortEscape& e : kShortEscapes)
+    if (e.*field == c) return &e;
+  return nullptr;
+}
+
 // Deep enough for any header the format defines (three levels); the limit
 // keeps a hostile file from exhausting the stack.
 constexpr int kMaxDepth = 32;
@@ -32,7 +48,8 @@ class Parser {
   }
 
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
   char peek() {
@@ -125,10 +142,14 @@ class Parser {
     for (int k = 0; k < 4; ++k, ++pos_) {
       const char h = text_[pos_];
       v <<= 4;
-      if (h >= '0' && h <= '9') v |= unsigned(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= unsigned(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= unsigned(h - 'A' + 10);
-      else fail("bad hex digit in a \\u escape");
+      if (h >= '0' && h <= '9')
+        v |= unsigned(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        v |= unsigned(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        v |= unsigned(h - 'A' + 10);
+      else
+        fail("bad hex digit in a \\u escape");
     }
     return v;
   }
@@ -176,17 +197,15 @@ class Parser {
         continue;
       }
       if (pos_ >= text_.size()) fail("unterminated string");
-      switch (text_[pos_++]) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': append_utf8(out, code_point()); break;
-        default: fail_at(pos_ - 1, "unknown escape");
+      const char e = text_[pos_++];
+      if (e == 'u') {
+        append_utf8(out, code_point());
+      } else if (e == '/') {
+        out += '/';
+      } else if (const ShortEscape* found = find_escape(&ShortEscape::letter, e)) {
+        out += found->character;
+      } else {
+        fail_at(pos_ - 1, "unknown escape");
       }
     }
   }
@@ -203,33 +222,14 @@ Json parse_json(std::string_view text, const std::string& source, std::size_t ba
   return Parser(text, source, base).document();
 }
 
-namespace {
-
-// The two-character escapes JSON writers use (serde_json, Python's json),
-// so a header written here matches theirs byte for byte.
-const char* short_escape(char c) noexcept {
-  switch (c) {
-    case '\b': return "\\b";
-    case '\f': return "\\f";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    default: return nullptr;
-  }
-}
-
-}  // namespace
-
 std::string json_quote(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   for (const char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (const ShortEscape* found = find_escape(&ShortEscape::character, c)) {
       out += '\\';
-      out += c;
-    } else if (const char* short_form = short_escape(c)) {
-      out += short_form;
+      out += found->letter;
     } else if (u < 0x20) {
       out += "\\u00";
       out += kHex[u >> 4];
@@ -243,10 +243,14 @@ std::string json_quote(std::string_view s) {
 
 const char* json_kind_name(Json::Kind kind) noexcept {
   switch (kind) {
-    case Json::Kind::object: return "an object";
-    case Json::Kind::array: return "an array";
-    case Json::Kind::string: return "a string";
-    case Json::Kind::integer: return "an integer";
+    case Json::Kind::object:
+      return "an object";
+    case Json::Kind::array:
+      return "an array";
+    case Json::Kind::string:
+      return "a string";
+    case Json::Kind::integer:
+      return "an integer";
   }
   return "a value";
 }

@@ -19,10 +19,10 @@ struct Json {
   enum class Kind { object, array, string, integer };
   Kind kind = Kind::object;
   std::size_t offset = 0;
-  std::string text;                                   ///< string
-  std::uint64_t integer = 0;                          ///< integer
-  std::vector<Json> items;                            ///< array
-  std::vector<JsonMember> members;                    ///< object, in the text's order, keys unique
+  std::string text;                 ///< string
+  std::uint64_t integer = 0;        ///< integer
+  std::vector<Json> items;          ///< array
+  std::vector<JsonMember> members;  ///< object, in the text's order, keys unique
 };
 
 /// One key and value of an object.

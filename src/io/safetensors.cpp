@@ -73,7 +73,8 @@ void save_safetensors(const std::filesystem::path& path, const std::map<std::str
   std::vector<Item> items;
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__")
-      throw Error(ErrorCode::invalid_argument, source + ": \"__metadata__\" is the format's reserved name, not a tensor's");
+      throw Error(ErrorCode::invalid_argument,
+                  source + ": \"__metadata__\" is the format's reserved name, not a tensor's");
     if (!t.defined()) throw Error(ErrorCode::invalid_argument, source + ": tensor \"" + name + "\" is an empty handle");
     io::SafetensorsEntry e;
     e.name = name;

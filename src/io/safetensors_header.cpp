@@ -48,7 +48,8 @@ class HeaderChecker {
   HeaderChecker(std::uint64_t data_bytes, const std::string& source) : data_bytes_(data_bytes), source_(source) {}
 
   SafetensorsHeader check(const Json& root) {
-    if (root.kind != Json::Kind::object) fail_at(root, std::string("the header is ") + json_kind_name(root.kind) + ", not an object");
+    if (root.kind != Json::Kind::object)
+      fail_at(root, std::string("the header is ") + json_kind_name(root.kind) + ", not an object");
     SafetensorsHeader header;
     for (const auto& [key, value] : root.members) {
       if (key == "__metadata__")
@@ -61,7 +62,8 @@ class HeaderChecker {
   }
 
  private:
-  [[noreturn]] void fail_at(const Json& at, const std::string& what, ErrorCode code = ErrorCode::invalid_argument) const {
+  [[noreturn]] void fail_at(const Json& at, const std::string& what,
+                            ErrorCode code = ErrorCode::invalid_argument) const {
     throw Error(code, source_ + ": at byte " + std::to_string(at.offset) + ": " + what);
   }
   [[noreturn]] void fail_tensor(const std::string& name, const Json& at, const std::string& what,
@@ -88,7 +90,8 @@ class HeaderChecker {
     for (const DTypeRow& row : kDTypes)
       if (row.name == value.text) return row.dtype;
     if (std::find(kForeignDTypes.begin(), kForeignDTypes.end(), value.text) != kForeignDTypes.end())
-      fail_tensor(name, value, "dtype " + value.text + " has no xylem dtype (xylem holds F64 F32 F16 BF16 I64 I32 U8 BOOL)",
+      fail_tensor(name, value,
+                  "dtype " + value.text + " has no xylem dtype (xylem holds F64 F32 F16 BF16 I64 I32 U8 BOOL)",
                   ErrorCode::unsupported);
     fail_tensor(name, value, "unknown dtype " + quoted(value.text));
   }
@@ -96,7 +99,8 @@ class HeaderChecker {
   std::vector<std::int64_t> shape(const std::string& name, const Json& value) const {
     if (value.kind != Json::Kind::array) fail_tensor(name, value, "\"shape\" is not an array");
     if (value.items.size() > std::size_t(kMaxRank))
-      fail_tensor(name, value, "rank " + std::to_string(value.items.size()) + " is over xylem's " + std::to_string(kMaxRank),
+      fail_tensor(name, value,
+                  "rank " + std::to_string(value.items.size()) + " is over xylem's " + std::to_string(kMaxRank),
                   ErrorCode::unsupported);
     std::vector<std::int64_t> dims;
     // As Layout counts: the non-zero dimensions' product may not pass kMaxNumel.
@@ -136,13 +140,14 @@ class HeaderChecker {
     e.begin = offsets.items[0].integer;
     e.end = offsets.items[1].integer;
     if (e.end < e.begin)
-      fail_tensor(name, offsets, "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] are out of order");
+      fail_tensor(name, offsets,
+                  "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] are out of order");
     // Past the end is what a file cut short looks like (a partial download):
     // an io error, as for any other truncated file.
     if (e.end > data_bytes_)
-      fail_tensor(name, offsets, "truncated: data_offsets end " + std::to_string(e.end) +
-                                     " is past the end of the data section, which holds " +
-                                     std::to_string(data_bytes_) + " bytes",
+      fail_tensor(name, offsets,
+                  "truncated: data_offsets end " + std::to_string(e.end) +
+                      " is past the end of the data section, which holds " + std::to_string(data_bytes_) + " bytes",
                   ErrorCode::io);
     std::int64_t numel = 1;
     for (const std::int64_t d : e.shape) numel *= d;  // at most kMaxNumel: shape() checked
@@ -151,8 +156,9 @@ class HeaderChecker {
       fail_tensor(name, *fields[1], "shape overflows: its bytes do not fit in 64 bits");
     const auto expected = static_cast<std::uint64_t>(bytes);
     if (e.end - e.begin != expected)
-      fail_tensor(name, offsets, std::to_string(e.end - e.begin) + " bytes, but its shape and dtype " +
-                                     std::string(safetensors_dtype_name(e.dtype)) + " need " + std::to_string(expected));
+      fail_tensor(name, offsets,
+                  std::to_string(e.end - e.begin) + " bytes, but its shape and dtype " +
+                      std::string(safetensors_dtype_name(e.dtype)) + " need " + std::to_string(expected));
     e.header_byte = offsets.offset;
     return e;
   }
@@ -166,17 +172,19 @@ class HeaderChecker {
     std::uint64_t next = 0;
     for (const SafetensorsEntry& e : tensors) {
       if (e.begin < next)
-        fail_tensor(e.name, e.header_byte, "data_offsets begin " + std::to_string(e.begin) +
-                                               " overlaps another tensor's bytes, which end at " + std::to_string(next));
+        fail_tensor(e.name, e.header_byte,
+                    "data_offsets begin " + std::to_string(e.begin) +
+                        " overlaps another tensor's bytes, which end at " + std::to_string(next));
       if (e.begin > next)
-        fail_tensor(e.name, e.header_byte, "data_offsets begin " + std::to_string(e.begin) + " leaves a gap: bytes " +
-                                               std::to_string(next) + " to " + std::to_string(e.begin) +
-                                               " of the data section belong to no tensor");
+        fail_tensor(e.name, e.header_byte,
+                    "data_offsets begin " + std::to_string(e.begin) + " leaves a gap: bytes " + std::to_string(next) +
+                        " to " + std::to_string(e.begin) + " of the data section belong to no tensor");
       next = e.end;
     }
     if (next != data_bytes_)
       throw Error(ErrorCode::invalid_argument, source_ + ": the tensors cover " + std::to_string(next) +
-                                                   " bytes of the data section, which holds " + std::to_string(data_bytes_));
+                                                   " bytes of the data section, which holds " +
+                                                   std::to_string(data_bytes_));
   }
 
   std::uint64_t data_bytes_;

@@ -20,9 +20,7 @@ using xylem_test::contains;
 using xylem_test::TempDir;
 using xylem_test::write_file;
 
-std::string be32(std::uint32_t v) {
-  return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string be32(std::uint32_t v) { return {char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 // An IDX file: magic, sizes, then `data` as given (already big-endian).
 std::string idx(unsigned char type, const std::vector<std::uint32_t>& dims, const std::string& data) {

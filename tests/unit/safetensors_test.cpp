@@ -176,7 +176,8 @@ TEST(Safetensors, LyingFilesRaiseTypedErrors) {
       {"bad JSON", file_of(R"({"w":{"dtype":"F32",)"), ErrorCode::invalid_argument, "bad JSON at byte"},
       {"not an object", file_of("[1,2]"), ErrorCode::invalid_argument, "at byte 8"},
       {"a float", file_of(one_tensor("[2.0]", "[0,8]"), eight), ErrorCode::invalid_argument, "bad JSON at byte 37"},
-      {"a negative dimension", file_of(one_tensor("[-2]", "[0,8]"), eight), ErrorCode::invalid_argument, "bad JSON at byte 37"},
+      {"a negative dimension", file_of(one_tensor("[-2]", "[0,8]"), eight), ErrorCode::invalid_argument,
+       "bad JSON at byte 37"},
       {"text after the value", file_of("{}x"), ErrorCode::invalid_argument, "byte 10"},
       {"offsets out of order", file_of(one_tensor("[2]", "[8,0]"), eight), ErrorCode::invalid_argument,
        "\"w\" (header byte"},
@@ -185,8 +186,8 @@ TEST(Safetensors, LyingFilesRaiseTypedErrors) {
        "need 12"},
       {"shape overflow", file_of(one_tensor("[4294967296,4294967296,4294967296]", "[0,8]"), eight),
        ErrorCode::invalid_argument, "overflows"},
-      {"bytes past 64 bits", file_of(one_tensor("[2305843009213693952]", "[0,0]", "F64")),
-       ErrorCode::invalid_argument, "do not fit in 64 bits"},
+      {"bytes past 64 bits", file_of(one_tensor("[2305843009213693952]", "[0,0]", "F64")), ErrorCode::invalid_argument,
+       "do not fit in 64 bits"},
       {"dimension past 64 bits", file_of(one_tensor("[18446744073709551616]", "[0,8]"), eight),
        ErrorCode::invalid_argument, "64 bits"},
       {"unknown dtype", file_of(one_tensor("[2]", "[0,8]", "F17"), eight), ErrorCode::invalid_argument, "F17"},
@@ -194,12 +195,14 @@ TEST(Safetensors, LyingFilesRaiseTypedErrors) {
       {"rank over the limit", file_of(one_tensor("[1,1,1,1,1,1,1,1,1]", "[0,4]"), "1234"), ErrorCode::unsupported,
        "rank 9"},
       {"repeated name",
-       file_of(R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-               "12"),
+       file_of(
+           R"({"w":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"w":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+           "12"),
        ErrorCode::invalid_argument, "\"w\" appears twice"},
       {"overlapping ranges",
-       file_of(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
-               "123"),
+       file_of(
+           R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+           "123"),
        ErrorCode::invalid_argument, "\"b\" (header byte"},
       {"a gap", file_of(one_tensor("[2]", "[4,12]"), "123456789abc"), ErrorCode::invalid_argument, "gap"},
       {"bytes after the last tensor", file_of(one_tensor("[2]", "[0,8]"), "123456789"), ErrorCode::invalid_argument,
@@ -240,8 +243,7 @@ TEST(Safetensors, FailedSaveLeavesTheOldFile) {
   XY_EXPECT_ERROR(ErrorCode::uninitialized_read,
                   xylem::save_safetensors(path, {{"a", Tensor::from({1.0})}, {"b", unwritten}}));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::save_safetensors(path, {{"x", Tensor()}}));
-  XY_EXPECT_ERROR(ErrorCode::invalid_argument,
-                  xylem::save_safetensors(path, {{"__metadata__", Tensor::from({1.0f})}}));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::save_safetensors(path, {{"__metadata__", Tensor::from({1.0f})}}));
   EXPECT_EQ(read_file(path), before);
   // Nothing left behind beside it.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()), 1);
