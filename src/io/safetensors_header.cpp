@@ -1,7 +1,6 @@
 #include "io/safetensors_header.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "io/json.hpp"
 #include "xylem/error.hpp"
@@ -11,37 +10,34 @@ namespace xylem::io {
 
 namespace {
 
-// The dtypes xylem holds: X(safetensors name, xylem dtype, layout rank).
-// The rank is the dtype's place in Hugging Face's Dtype enum, whose order
-// its writer sorts by (larger elements later in the enum).
-#define XYLEM_SAFETENSORS_DTYPES(X) \
-  X("BOOL", boolean, 0)             \
-  X("U8", u8, 1)                    \
-  X("F16", f16, 7)                  \
-  X("BF16", bf16, 8)                \
-  X("I32", i32, 9)                  \
-  X("F32", f32, 11)                 \
-  X("F64", f64, 12)                 \
-  X("I64", i64, 13)
-
+// The dtypes xylem holds, by safetensors name. `rank` is the dtype's place
+// in Hugging Face's Dtype enum, whose order its writer lays tensors out by
+// (larger elements later in the enum).
 struct DTypeRow {
   std::string_view name;
   DType dtype;
   int rank;
 };
 constexpr DTypeRow kDTypes[] = {
-#define XYLEM_SAFETENSORS_ROW(n, d, r) {n, DType::d, r},
-    XYLEM_SAFETENSORS_DTYPES(XYLEM_SAFETENSORS_ROW)
-#undef XYLEM_SAFETENSORS_ROW
+    {"BOOL", DType::boolean, 0}, {"U8", DType::u8, 1},    {"F16", DType::f16, 7},  {"BF16", DType::bf16, 8},
+    {"I32", DType::i32, 9},      {"F32", DType::f32, 11}, {"F64", DType::f64, 12}, {"I64", DType::i64, 13},
 };
 static_assert(std::size(kDTypes) == kDTypeCount, "every xylem dtype has a safetensors name");
 
 // Names the format defines that xylem has no dtype for: refused as
 // unsupported (a valid file xylem cannot hold), not as a lying one.
-constexpr std::array<std::string_view, 12> kForeignDTypes = {
-    "I8", "I16", "U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64"};
+constexpr std::string_view kForeignDTypes[] = {"I8",      "I16",     "U16", "U32",     "U64",     "F8_E5M2",
+                                               "F8_E4M3", "F8_E8M0", "F4",  "F6_E2M3", "F6_E3M2", "C64"};
 
-std::string quoted(std::string_view s) { return json_quote(s); }
+// "F64 F32 ...": the names xylem holds, for messages.
+std::string held_names() {
+  std::string out;
+  for (const DTypeRow& row : kDTypes) {
+    if (!out.empty()) out += ' ';
+    out += row.name;
+  }
+  return out;
+}
 
 class HeaderChecker {
  public:
@@ -72,14 +68,15 @@ class HeaderChecker {
   }
   [[noreturn]] void fail_tensor(const std::string& name, std::size_t byte, const std::string& what,
                                 ErrorCode code = ErrorCode::invalid_argument) const {
-    throw Error(code, source_ + ": tensor " + quoted(name) + " (header byte " + std::to_string(byte) + "): " + what);
+    throw Error(code,
+                source_ + ": tensor " + json_quote(name) + " (header byte " + std::to_string(byte) + "): " + what);
   }
 
   std::map<std::string, std::string> metadata(const Json& value) const {
     if (value.kind != Json::Kind::object) fail_at(value, "\"__metadata__\" is not an object of strings");
     std::map<std::string, std::string> out;
     for (const auto& [key, item] : value.members) {
-      if (item.kind != Json::Kind::string) fail_at(item, "metadata " + quoted(key) + " is not a string");
+      if (item.kind != Json::Kind::string) fail_at(item, "metadata " + json_quote(key) + " is not a string");
       out.emplace(key, item.text);
     }
     return out;
@@ -89,11 +86,10 @@ class HeaderChecker {
     if (value.kind != Json::Kind::string) fail_tensor(name, value, "\"dtype\" is not a string");
     for (const DTypeRow& row : kDTypes)
       if (row.name == value.text) return row.dtype;
-    if (std::find(kForeignDTypes.begin(), kForeignDTypes.end(), value.text) != kForeignDTypes.end())
-      fail_tensor(name, value,
-                  "dtype " + value.text + " has no xylem dtype (xylem holds F64 F32 F16 BF16 I64 I32 U8 BOOL)",
+    if (std::find(std::begin(kForeignDTypes), std::end(kForeignDTypes), value.text) != std::end(kForeignDTypes))
+      fail_tensor(name, value, "dtype " + value.text + " has no xylem dtype (xylem holds " + held_names() + ")",
                   ErrorCode::unsupported);
-    fail_tensor(name, value, "unknown dtype " + quoted(value.text));
+    fail_tensor(name, value, "unknown dtype " + json_quote(value.text));
   }
 
   std::vector<std::int64_t> shape(const std::string& name, const Json& value) const {
@@ -123,7 +119,7 @@ class HeaderChecker {
     constexpr std::string_view kFields[3] = {"dtype", "shape", "data_offsets"};
     for (const auto& [key, field] : value.members) {
       const auto* known = std::find(std::begin(kFields), std::end(kFields), key);
-      if (known == std::end(kFields)) fail_tensor(name, field, "unknown field " + quoted(key));
+      if (known == std::end(kFields)) fail_tensor(name, field, "unknown field " + json_quote(key));
       fields[known - std::begin(kFields)] = &field;
     }
     for (int k = 0; k < 3; ++k)
