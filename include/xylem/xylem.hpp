@@ -24,6 +24,8 @@
 #include "xylem/hardware.hpp"
 #include "xylem/math.hpp"
 #include "xylem/nn.hpp"
+#include "xylem/layers.hpp"
 #include "xylem/layout.hpp"
+#include "xylem/losses.hpp"
 #include "xylem/safetensors.hpp"
 #include "xylem/tensor.hpp"

@@ -1,0 +1,101 @@
+// BatchNorm2d and LayerNorm (nn::batch_norm, nn::layer_norm and gradients).
+#include <string>
+
+#include "xylem/layers.hpp"
+
+namespace xylem::layers {
+namespace {
+
+// Statistics are kept in f64 for f64 inputs, in f32 otherwise (nn's rule).
+DType stats_dtype(DType dtype) { return dtype == f64 ? f64 : f32; }
+
+std::string dims_string(const std::vector<std::int64_t>& dims) {
+  return Layout(std::span<const std::int64_t>(dims)).dims_string();
+}
+
+}  // namespace
+
+BatchNorm2d::BatchNorm2d(const Backend& b, std::int64_t channels, double eps, double momentum, DType dtype)
+    : channels_(channels), eps_(eps), momentum_(momentum) {
+  const Layout c{channels};
+  weight = {"weight", ones(b, c, dtype), {}};
+  bias = {"bias", zeros(b, c, dtype), {}};
+  running_mean = {"running_mean", zeros(b, c, stats_dtype(dtype))};
+  running_var = {"running_var", ones(b, c, stats_dtype(dtype))};
+}
+
+std::string BatchNorm2d::describe() const { return "BatchNorm2d(" + std::to_string(channels_) + ")"; }
+std::vector<Parameter*> BatchNorm2d::parameters() { return {&weight, &bias}; }
+std::vector<Buffer*> BatchNorm2d::buffers() { return {&running_mean, &running_var}; }
+
+Layout BatchNorm2d::output_shape(const Layout& x) const {
+  if (x.rank() != 4 || x.dim(1) != channels_) bad_input(x, "[N, " + std::to_string(channels_) + ", H, W]");
+  return x;
+}
+
+Tensor BatchNorm2d::forward(const Backend& b, const Tensor& x) {
+  require_input(x);
+  nn::BatchNorm r = nn::batch_norm(b, x, weight.value, bias.value, running_mean.value, running_var.value, training(),
+                                   momentum_, eps_);
+  x_ = x;
+  stats_ = r.stats;
+  trained_ = training();
+  return r.y;
+}
+
+Tensor BatchNorm2d::backward(const Backend& b, const Tensor& dy) {
+  require_backward(x_.defined(), dy, x_.layout());
+  nn::NormGrads g = nn::batch_norm_grad(b, x_, weight.value, stats_, trained_, eps_, dy);
+  accumulate(b, weight, g.dgamma);
+  accumulate(b, bias, g.dbeta);
+  x_ = Tensor{};
+  stats_ = {};
+  return g.dx;
+}
+
+LayerNorm::LayerNorm(const Backend& b, std::vector<std::int64_t> shape, double eps, bool affine, DType dtype)
+    : shape_(std::move(shape)), eps_(eps) {
+  if (affine) {
+    const Layout s{std::span<const std::int64_t>(shape_)};
+    weight = {"weight", ones(b, s, dtype), {}};
+    bias = {"bias", zeros(b, s, dtype), {}};
+  }
+}
+
+std::string LayerNorm::describe() const { return "LayerNorm(" + dims_string(shape_) + ")"; }
+
+std::vector<Parameter*> LayerNorm::parameters() {
+  if (weight.value.defined()) return {&weight, &bias};
+  return {};
+}
+
+Layout LayerNorm::output_shape(const Layout& x) const {
+  const int k = static_cast<int>(shape_.size());
+  bool fits = x.rank() >= k;
+  for (int i = 0; fits && i < k; ++i) fits = x.dim(x.rank() - k + i) == shape_[std::size_t(i)];
+  if (!fits) bad_input(x, "[..., " + dims_string(shape_).substr(1));
+  return x;
+}
+
+Tensor LayerNorm::forward(const Backend& b, const Tensor& x) {
+  require_input(x);
+  const int k = static_cast<int>(shape_.size());
+  nn::LayerNorm r = nn::layer_norm(b, x, k, weight.value, bias.value, eps_);
+  x_ = x;
+  stats_ = r.stats;
+  return r.y;
+}
+
+Tensor LayerNorm::backward(const Backend& b, const Tensor& dy) {
+  require_backward(x_.defined(), dy, x_.layout());
+  nn::NormGrads g = nn::layer_norm_grad(b, x_, static_cast<int>(shape_.size()), weight.value, stats_, dy);
+  if (weight.value.defined()) {
+    accumulate(b, weight, g.dgamma);
+    accumulate(b, bias, g.dbeta);
+  }
+  x_ = Tensor{};
+  stats_ = {};
+  return g.dx;
+}
+
+}  // namespace xylem::layers
