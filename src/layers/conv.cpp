@@ -1,6 +1,7 @@
 // Conv2d: nn::conv2d plus a per-channel bias, and their gradients.
 #include <string>
 
+#include "layers/window.hpp"
 #include "xylem/layers.hpp"
 #include "xylem/math.hpp"
 
@@ -9,6 +10,7 @@ namespace xylem::layers {
 Conv2d::Conv2d(const Backend& b, Generator& gen, std::int64_t in_ch, std::int64_t out_ch, int kernel, int stride,
                int padding, bool with_bias, const ParameterOptions& options)
     : in_ch_(in_ch), out_ch_(out_ch), kernel_(kernel) {
+  require_window("Conv2d", kernel, stride, padding, 1);
   geometry_.stride_h = geometry_.stride_w = stride;
   geometry_.pad_h = geometry_.pad_w = padding;
   weight = {"weight", Tensor(Layout{out_ch, in_ch, kernel, kernel}, options.dtype), {}};

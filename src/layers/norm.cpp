@@ -55,6 +55,7 @@ Tensor BatchNorm2d::backward(const Backend& b, const Tensor& dy) {
 
 LayerNorm::LayerNorm(const Backend& b, std::vector<std::int64_t> shape, double eps, bool affine, DType dtype)
     : shape_(std::move(shape)), eps_(eps) {
+  if (shape_.empty()) throw Error(ErrorCode::invalid_argument, "LayerNorm: the normalised shape is empty");
   if (affine) {
     const Layout s{std::span<const std::int64_t>(shape_)};
     weight = {"weight", ones(b, s, dtype), {}};

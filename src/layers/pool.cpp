@@ -1,11 +1,13 @@
 // Max and average pooling (nn::max_pool2d, nn::avg_pool2d and gradients).
 #include <string>
 
+#include "layers/window.hpp"
 #include "xylem/layers.hpp"
 
 namespace xylem::layers {
 
 Pool2d::Pool2d(Kind kind, int kernel, int stride, int padding) : kind_(kind) {
+  require_window(kind == Kind::max ? "MaxPool2d" : "AvgPool2d", kernel, stride, padding, 0);
   geometry_.kernel_h = geometry_.kernel_w = kernel;
   geometry_.stride_h = geometry_.stride_w = stride;
   geometry_.pad_h = geometry_.pad_w = padding;

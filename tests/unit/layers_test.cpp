@@ -319,6 +319,11 @@ TEST_P(Layers, bad_shapes_raise_and_change_nothing) {
   for (Buffer* t : net->buffers()) XY_EXPECT_UNCHANGED(t->value, before[i++]);
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)(*net)[0].forward(be, uniform(be, Layout{2, 3, 4, 4}, f32, g)));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)(*net)[1].forward(be, uniform(be, Layout{2, 3}, f32, g)));
+  Conv2d unpadded(be, g, 2, 3, 3);  // a 2x2 image is smaller than its kernel
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)unpadded.forward(be, uniform(be, Layout{1, 2, 2, 2}, f32, g)));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, Conv2d(be, g, 2, 3, 3, 0));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, MaxPool2d(0));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, LayerNorm(be, {}));
 
   // dy of the wrong shape: nothing accumulated.
   const Tensor ok = uniform(be, Layout{2, 2, 4, 4}, f32, g);
