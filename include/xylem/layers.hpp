@@ -34,8 +34,7 @@ namespace xylem::layers {
 struct Parameter {
   std::string name;  ///< "weight", "bias"; a Sequential prefixes its index: "0.weight"
   Tensor value;      ///< what the layer computes with
-  Tensor grad;       ///< the accumulated gradient; empty until a backward (or after
-                     ///< zero_grad)
+  Tensor grad;       ///< the accumulated gradient; empty until a backward, and after zero_grad
 };
 
 /// A tensor a layer keeps that is not trained (BatchNorm2d's running
@@ -48,8 +47,7 @@ struct Buffer {
 /// How Linear and Conv2d draw their weights. Biases always take PyTorch's
 /// default, U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 enum class Init {
-  kaiming_uniform,  ///< PyTorch's default: U(-b, b), b = sqrt(6 / ((1 + a^2)
-                    ///< fan_in)), a = sqrt(5)
+  kaiming_uniform,  ///< PyTorch's default: U(-b, b), b = sqrt(6 / ((1 + a^2) fan_in)), a = sqrt(5)
   xavier_uniform,   ///< U(-b, b), b = sqrt(6 / (fan_in + fan_out))
   xavier_normal     ///< N(0, 2 / (fan_in + fan_out))
 };
@@ -273,10 +271,11 @@ class LayerNorm : public Layer {
 /// Dropout: in training, zeroes each element with probability p and scales
 /// the rest by 1/(1-p); in evaluation, the identity.
 ///
-/// The mask of training step s comes from counters s * 2^40 on of `seed`'s
-/// stream, so it depends only on (seed, step), never on the sizes of earlier
-/// batches: a run restored at a step draws the masks it would have drawn.
-/// Inputs of more than 2^40 elements raise invalid_argument.
+/// The mask of training step s is drawn from `seed`'s stream starting at
+/// counter s * 2^40, so it depends only on (seed, step), never on the sizes
+/// of earlier batches: a run restored at a step draws the masks it would have
+/// drawn. Inputs of more than 2^40 elements raise invalid_argument; the
+/// counters wrap after 2^24 steps.
 class Dropout : public Layer {
  public:
   /// p in [0, 1) (invalid_argument otherwise).
