@@ -59,8 +59,15 @@ void throw_cublas(cublasStatus_t status, const char* call, int device, std::stri
                    : status == CUBLAS_STATUS_INVALID_VALUE   ? ErrorCode::invalid_argument
                    : status == CUBLAS_STATUS_EXECUTION_FAILED ? ErrorCode::device_lost
                                                               : ErrorCode::internal;
-  throw Error(code, where(device, what) + ": " + call + " failed: " + cublasGetStatusName(status) + " (" +
-                        cublasGetStatusString(status) + ")");
+  // The fault point reports a status without loading cuBLAS; name it by
+  // number if the library cannot be loaded to name it.
+  std::string status_text = "status " + std::to_string(int(status));
+  try {
+    const CublasLibrary& lib = cublas();
+    status_text = std::string(lib.cublasGetStatusName(status)) + " (" + lib.cublasGetStatusString(status) + ")";
+  } catch (const Error&) {
+  }
+  throw Error(code, where(device, what) + ": " + call + " failed: " + status_text);
 }
 
 }  // namespace xylem::cuda

@@ -3,8 +3,9 @@
 // xylem::Error naming the call, the error, the device and what was being
 // done. Nothing returned by a vendor call is ignored, except in destructors
 // (see Stream/EventPool), which must not throw.
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+
+#include "cublas_library.hpp"
 
 #include <string_view>
 
@@ -33,11 +34,15 @@ inline void check_cublas(cublasStatus_t status, const char* call, int device, st
 
 // XY_CUDA(cudaMalloc(&p, n), device, "allocate")
 #define XY_CUDA(call, device, what) ::xylem::cuda::check_cuda((call), #call, (device), (what))
-// Behind the library-call fault point: a failed call is not made, and
-// reports what cuBLAS reports for a failure inside it.
-#define XY_CUBLAS(call, device, what)                                                                             \
-  ::xylem::cuda::check_cublas(::xylem::cuda::library_call_fails() ? CUBLAS_STATUS_INTERNAL_ERROR : (call), #call, \
-                              (device), (what))
+// XY_CUBLAS(cublasCreate(&h), device, "cuBLAS setup"): calls the function
+// through the run-time loaded library (cublas_library.hpp), so a call site
+// reads like a plain cuBLAS call. Behind the library-call fault point: a
+// failed call is not made, and reports what cuBLAS reports for a failure
+// inside it.
+#define XY_CUBLAS(call, device, what)                                                                  \
+  ::xylem::cuda::check_cublas(                                                                         \
+      ::xylem::cuda::library_call_fails() ? CUBLAS_STATUS_INTERNAL_ERROR : ::xylem::cuda::cublas().call, \
+      #call, (device), (what))
 // A cudaMemcpy*Async, behind the transfer fault point: a failed one is not
 // made, and reports what a copy on a broken device reports.
 #define XY_CUDA_TRANSFER(call, device, what) \

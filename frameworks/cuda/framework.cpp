@@ -43,7 +43,7 @@ Hardware describe(int ordinal, int count, const std::string& versions) {
   std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
   hw.details = "compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
                std::to_string(p.multiProcessorCount) + " multiprocessors, L2 " + std::to_string(p.l2CacheSize >> 20) +
-               " MiB, PCI " + pci + ", " + conv2d_engine_description();
+               " MiB, PCI " + pci + ", " + cublas_description() + ", " + conv2d_engine_description();
   return hw;
 }
 

@@ -26,7 +26,7 @@ cublasHandle_t BlasState::handle() {
       XY_CUBLAS(cublasSetWorkspace(h, workspace_->get(), kWorkspaceBytes), device_, "cuBLAS setup");
       XY_CUBLAS(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), device_, "cuBLAS setup");
     } catch (...) {
-      (void)cublasDestroy(h);
+      (void)cublas().cublasDestroy(h);
       throw;
     }
     handle_ = h;
@@ -36,7 +36,7 @@ cublasHandle_t BlasState::handle() {
 
 BlasState::~BlasState() {
   // Errors ignored: the runtime may be gone at exit (see queue.cpp).
-  if (handle_ != nullptr) (void)cublasDestroy(handle_);
+  if (handle_ != nullptr) (void)cublas().cublasDestroy(handle_);
 }
 
 }  // namespace xylem::cuda
