@@ -1,7 +1,10 @@
 // What the conformance suite runs on: every hardware of every available
 // framework; every absent framework is reported as skipped, with the reason.
 #include <cctype>
+#include <cstdlib>
 #include <iostream>
+#include <sstream>
+#include <string>
 
 #include "conformance/conformance.hpp"
 
@@ -133,11 +136,30 @@ bool Conformance::runs(OpId op, DType dtype, const std::function<void()>& call) 
   return false;
 }
 
-// Unavailable frameworks: one skipped test each, named after the framework.
+namespace {
+
+// XYLEM_TEST_REQUIRE="opencl cuda": frameworks that must be present. The
+// test script names OpenCL, which CI runs on PoCL, so a plugin that stops
+// loading (an undefined symbol, a missing library) fails the suite instead
+// of skipping it.
+bool required(const std::string& framework) {
+  const char* env = std::getenv("XYLEM_TEST_REQUIRE");
+  if (env == nullptr) return false;
+  std::istringstream names(env);
+  for (std::string name; names >> name;)
+    if (name == framework) return true;
+  return false;
+}
+
+}  // namespace
+
+// Unavailable frameworks: one skipped test each, named after the framework
+// (a failure when XYLEM_TEST_REQUIRE names it).
 class Presence : public ::testing::TestWithParam<Target> {};
 
 TEST_P(Presence, report) {
   const auto& t = GetParam();
+  if (required(t.framework)) FAIL() << t.framework << " is required (XYLEM_TEST_REQUIRE) but unavailable: " << t.reason;
   std::cout << "[  SKIPPED ] " << t.framework << ": " << t.reason << std::endl;
   GTEST_SKIP() << t.framework << ": " << t.reason;
 }
