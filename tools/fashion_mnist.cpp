@@ -1,0 +1,261 @@
+#include "fashion_mnist.hpp"
+
+#include <chrono>
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "commands.hpp"
+#include "curve_svg.hpp"
+#include "progress.hpp"
+#include "xylem/xylem.hpp"
+
+namespace xylem::cli {
+
+const std::string_view kTrainHelp = R"(usage: xylem train [options]
+
+Trains a small convolutional network on Fashion-MNIST (conv 1->32, batch
+norm, relu, max pool; conv 32->64, batch norm, relu, max pool; linear to
+the 10 classes) with Adam and the cross-entropy loss, printing the loss and
+the training and test accuracy after each epoch.
+
+options:
+  --backend SPEC   native, opencl:0, cuda:0, ... (default: the best present)
+  --epochs N       passes over the training images (default 8)
+  --batch N        images per step (default 64)
+  --seed N         initial weights and shuffling (default 1)
+  --limit N        use only the first N training and test images (default: all)
+  --lr X           the learning rate (default 0.001)
+  --data DIR       the directory of the four IDX files (default: $XYLEM_DATA_DIR,
+                   else /usr/share/datasets/fashion-mnist)
+  --curve FILE     write the loss and accuracy per epoch as an SVG chart
+  --save FILE      write the trained weights as safetensors, named as
+                   PyTorch's nn.Sequential names them ("0.weight", ...)
+)";
+
+namespace {
+
+using layers::Sequential;
+
+[[noreturn]] void bad_option(std::string_view name, const std::string& why) {
+  throw Error(ErrorCode::invalid_argument, "train: " + std::string(name) + " " + why);
+}
+
+template <class T>
+T number(std::string_view name, std::string_view text, T low) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < low)
+    bad_option(name, "takes a number of at least " + std::to_string(low) + ", not '" + std::string(text) + "'");
+  return value;
+}
+
+// Layers are neither copied nor moved (they own their parameters), so the
+// model is made where it lives, from this list.
+std::vector<std::unique_ptr<layers::Layer>> make_layers(const Backend& b, std::uint64_t seed) {
+  Generator gen(seed);
+  std::vector<std::unique_ptr<layers::Layer>> l;
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 1, 32, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 32));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 32, 64, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 64));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Flatten>());
+  l.push_back(std::make_unique<layers::Linear>(b, gen, 64 * 7 * 7, 10));
+  return l;
+}
+
+data::Split first(const data::Split& split, std::int64_t limit) {
+  if (limit <= 0 || limit >= split.images.shape()[0]) return split;
+  return {split.images.slice(0, 0, limit), split.labels.slice(0, 0, limit)};
+}
+
+// How many rows of logits [B, C] have their largest value at the label.
+std::int64_t correct(const Tensor& logits, const std::vector<std::int64_t>& labels) {
+  const std::vector<float> values = logits.to_vector<float>();
+  const std::size_t classes = values.size() / labels.size();
+  std::int64_t hits = 0;
+  for (std::size_t row = 0; row < labels.size(); ++row) {
+    const float* v = values.data() + row * classes;
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < classes; ++c)
+      if (v[c] > v[best]) best = c;
+    hits += static_cast<std::int64_t>(best) == labels[row];
+  }
+  return hits;
+}
+
+// Test accuracy in percent, the model in evaluation mode.
+double evaluate(const Backend& b, Sequential& model, const data::Split& test, std::int64_t batch) {
+  model.train(false);
+  data::BatchLoader loader(test, batch, false, 0);
+  std::int64_t hits = 0;
+  while (std::optional<data::Batch> next = loader.next())
+    hits += correct(model.forward(b, next->images), next->labels.to_vector<std::int64_t>());
+  model.train(true);
+  return 100.0 * static_cast<double>(hits) / static_cast<double>(loader.samples());
+}
+
+// SGD with momentum from BLAS ops (torch.optim.SGD's rule):
+// v = momentum v + g, then p -= lr v.
+class Optimizer {
+ public:
+  Optimizer(Sequential& model, double lr, double momentum = 0.9) : params_(model.parameters()), lr_(lr), momentum_(momentum) {}
+  void step(const Backend& b) {
+    velocity_.resize(params_.size());
+    for (std::size_t k = 0; k < params_.size(); ++k) {
+      layers::Parameter& p = *params_[k];
+      if (!p.grad.defined()) continue;
+      const Tensor g = p.grad.reshape({p.grad.numel()});
+      if (!velocity_[k].defined()) {
+        velocity_[k] = contiguous(b, g);
+      } else {
+        blas::scal(b, momentum_, velocity_[k]);
+        blas::axpy(b, 1.0, g, velocity_[k]);
+      }
+      Tensor flat = p.value.reshape({p.value.numel()});
+      blas::axpy(b, -lr_, velocity_[k], flat);
+    }
+  }
+
+ private:
+  std::vector<layers::Parameter*> params_;
+  double lr_, momentum_;
+  std::vector<Tensor> velocity_;
+};
+
+// A step whose loss and logits are read one step later, so that reading
+// them overlaps the next step's work instead of waiting for it.
+struct Pending {
+  Tensor loss, logits, labels;
+};
+
+void write_curve(const std::filesystem::path& path, const std::vector<EpochResult>& results) {
+  CurveSeries loss{"training loss", "#d62728", {}, {}}, train{"training", "#1f77b4", {}, {}},
+      test{"test", "#2ca02c", {}, {}};
+  for (const auto& r : results) {
+    for (CurveSeries* s : {&loss, &train, &test}) s->x.push_back(r.epoch);
+    loss.y.push_back(r.loss);
+    train.y.push_back(r.train_accuracy);
+    test.y.push_back(r.test_accuracy);
+  }
+  write_curve_svg(path, {{"loss per epoch", {loss}}, {"accuracy (%) per epoch", {train, test}}});
+}
+
+void save_weights(const std::filesystem::path& path, Sequential& model) {
+  std::map<std::string, Tensor> tensors;
+  for (const layers::Parameter* p : model.parameters()) tensors[p->name] = p->value;
+  for (const layers::Buffer* buffer : model.buffers()) tensors[buffer->name] = buffer->value;
+  save_safetensors(path, tensors, {{"format", "pt"}});
+}
+
+}  // namespace
+
+TrainOptions parse_train_options(std::span<const std::string_view> args) {
+  TrainOptions o;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string_view name = args[k];
+    if (k + 1 >= args.size()) bad_option(name, "is not an option of train (see --help)");
+    const std::string_view value = args[++k];
+    if (name == "--backend")
+      o.backend = value;
+    else if (name == "--epochs")
+      o.epochs = number<int>(name, value, 1);
+    else if (name == "--batch")
+      o.batch = number<std::int64_t>(name, value, 1);
+    else if (name == "--seed")
+      o.seed = number<std::uint64_t>(name, value, 0);
+    else if (name == "--limit")
+      o.limit = number<std::int64_t>(name, value, 1);
+    else if (name == "--lr")
+      o.lr = number<double>(name, value, 0.0);
+    else if (name == "--data")
+      o.data = value;
+    else if (name == "--curve")
+      o.curve = value;
+    else if (name == "--save")
+      o.save = value;
+    else
+      bad_option(name, "is not an option of train (see --help)");
+  }
+  return o;
+}
+
+std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out, bool terminal) {
+  const Backend b = options.backend.empty() ? Backend::best() : Backend::open(options.backend);
+  const data::FashionMnist dataset(options.data);
+  const data::Split train_split = first(dataset.train(), options.limit);
+  const data::Split test_split = first(dataset.test(), options.limit);
+  out << "train: " << b.id() << " (" << b.hardware().name << "), " << train_split.images.shape()[0]
+      << " training and " << test_split.images.shape()[0] << " test images from " << dataset.directory().string()
+      << "\n";
+
+  Sequential model(make_layers(b, options.seed));
+  Optimizer optimizer(model, options.lr);
+  data::BatchLoader loader(train_split, options.batch, true, options.seed);
+  ProgressBar bar(out, terminal, "train", 0.2, 30);
+  std::vector<EpochResult> results;
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    double loss_sum = 0;
+    std::int64_t hits = 0, seen = 0, step = 0;
+    std::optional<Pending> pending;
+    auto settle = [&] {
+      const std::vector<std::int64_t> labels = pending->labels.to_vector<std::int64_t>();
+      loss_sum += static_cast<double>(pending->loss.to_vector<float>()[0]) * static_cast<double>(labels.size());
+      hits += correct(pending->logits, labels);
+      seen += static_cast<std::int64_t>(labels.size());
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char text[160];
+      std::snprintf(text, sizeof text, "epoch %d/%d step %lld/%lld: loss %.4f, accuracy %.2f%%, %.0f samples/s",
+                    epoch, options.epochs, static_cast<long long>(step), static_cast<long long>(loader.batches_per_epoch()),
+                    loss_sum / static_cast<double>(seen), 100.0 * static_cast<double>(hits) / static_cast<double>(seen),
+                    static_cast<double>(seen) / elapsed);
+      bar.update(step, loader.batches_per_epoch(), text);
+      pending.reset();
+    };
+    while (std::optional<data::Batch> batch = loader.next()) {
+      const Tensor logits = model.forward(b, batch->images);
+      const layers::Loss loss = layers::cross_entropy(b, logits, batch->labels);
+      model.backward(b, loss.grad);
+      optimizer.step(b);
+      model.zero_grad();
+      if (pending) settle();
+      ++step;
+      pending = Pending{loss.value, logits, batch->labels};
+    }
+    settle();
+    EpochResult r;
+    r.epoch = epoch;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.loss = loss_sum / static_cast<double>(seen);
+    r.train_accuracy = 100.0 * static_cast<double>(hits) / static_cast<double>(seen);
+    r.samples_per_second = static_cast<double>(seen) / r.seconds;
+    r.test_accuracy = evaluate(b, model, test_split, options.batch);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "epoch %d/%d: loss %.4f, training accuracy %.2f%%, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
+                  epoch, options.epochs, r.loss, r.train_accuracy, r.test_accuracy, r.seconds, r.samples_per_second);
+    out << line << std::flush;
+    results.push_back(r);
+    if (!options.curve.empty()) write_curve(options.curve, results);
+  }
+  if (!options.save.empty()) {
+    save_weights(options.save, model);
+    out << "train: weights saved to " << options.save.string() << "\n";
+  }
+  return results;
+}
+
+int train(std::span<const std::string_view> args) {
+  if (wants_help(args, kTrainHelp)) return 0;
+  train_fashion_mnist(parse_train_options(args), std::cout, ProgressBar::stdout_is_terminal());
+  return 0;
+}
+
+}  // namespace xylem::cli
