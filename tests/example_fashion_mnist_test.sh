@@ -11,24 +11,23 @@ run() {
 accuracy() {
   printf '%s\n' "$1" | sed -n 's/^epoch .*test accuracy \([0-9.]*\)%.*/\1/p' | tail -n 1
 }
-native=$(run "$1" native)
-code=$?
-echo "$native"
-if [ $code -ne 0 ] && printf '%s\n' "$native" | grep -q 'dataset-fashion-mnist'; then
-  echo "[  SKIPPED ] fashion-mnist: the data set is not installed"
-  exit 0
-fi
-[ $code -eq 0 ] || { echo "the native run failed"; exit 1; }
-opencl=$(run "$1" opencl)
-code=$?
-echo "$opencl"
-if [ $code -ne 0 ] && printf '%s\n' "$opencl" | grep -q 'plugin_unavailable'; then
-  echo "[  SKIPPED ] opencl: unavailable"
-  exit 0
-fi
-[ $code -eq 0 ] || { echo "the OpenCL run failed"; exit 1; }
-a=$(accuracy "$native")
-b=$(accuracy "$opencl")
+# Runs on backend $2 and prints its accuracy; exits 77 (skip) when a failed
+# run's output holds $3, saying $4, and 1 on another failure.
+run_or_skip() {
+  out=$(run "$1" "$2")
+  code=$?
+  echo "$out" >&2
+  if [ $code -ne 0 ] && printf '%s\n' "$out" | grep -q "$3"; then
+    echo "[  SKIPPED ] $4" >&2
+    exit 77
+  fi
+  [ $code -eq 0 ] || { echo "the $2 run failed" >&2; exit 1; }
+  accuracy "$out"
+}
+a=$(run_or_skip "$1" native dataset-fashion-mnist "fashion-mnist: the data set is not installed")
+case $? in 0) ;; 77) exit 0 ;; *) exit 1 ;; esac
+b=$(run_or_skip "$1" opencl plugin_unavailable "opencl: unavailable")
+case $? in 0) ;; 77) exit 0 ;; *) exit 1 ;; esac
 [ -n "$a" ] && [ -n "$b" ] || { echo "no test accuracy printed"; exit 1; }
 awk -v a="$a" -v b="$b" 'BEGIN {
   d = a - b; if (d < 0) d = -d
