@@ -3,10 +3,12 @@
 #include <chrono>
 #include <charconv>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "curve_svg.hpp"
@@ -49,7 +51,8 @@ T number(std::string_view name, std::string_view text, T low) {
   T value{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc{} || end != text.data() + text.size() || value < low)
-    bad_option(name, "takes a number of at least " + std::to_string(low) + ", not '" + std::string(text) + "'");
+    bad_option(name, "takes a number of at least " + (std::ostringstream() << low).str() + ", not '" +
+                         std::string(text) + "'");
   return value;
 }
 
@@ -180,30 +183,23 @@ void save_weights(const std::filesystem::path& path, Sequential& model) {
 
 TrainOptions parse_train_options(std::span<const std::string_view> args) {
   TrainOptions o;
-  for (std::size_t k = 0; k < args.size(); ++k) {
-    const std::string_view name = args[k];
-    if (k + 1 >= args.size()) bad_option(name, "is not an option of train (see --help)");
-    const std::string_view value = args[++k];
-    if (name == "--backend")
-      o.backend = value;
-    else if (name == "--epochs")
-      o.epochs = number<int>(name, value, 1);
-    else if (name == "--batch")
-      o.batch = number<std::int64_t>(name, value, 1);
-    else if (name == "--seed")
-      o.seed = number<std::uint64_t>(name, value, 0);
-    else if (name == "--limit")
-      o.limit = number<std::int64_t>(name, value, 1);
-    else if (name == "--lr")
-      o.lr = number<double>(name, value, 0.0);
-    else if (name == "--data")
-      o.data = value;
-    else if (name == "--curve")
-      o.curve = value;
-    else if (name == "--save")
-      o.save = value;
-    else
-      bad_option(name, "is not an option of train (see --help)");
+  using Setter = std::function<void(std::string_view name, std::string_view value)>;
+  const std::map<std::string_view, Setter> setters{
+      {"--backend", [&](auto, auto v) { o.backend = v; }},
+      {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 1); }},
+      {"--batch", [&](auto n, auto v) { o.batch = number<std::int64_t>(n, v, 1); }},
+      {"--seed", [&](auto n, auto v) { o.seed = number<std::uint64_t>(n, v, 0); }},
+      {"--limit", [&](auto n, auto v) { o.limit = number<std::int64_t>(n, v, 1); }},
+      {"--lr", [&](auto n, auto v) { o.lr = number<double>(n, v, 0.0); }},
+      {"--data", [&](auto, auto v) { o.data = v; }},
+      {"--curve", [&](auto, auto v) { o.curve = v; }},
+      {"--save", [&](auto, auto v) { o.save = v; }},
+  };
+  for (std::size_t k = 0; k < args.size(); k += 2) {
+    const auto setter = setters.find(args[k]);
+    if (setter == setters.end()) bad_option(args[k], "is not an option of train (see --help)");
+    if (k + 1 == args.size()) bad_option(args[k], "needs a value");
+    setter->second(args[k], args[k + 1]);
   }
   return o;
 }
