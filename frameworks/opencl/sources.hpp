@@ -27,5 +27,6 @@ extern const std::string_view batch_norm;  // kernels/batch_norm.cl
 extern const std::string_view conv2d;  // kernels/conv2d.cl
 extern const std::string_view pool;  // kernels/pool.cl
 extern const std::string_view lrn;  // kernels/lrn.cl
+extern const std::string_view optim;  // kernels/optim.cl
 
 }  // namespace xylem::opencl::sources

@@ -33,8 +33,8 @@ namespace xylem {
 ///     XY_ACC(c, beta)   c = ... + beta*c: read and written, write-only when the
 ///                       real `beta` is 0 (its old contents, NaN included, are
 ///                       then never read)
-///     XY_IN_OPT(g), XY_OUT_OPT(dg)  as XY_IN / XY_OUT, and may be absent (the
-///                       kernel sees data == nullptr)
+///     XY_IN_OPT(g), XY_OUT_OPT(dg), XY_INOUT_OPT(b)  as XY_IN / XY_OUT /
+///                       XY_INOUT, and may be absent (the kernel sees data == nullptr)
 ///     XY_INT(n)         a 64-bit integer;   XY_REAL(r)  a double
 ///
 /// Tensors, integers and reals fill the call's slots in the order listed.
@@ -173,7 +173,19 @@ namespace xylem {
   X(nn, lrn, XY_IN(x) XY_OUT(y), XY_INT(size), XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))       \
   /* dx = dy*scale^-beta - 2*alpha*beta/size * x * sum_{c' whose window holds c} dy*y/scale */ \
   X(nn, lrn_grad, XY_IN(x) XY_IN(y) XY_IN(dy) XY_OUT(dx), XY_INT(size),                       \
-    XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))
+    XY_REAL(alpha) XY_REAL(beta) XY_REAL(k))                                                  \
+  /* optimizer updates, in place, one pass over the elements: every tensor contiguous, of     \
+     one dims and dtype (f32, f64; computed in it). PyTorch's torch.optim algorithms, as      \
+     math.h's xy_sgd_step and xy_adam_step write them. sgd_step: momentum_buffer absent       \
+     exactly when momentum is 0; first_step = 1 sets the buffer to the (decayed) gradient.    \
+     adam_step: bias_correction1/2 = 1 - beta1^t, 1 - beta2^t for step t (from 1);            \
+     decoupled = 1: AdamW's weight decay. */                                                  \
+  X(optim, sgd_step, XY_INOUT(param) XY_IN(grad) XY_INOUT_OPT(momentum_buffer),               \
+    XY_INT(nesterov) XY_INT(first_step),                                                      \
+    XY_REAL(lr) XY_REAL(momentum) XY_REAL(dampening) XY_REAL(weight_decay))                   \
+  X(optim, adam_step, XY_INOUT(param) XY_IN(grad) XY_INOUT(exp_avg) XY_INOUT(exp_avg_sq),     \
+    XY_INT(decoupled), XY_REAL(lr) XY_REAL(beta1) XY_REAL(beta2) XY_REAL(eps)                 \
+    XY_REAL(weight_decay) XY_REAL(bias_correction1) XY_REAL(bias_correction2))
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an
@@ -185,6 +197,7 @@ namespace xylem {
 #define XY_ACC(n, scale) XY_TENSOR(n, read_write, false, scale)  ///< n = ... + scale*n; write-only for scale 0
 #define XY_IN_OPT(n) XY_TENSOR(n, read, true)                    ///< as XY_IN, may be absent
 #define XY_OUT_OPT(n) XY_TENSOR(n, write, true)                  ///< as XY_OUT, may be absent
+#define XY_INOUT_OPT(n) XY_TENSOR(n, read_write, true)           ///< as XY_INOUT, may be absent
 /// @}
 
 /// Convolution geometry, shared by conv2d and its gradients (nn::Conv2d).

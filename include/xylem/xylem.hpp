@@ -25,6 +25,7 @@
 #include "xylem/math.hpp"
 #include "xylem/nn.hpp"
 #include "xylem/layers.hpp"
+#include "xylem/optim.hpp"
 #include "xylem/layout.hpp"
 #include "xylem/loader.hpp"
 #include "xylem/losses.hpp"

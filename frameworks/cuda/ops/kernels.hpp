@@ -80,6 +80,7 @@ void register_reduce(KernelTable& table);
 void register_softmax(KernelTable& table);
 void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
+void register_optim(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

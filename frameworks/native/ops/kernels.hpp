@@ -34,6 +34,8 @@ void register_batch_norm(KernelTable& table);
 void register_conv2d(KernelTable& table);
 void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
+// Optimizer updates: SGD, Adam/AdamW.
+void register_optim(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

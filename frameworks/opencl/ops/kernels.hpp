@@ -54,6 +54,7 @@ void register_batch_norm(KernelTable& table);
 void register_conv2d(KernelTable& table);
 void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
+void register_optim(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -22,7 +22,7 @@ struct TensorArg {
 };
 
 inline constexpr std::size_t kMaxOpTensors = 8;
-inline constexpr std::size_t kMaxOpReals = 4;
+inline constexpr std::size_t kMaxOpReals = 8;
 inline constexpr std::size_t kMaxOpIntegers = 8;
 
 // One operation call, by slot: what crosses the plugin boundary. Fixed size:

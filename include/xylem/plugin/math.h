@@ -186,6 +186,47 @@ XY_DEFINE_SCALAR_FORMULAS(float, f, XY_LIT_F)
 XY_DEFINE_SCALAR_FORMULAS(double, d, XY_LIT_D)
 #endif
 
+/* ---- optimizer updates of one element, PyTorch's torch.optim algorithms
+ * (optim::sgd_step, optim::adam_step). Each returns the new parameter and
+ * updates its state through the pointers (private memory in OpenCL). Weight
+ * decay is skipped when 0, as PyTorch does, so an Inf parameter stays Inf.
+ * SGD: d = g + wd*p; with momentum, b = first_step ? d : momentum*b +
+ * (1 - dampening)*d and d = nesterov ? d + momentum*b : b; p - lr*d.
+ * Adam: d = g + wd*p (AdamW instead scales p by 1 - lr*wd); m += (1 -
+ * beta1)*(d - m) (PyTorch's lerp); v = beta2*v + (1 - beta2)*d*d;
+ * p - (lr/bc1) * m / (sqrt(v)/sqrt(bc2) + eps), bc = 1 - beta^t. */
+#define XY_DEFINE_OPTIM_FORMULAS(S, FS, K)                                                          \
+  XY_FN S xy_sgd_step_##FS(S p, S g, S* buf, S lr, S momentum, S dampening, S weight_decay,        \
+                           int nesterov, int first_step) {                                         \
+    S d = weight_decay != K(0.0) ? g + weight_decay * p : g;                                        \
+    if (momentum != K(0.0)) {                                                                       \
+      const S b = first_step ? d : momentum * *buf + (K(1.0) - dampening) * d;                      \
+      *buf = b;                                                                                     \
+      d = nesterov ? d + momentum * b : b;                                                          \
+    }                                                                                               \
+    return p - lr * d;                                                                              \
+  }                                                                                                 \
+  XY_FN S xy_adam_step_##FS(S p, S g, S* m, S* v, S lr, S beta1, S beta2, S eps, S weight_decay,   \
+                            S bias_correction1, S bias_correction2, int decoupled) {               \
+    if (weight_decay != K(0.0)) {                                                                   \
+      if (decoupled)                                                                                \
+        p = p * (K(1.0) - lr * weight_decay);                                                       \
+      else                                                                                          \
+        g = g + weight_decay * p;                                                                   \
+    }                                                                                               \
+    const S m1 = *m + (K(1.0) - beta1) * (g - *m);                                                  \
+    const S v1 = beta2 * *v + (K(1.0) - beta2) * g * g;                                             \
+    *m = m1;                                                                                        \
+    *v = v1;                                                                                        \
+    const S denom = sqrt(v1) / sqrt(bias_correction2) + eps;                                        \
+    return p - (lr / bias_correction1) * (m1 / denom);                                              \
+  }
+
+XY_DEFINE_OPTIM_FORMULAS(float, f, XY_LIT_F)
+#ifdef XY_DOUBLE
+XY_DEFINE_OPTIM_FORMULAS(double, d, XY_LIT_D)
+#endif
+
 /* ---- bf16 <-> f32 on the bits (any C dialect): bf16 is the top half of an
  * f32. Rounding to nearest even; NaN stays a (quiet) NaN. The macro works on
  * any unsigned 32-bit lane type (OpenCL's uint16 included: its ?: selects
