@@ -21,8 +21,8 @@ const std::string_view kTrainHelp = R"(usage: xylem train [options]
 
 Trains a small convolutional network on Fashion-MNIST (conv 1->32, batch
 norm, relu, max pool; conv 32->64, batch norm, relu, max pool; linear to
-the 10 classes) by SGD with momentum 0.9 on the cross-entropy loss,
-printing the loss and the training and test accuracy after each epoch.
+the 10 classes) with Adam on the cross-entropy loss, printing the loss and
+the training and test accuracy after each epoch.
 
 options:
   --backend SPEC   native, opencl:0, cuda:0, ... (default: the best present)
@@ -30,7 +30,7 @@ options:
   --batch N        images per step (default 64)
   --seed N         initial weights and shuffling (default 1)
   --limit N        use only the first N training and test images (default: all)
-  --lr X           the learning rate (default 0.01)
+  --lr X           Adam's learning rate (default 0.001)
   --data DIR       the directory of the four IDX files (default: $XYLEM_DATA_DIR,
                    else /usr/share/datasets/fashion-mnist)
   --curve FILE     write the loss and accuracy per epoch as an SVG chart
@@ -104,35 +104,6 @@ double evaluate(const Backend& b, Sequential& model, const data::Split& test, st
   model.train(true);
   return 100.0 * static_cast<double>(hits) / static_cast<double>(loader.samples());
 }
-
-// SGD with momentum from BLAS ops (torch.optim.SGD's rule):
-// v = momentum v + g, then p -= lr v.
-class Optimizer {
- public:
-  Optimizer(Sequential& model, double lr, double momentum = 0.9)
-      : params_(model.parameters()), lr_(lr), momentum_(momentum) {}
-  void step(const Backend& b) {
-    velocity_.resize(params_.size());
-    for (std::size_t k = 0; k < params_.size(); ++k) {
-      layers::Parameter& p = *params_[k];
-      if (!p.grad.defined()) continue;
-      const Tensor g = p.grad.reshape({p.grad.numel()});
-      if (!velocity_[k].defined()) {
-        velocity_[k] = contiguous(b, g);
-      } else {
-        blas::scal(b, momentum_, velocity_[k]);
-        blas::axpy(b, 1.0, g, velocity_[k]);
-      }
-      Tensor flat = p.value.reshape({p.value.numel()});
-      blas::axpy(b, -lr_, velocity_[k], flat);
-    }
-  }
-
- private:
-  std::vector<layers::Parameter*> params_;
-  double lr_, momentum_;
-  std::vector<Tensor> velocity_;
-};
 
 // A step whose loss and logits are read one step later, so that reading
 // them overlaps the next step's work instead of waiting for it.
@@ -214,7 +185,9 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
       << "\n";
 
   Sequential model(make_layers(b, options.seed));
-  Optimizer optimizer(model, options.lr);
+  optim::AdamOptions adam;
+  adam.lr = options.lr;
+  optim::Adam optimizer(model, adam);
   data::BatchLoader loader(train_split, options.batch, true, options.seed);
   ProgressBar bar(out, terminal, "train", 0.2, 30);
   std::vector<EpochResult> results;
@@ -238,7 +211,7 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
       const layers::Loss loss = layers::cross_entropy(b, logits, batch->labels);
       model.backward(b, loss.grad);
       optimizer.step(b);
-      model.zero_grad();
+      optimizer.zero_grad();
       if (pending) settle();
       ++step;
       pending = Pending{loss.value, logits, batch->labels};

@@ -17,7 +17,7 @@ struct TrainOptions {
   std::int64_t batch = 64;             // images per step
   std::uint64_t seed = 1;              // initial weights and shuffling
   std::int64_t limit = 0;              // the first `limit` training and test images; 0: all
-  double lr = 0.01;                    // the optimizer's learning rate
+  double lr = 1e-3;                    // Adam's learning rate
   std::filesystem::path data;          // the data set's directory; empty: FashionMnist's default
   std::filesystem::path curve;         // an SVG of the loss and accuracies per epoch; empty: none
   std::filesystem::path save;          // the trained weights as safetensors; empty: none
