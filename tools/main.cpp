@@ -1,5 +1,5 @@
 // xylem: inspect the frameworks on this machine, run the demo, warm the
-// kernel cache.
+// kernel cache, train on Fashion-MNIST.
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -17,6 +17,7 @@ commands:
   info     list frameworks (present, or absent with the reason) and their hardware
   demo     run the sigmoid example on the best backend and on native, timing each step
   warm     build every OpenCL kernel program ahead of time into the cache
+  train    train a small CNN on Fashion-MNIST, printing the accuracy per epoch
 
 options:
   -h, --help   show help (also after a command: xylem demo --help)
@@ -28,20 +29,6 @@ environment:
 )";
 
 }  // namespace
-
-namespace xylem::cli {
-
-bool wants_help(std::span<const std::string_view> args, std::string_view help_text) {
-  for (auto arg : args) {
-    if (arg == "-h" || arg == "--help") {
-      std::cout << help_text;
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace xylem::cli
 
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
@@ -55,6 +42,7 @@ int main(int argc, char** argv) {
     if (command == "info") return xylem::cli::info(rest);
     if (command == "demo") return xylem::cli::demo(rest);
     if (command == "warm") return xylem::cli::warm(rest);
+    if (command == "train") return xylem::cli::train(rest);
   } catch (const xylem::Error& e) {
     std::cerr << "xylem " << command << ": " << e.what() << "\n";
     return 2;

@@ -3,7 +3,6 @@
 // on-disk cache, with a progress bar on a terminal and plain lines
 // otherwise; ends saying where the cache is.
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "progress.hpp"
 #include "xylem/backend.hpp"
 #include "xylem/plugin/warm.hpp"
 
@@ -30,7 +30,7 @@ environment:
 )";
 
 struct Progress {
-  bool terminal = false;
+  ProgressBar bar{std::cout, ProgressBar::stdout_is_terminal(), "warm"};
   int compiled = 0, loaded = 0;
 };
 
@@ -40,15 +40,7 @@ void draw(const XylemWarmStep* step, void* user) {
   char line[256];
   std::snprintf(line, sizeof line, "%d/%d %s %s (%.1f s%s)", step->done, step->total, step->target, step->item,
                 step->seconds, step->from_cache ? ", cached" : "");
-  if (!progress.terminal) {
-    std::cout << "warm: " << line << std::endl;
-    return;
-  }
-  constexpr int kWidth = 30;
-  const int filled = step->total > 0 ? step->done * kWidth / step->total : kWidth;
-  std::cout << "\r\033[K[" << std::string(static_cast<std::size_t>(filled), '#')
-            << std::string(static_cast<std::size_t>(kWidth - filled), '.') << "] " << line << std::flush;
-  if (step->done == step->total) std::cout << "\n";
+  progress.bar.update(step->done, step->total, line);
 }
 
 // The plugin's warm export, or null for a framework built into libxylem or
@@ -66,7 +58,6 @@ int warm(std::span<const std::string_view> args) {
   if (wants_help(args, kHelp)) return 0;
   const auto start = std::chrono::steady_clock::now();
   Progress progress;
-  progress.terminal = isatty(STDOUT_FILENO) != 0;
   int status = 0, warmed = 0;
   for (const auto& framework : Backend::frameworks()) {
     const XylemWarmFn warm_fn = warm_function(framework);

@@ -13,7 +13,7 @@
 /// Neural-network operations and their gradients.
 
 /// @namespace xylem::data
-/// Data sets from files: IDX (MNIST, Fashion-MNIST).
+/// Data sets from files: IDX (MNIST, Fashion-MNIST); batches for training.
 #include "xylem/backend.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
@@ -27,6 +27,7 @@
 #include "xylem/layers.hpp"
 #include "xylem/optim.hpp"
 #include "xylem/layout.hpp"
+#include "xylem/loader.hpp"
 #include "xylem/losses.hpp"
 #include "xylem/safetensors.hpp"
 #include "xylem/tensor.hpp"

@@ -1,0 +1,248 @@
+#include "fashion_mnist.hpp"
+
+#include <chrono>
+#include <charconv>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "commands.hpp"
+#include "curve_svg.hpp"
+#include "progress.hpp"
+#include "xylem/xylem.hpp"
+
+namespace xylem::cli {
+
+const std::string_view kTrainHelp = R"(usage: xylem train [options]
+
+Trains a small convolutional network on Fashion-MNIST (conv 1->32, batch
+norm, relu, max pool; conv 32->64, batch norm, relu, max pool; linear to
+the 10 classes) with Adam on the cross-entropy loss, printing the loss and
+the training and test accuracy after each epoch.
+
+options:
+  --backend SPEC   native, opencl:0, cuda:0, ... (default: the best present)
+  --epochs N       passes over the training images (default 8)
+  --batch N        images per step (default 64)
+  --seed N         initial weights and shuffling (default 1)
+  --limit N        use only the first N training and test images (default: all)
+  --lr X           Adam's learning rate (default 0.001)
+  --data DIR       the directory of the four IDX files (default: $XYLEM_DATA_DIR,
+                   else /usr/share/datasets/fashion-mnist)
+  --curve FILE     write the loss and accuracy per epoch as an SVG chart
+  --save FILE      write the trained weights as safetensors, named as
+                   PyTorch's nn.Sequential names them ("0.weight", ...)
+)";
+
+namespace {
+
+using layers::Sequential;
+
+[[noreturn]] void bad_option(std::string_view name, const std::string& why) {
+  throw Error(ErrorCode::invalid_argument, "train: " + std::string(name) + " " + why);
+}
+
+template <class T>
+T number(std::string_view name, std::string_view text, T low) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < low)
+    bad_option(name, "takes a number of at least " + (std::ostringstream() << low).str() + ", not '" +
+                         std::string(text) + "'");
+  return value;
+}
+
+// Layers are neither copied nor moved (they own their parameters), so the
+// model is made where it lives, from this list.
+std::vector<std::unique_ptr<layers::Layer>> make_layers(const Backend& b, std::uint64_t seed) {
+  Generator gen(seed);
+  std::vector<std::unique_ptr<layers::Layer>> l;
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 1, 32, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 32));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 32, 64, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 64));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Flatten>());
+  l.push_back(std::make_unique<layers::Linear>(b, gen, 64 * 7 * 7, 10));
+  return l;
+}
+
+data::Split first(const data::Split& split, std::int64_t limit) {
+  if (limit <= 0 || limit >= split.images.shape()[0]) return split;
+  return {split.images.slice(0, 0, limit), split.labels.slice(0, 0, limit)};
+}
+
+// How many rows of logits [B, C] have their largest value at the label.
+std::int64_t correct(const Tensor& logits, const std::vector<std::int64_t>& labels) {
+  const std::vector<float> values = logits.to_vector<float>();
+  const std::size_t classes = values.size() / labels.size();
+  std::int64_t hits = 0;
+  for (std::size_t row = 0; row < labels.size(); ++row) {
+    const float* v = values.data() + row * classes;
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < classes; ++c)
+      if (v[c] > v[best]) best = c;
+    hits += static_cast<std::int64_t>(best) == labels[row];
+  }
+  return hits;
+}
+
+// Test accuracy in percent, the model in evaluation mode.
+double evaluate(const Backend& b, Sequential& model, const data::Split& test, std::int64_t batch) {
+  model.train(false);
+  data::BatchLoader loader(test, batch, false, 0);
+  std::int64_t hits = 0;
+  while (std::optional<data::Batch> next = loader.next())
+    hits += correct(model.forward(b, next->images), next->labels.to_vector<std::int64_t>());
+  model.train(true);
+  return 100.0 * static_cast<double>(hits) / static_cast<double>(loader.samples());
+}
+
+// A step whose loss and logits are read one step later, so that reading
+// them overlaps the next step's work instead of waiting for it.
+struct Pending {
+  Tensor loss, logits, labels;
+};
+
+// An epoch's training loss and accuracy so far.
+struct Tally {
+  double loss_sum = 0;  // each batch's mean loss times its size
+  std::int64_t hits = 0, seen = 0;
+
+  void add(const Pending& step) {
+    const std::vector<std::int64_t> labels = step.labels.to_vector<std::int64_t>();
+    const auto n = static_cast<std::int64_t>(labels.size());
+    loss_sum += static_cast<double>(step.loss.to_vector<float>()[0]) * static_cast<double>(n);
+    hits += correct(step.logits, labels);
+    seen += n;
+  }
+  [[nodiscard]] double loss() const { return loss_sum / static_cast<double>(seen); }
+  [[nodiscard]] double accuracy() const { return 100.0 * static_cast<double>(hits) / static_cast<double>(seen); }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void write_curve(const std::filesystem::path& path, const std::vector<EpochResult>& results) {
+  CurveSeries loss{"training loss", "#d62728", {}, {}}, train{"training", "#1f77b4", {}, {}},
+      test{"test", "#2ca02c", {}, {}};
+  for (const auto& r : results) {
+    for (CurveSeries* s : {&loss, &train, &test}) s->x.push_back(r.epoch);
+    loss.y.push_back(r.loss);
+    train.y.push_back(r.train_accuracy);
+    test.y.push_back(r.test_accuracy);
+  }
+  write_curve_svg(path, {{"loss per epoch", {loss}}, {"accuracy (%) per epoch", {train, test}}});
+}
+
+void save_weights(const std::filesystem::path& path, Sequential& model) {
+  std::map<std::string, Tensor> tensors;
+  for (const layers::Parameter* p : model.parameters()) tensors[p->name] = p->value;
+  for (const layers::Buffer* buffer : model.buffers()) tensors[buffer->name] = buffer->value;
+  save_safetensors(path, tensors, {{"format", "pt"}});
+}
+
+}  // namespace
+
+TrainOptions parse_train_options(std::span<const std::string_view> args) {
+  TrainOptions o;
+  using Setter = std::function<void(std::string_view name, std::string_view value)>;
+  const std::map<std::string_view, Setter> setters{
+      {"--backend", [&](auto, auto v) { o.backend = v; }},
+      {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 1); }},
+      {"--batch", [&](auto n, auto v) { o.batch = number<std::int64_t>(n, v, 1); }},
+      {"--seed", [&](auto n, auto v) { o.seed = number<std::uint64_t>(n, v, 0); }},
+      {"--limit", [&](auto n, auto v) { o.limit = number<std::int64_t>(n, v, 1); }},
+      {"--lr", [&](auto n, auto v) { o.lr = number<double>(n, v, 0.0); }},
+      {"--data", [&](auto, auto v) { o.data = v; }},
+      {"--curve", [&](auto, auto v) { o.curve = v; }},
+      {"--save", [&](auto, auto v) { o.save = v; }},
+  };
+  for (std::size_t k = 0; k < args.size(); k += 2) {
+    const auto setter = setters.find(args[k]);
+    if (setter == setters.end()) bad_option(args[k], "is not an option of train (see --help)");
+    if (k + 1 == args.size()) bad_option(args[k], "needs a value");
+    setter->second(args[k], args[k + 1]);
+  }
+  return o;
+}
+
+std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out, bool terminal) {
+  const Backend b = options.backend.empty() ? Backend::best() : Backend::open(options.backend);
+  const data::FashionMnist dataset(options.data);
+  const data::Split train_split = first(dataset.train(), options.limit);
+  const data::Split test_split = first(dataset.test(), options.limit);
+  out << "train: " << b.id() << " (" << b.hardware().name << "), " << train_split.images.shape()[0]
+      << " training and " << test_split.images.shape()[0] << " test images from " << dataset.directory().string()
+      << "\n";
+
+  Sequential model(make_layers(b, options.seed));
+  optim::AdamOptions adam;
+  adam.lr = options.lr;
+  optim::Adam optimizer(model, adam);
+  data::BatchLoader loader(train_split, options.batch, true, options.seed);
+  ProgressBar bar(out, terminal, "train", 0.2, 30);
+  std::vector<EpochResult> results;
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    Tally tally;
+    std::int64_t step = 0;
+    std::optional<Pending> pending;
+    // Reads the pending step's results and shows them.
+    auto settle = [&] {
+      tally.add(*pending);
+      pending.reset();
+      char text[160];
+      std::snprintf(text, sizeof text, "epoch %d/%d step %lld/%lld: loss %.4f, accuracy %.2f%%, %.0f samples/s", epoch,
+                    options.epochs, static_cast<long long>(step), static_cast<long long>(loader.batches_per_epoch()),
+                    tally.loss(), tally.accuracy(), static_cast<double>(tally.seen) / seconds_since(start));
+      bar.update(step, loader.batches_per_epoch(), text);
+    };
+    while (std::optional<data::Batch> batch = loader.next()) {
+      const Tensor logits = model.forward(b, batch->images);
+      const layers::Loss loss = layers::cross_entropy(b, logits, batch->labels);
+      model.backward(b, loss.grad);
+      optimizer.step(b);
+      optimizer.zero_grad();
+      if (pending) settle();
+      ++step;
+      pending = Pending{loss.value, logits, batch->labels};
+    }
+    settle();
+    EpochResult r;
+    r.epoch = epoch;
+    r.seconds = seconds_since(start);
+    r.loss = tally.loss();
+    r.train_accuracy = tally.accuracy();
+    r.samples_per_second = static_cast<double>(tally.seen) / r.seconds;
+    r.test_accuracy = evaluate(b, model, test_split, options.batch);
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "epoch %d/%d: loss %.4f, training accuracy %.2f%%, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
+                  epoch, options.epochs, r.loss, r.train_accuracy, r.test_accuracy, r.seconds, r.samples_per_second);
+    out << line << std::flush;
+    results.push_back(r);
+    if (!options.curve.empty()) write_curve(options.curve, results);
+  }
+  if (!options.save.empty()) {
+    save_weights(options.save, model);
+    out << "train: weights saved to " << options.save.string() << "\n";
+  }
+  return results;
+}
+
+int train(std::span<const std::string_view> args) {
+  if (wants_help(args, kTrainHelp)) return 0;
+  train_fashion_mnist(parse_train_options(args), std::cout, ProgressBar::stdout_is_terminal());
+  return 0;
+}
+
+}  // namespace xylem::cli

@@ -1,0 +1,45 @@
+#pragma once
+// Training a small CNN on Fashion-MNIST: the one implementation behind
+// `xylem train` and examples/fashion_mnist.cpp.
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace xylem::cli {
+
+struct TrainOptions {
+  std::string backend;                 // "native", "opencl:0"; empty: Backend::best()
+  int epochs = 8;                      // passes over the training images
+  std::int64_t batch = 64;             // images per step
+  std::uint64_t seed = 1;              // initial weights and shuffling
+  std::int64_t limit = 0;              // the first `limit` training and test images; 0: all
+  double lr = 1e-3;                    // Adam's learning rate
+  std::filesystem::path data;          // the data set's directory; empty: FashionMnist's default
+  std::filesystem::path curve;         // an SVG of the loss and accuracies per epoch; empty: none
+  std::filesystem::path save;          // the trained weights as safetensors; empty: none
+};
+
+struct EpochResult {
+  int epoch = 0;                 // from 1
+  double loss = 0;               // mean training loss over the epoch
+  double train_accuracy = 0;     // percent, over the epoch's training batches
+  double test_accuracy = 0;      // percent, the model in evaluation mode after the epoch
+  double seconds = 0;            // the epoch's training time (evaluation excluded)
+  double samples_per_second = 0;
+};
+
+// The help text of the options parse_train_options reads.
+extern const std::string_view kTrainHelp;
+
+// The options in `args`; throws xylem::Error (invalid_argument) naming a bad one.
+[[nodiscard]] TrainOptions parse_train_options(std::span<const std::string_view> args);
+
+// Trains as `options` say, reporting progress and each epoch to `out`
+// (a progress bar when `terminal`); returns the epochs' results.
+std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out, bool terminal);
+
+}  // namespace xylem::cli
