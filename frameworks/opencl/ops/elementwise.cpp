@@ -19,11 +19,10 @@ using plugin::OpCall;
 using plugin::OpId;
 using plugin::TensorArg;
 
-constexpr std::array kUnaryNames{XY_UNARY_FORMULAS(XY_CODE_NAME, , , , , , , , )};
-constexpr std::array kBinaryNames{XY_BINARY_FORMULAS(XY_CODE_NAME, , , , , , , , )};
-constexpr std::array kCompareNames{XY_COMPARE_FORMULAS(XY_CODE_NAME, , )};
-static_assert(kUnaryNames.size() == XY_UN_COUNT && kBinaryNames.size() == XY_BIN_COUNT &&
-              kCompareNames.size() == XY_CMP_COUNT);
+constexpr auto kUnaryNames = XY_CODE_NAMES(XY_UN_COUNT, XY_UNARY_FORMULAS(XY_CODE_NAME_AT, , , , , , , , ));
+constexpr auto kBinaryNames = XY_CODE_NAMES(XY_BIN_COUNT, XY_BINARY_FORMULAS(XY_CODE_NAME_AT, , , , , , , , ));
+constexpr auto kCompareNames = XY_CODE_NAMES(XY_CMP_COUNT, XY_COMPARE_FORMULAS(XY_CODE_NAME_AT, , ));
+static_assert(all_named(kUnaryNames) && all_named(kBinaryNames) && all_named(kCompareNames));
 
 constinit const ProgramSpec kUnaryProgram{"unary",        {&sources::elementwise}, Helpers::none,
                                           Passes::floats, XY_UN_COUNT,             "XY_UNARY_CODE",
