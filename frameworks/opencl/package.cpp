@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,8 @@ Program from_binary(cl_context context, const DeviceInfo& device, const std::str
   return program;
 }
 
-Program from_source(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
-                    const std::string& options) {
-  fault_point(label, device, "source");
+Program compile(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
+                const std::string& options) {
   const char* text = source.c_str();
   const std::size_t length = source.size();
   cl_int status = CL_SUCCESS;
@@ -127,6 +127,31 @@ Program from_source(cl_context context, const DeviceInfo& device, const std::str
                                                build_log(program.get(), device.id));
   }
   return program;
+}
+
+Program from_source(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
+                    const std::string& options) {
+  fault_point(label, device, "source");
+  return compile(context, device, label, source, options);
+}
+
+// Compiles a one-line program and asks for its binary, once a process,
+// before the first write goes to the cache writer thread. The LLVM under
+// PoCL registers exit handlers of its own on its first code generation; the
+// writer's exit drain (cache_writer.hpp) must be registered after those,
+// or it compiles at exit with parts of LLVM already torn down (seen as
+// crashes at exit). Costs one tiny compile: the compiler is loaded by then.
+void prime_code_generation(cl_context context, const DeviceInfo& device, const std::string& options) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    const std::string source = "kernel void xy_prime(global int* x) { x[0] = 1; }\n";
+    try {
+      const Program program = compile(context, device, "xy_prime", source, options);
+      (void)program_binary(program.get());
+    } catch (const Error&) {
+      // A compiler that fails this fails the real programs too, and loudly.
+    }
+  });
 }
 
 // A power of two (the reduction trees halve it), a multiple of what the
@@ -236,10 +261,12 @@ std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program_key, cl_
                      stored ? "written to" : "not written to", ms);
       }
     };
-    if (write == CacheWrite::now)
+    if (write == CacheWrite::now) {
       store();
-    else
+    } else {
+      prime_code_generation(context, device, options);
       write_later(std::move(store));
+    }
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto package = std::make_unique<ProgramPackage>(std::move(program), device, ms, from_cache);
