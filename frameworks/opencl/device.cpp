@@ -52,7 +52,7 @@ const ProgramPackage& Device::program(const ProgramSpec& spec, DType dtype, int 
     if (!entry) entry = std::make_unique<PackageSlot>();
     slot = entry.get();
   }
-  std::call_once(slot->once, [&] { slot->package = build_package(key, context_.get(), info_, CacheWrite::later); });
+  std::call_once(slot->once, [&] { slot->package = build_package(key, context_.get(), info_); });
   return *slot->package;
 }
 

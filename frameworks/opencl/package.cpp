@@ -6,11 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "frameworks/opencl/cache_writer.hpp"
 #include "frameworks/opencl/device.hpp"
 #include "frameworks/opencl/program_cache.hpp"
 #include "frameworks/opencl/sources.hpp"
@@ -112,8 +110,9 @@ Program from_binary(cl_context context, const DeviceInfo& device, const std::str
   return program;
 }
 
-Program compile(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
-                const std::string& options) {
+Program from_source(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
+                    const std::string& options) {
+  fault_point(label, device, "source");
   const char* text = source.c_str();
   const std::size_t length = source.size();
   cl_int status = CL_SUCCESS;
@@ -127,31 +126,6 @@ Program compile(cl_context context, const DeviceInfo& device, const std::string&
                                                build_log(program.get(), device.id));
   }
   return program;
-}
-
-Program from_source(cl_context context, const DeviceInfo& device, const std::string& label, const std::string& source,
-                    const std::string& options) {
-  fault_point(label, device, "source");
-  return compile(context, device, label, source, options);
-}
-
-// Compiles a one-line program and asks for its binary, once a process,
-// before the first write goes to the cache writer thread. The LLVM under
-// PoCL registers exit handlers of its own on its first code generation; the
-// writer's exit drain (cache_writer.hpp) must be registered after those,
-// or it compiles at exit with parts of LLVM already torn down (seen as
-// crashes at exit). Costs one tiny compile: the compiler is loaded by then.
-void prime_code_generation(cl_context context, const DeviceInfo& device, const std::string& options) {
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    const std::string source = "kernel void xy_prime(global int* x) { x[0] = 1; }\n";
-    try {
-      const Program program = compile(context, device, "xy_prime", source, options);
-      (void)program_binary(program.get());
-    } catch (const Error&) {
-      // A compiler that fails this fails the real programs too, and loudly.
-    }
-  });
 }
 
 // A power of two (the reduction trees halve it), a multiple of what the
@@ -224,7 +198,7 @@ std::string program_source(const ProgramKey& program) {
 }
 
 std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program_key, cl_context context,
-                                              const DeviceInfo& device, CacheWrite write) {
+                                              const DeviceInfo& device) {
   const auto start = std::chrono::steady_clock::now();
   const std::string label = program_label(program_key);
   const std::string options = build_options(device);
@@ -249,24 +223,11 @@ std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program_key, cl_
     program = from_source(context, device, label, source, options);
     // Asked for the binary, PoCL compiles every kernel of the program for
     // a generic work-group size (about 0.2 s a kernel on 2 idle cores, more
-    // than the build), hence the later write. The store replaces whatever
-    // entry was there (stale, corrupt or another program's).
-    auto store = [cache, key, label, handle = program] {
-      const auto begin = std::chrono::steady_clock::now();
-      const bool stored =
-          cache.store(key, CacheEntry{program_kernel_names(handle.get()), program_binary(handle.get())});
-      if (verbose()) {
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-        std::fprintf(stderr, "xylem opencl: %s kernels %s the cache in %.1f ms\n", label.c_str(),
-                     stored ? "written to" : "not written to", ms);
-      }
-    };
-    if (write == CacheWrite::now) {
-      store();
-    } else {
-      prime_code_generation(context, device, options);
-      write_later(std::move(store));
-    }
+    // than the build), hence programs of one op code each. Written before
+    // the call returns: a background writer would race the OpenCL
+    // compiler's own exit handlers in short processes. The store replaces
+    // whatever entry was there (stale, corrupt or another program's).
+    (void)cache.store(key, CacheEntry{program_kernel_names(program.get()), program_binary(program.get())});
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   auto package = std::make_unique<ProgramPackage>(std::move(program), device, ms, from_cache);

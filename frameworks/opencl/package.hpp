@@ -56,13 +56,8 @@ struct ProgramKey {
 // "unary sigmoid f32", "blas f64": a program in messages.
 [[nodiscard]] std::string program_label(const ProgramKey& program);
 
-// When a program compiled from source goes into the on-disk cache: before
-// build_package returns (`xylem warm`), or on the cache writer thread
-// (cache_writer.hpp) while the call that needed it runs.
-enum class CacheWrite { now, later };
-
 // Builds a program for the device, through the on-disk cache.
 [[nodiscard]] std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program, cl_context context,
-                                                            const DeviceInfo& device, CacheWrite write);
+                                                            const DeviceInfo& device);
 
 }  // namespace xylem::opencl

@@ -53,7 +53,7 @@ const char* warm(XylemWarmProgressFn progress, void* user, const char** cache_di
     for (const WarmItem& item : items) {
       Device& device = framework.device(item.device);
       const auto start = std::chrono::steady_clock::now();
-      const auto package = build_package(item.program, device.context(), device.info(), CacheWrite::now);
+      const auto package = build_package(item.program, device.context(), device.info());
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string target = device.hardware().id();
       const std::string label = program_label(item.program);

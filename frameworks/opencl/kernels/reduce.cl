@@ -188,7 +188,9 @@ kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, gl
   if (item >= items) return;
   const long blocks = (inner + VW - 1) / VW;
   const long o = item / blocks, i0 = (item % blocks) * VW;
-  if (i0 + VW > inner || code == XY_RED_ARGMAX || code == XY_RED_ARGMIN) {
+  /* Bitwise, not ||: the code is a constant, and clang warns about || on constants. */
+  const bool by_index = (code == XY_RED_ARGMAX) | (code == XY_RED_ARGMIN);
+  if (i0 + VW > inner || by_index) {
     const long first = o * inner + i0, last = o * inner + min(i0 + VW, inner);
     for (long slice = first; slice < last; ++slice) {
       switch (XY_REDUCE_CODE) {
@@ -203,7 +205,7 @@ kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, gl
   global const ST* xr = x + xv.offset + o * xv.s[0] + i0;
   const long xs = xv.s[1];
   VT result;
-  if (code == XY_RED_MAX || code == XY_RED_MIN) {
+  if ((code == XY_RED_MAX) | (code == XY_RED_MIN)) {
     const bool is_max = code == XY_RED_MAX;
     result = XY_VLD(xr, 0);
     for (long j = 1; j < r; ++j) {

@@ -84,7 +84,7 @@ XY_FORCE_INLINE void KNAME(softmax_slice_stored)(global const ST* xr, long xs, g
 /* The softmax of one slice, by the cheapest exact path. */
 XY_FORCE_INLINE void KNAME(softmax_any)(global const ST* xr, long xs, global ST* yr, long ys, long b, long e,
                                         long step, int log_mode, bool grouped, local T* tmp) {
-  if (!log_mode && sizeof(ST) == sizeof(T))
+  if ((!log_mode) & (sizeof(ST) == sizeof(T))) /* &, not &&: clang warns about && on constants */
     KNAME(softmax_slice_stored)(xr, xs, yr, ys, b, e, step, grouped, tmp);
   else
     KNAME(softmax_slice)(xr, xs, yr, ys, b, e, step, log_mode, grouped, tmp);
