@@ -21,7 +21,7 @@ expect() {
   fi
 }
 expect "^warm: opencl cache: $cache\$"
-expect '^warm: [0-9]+/[0-9]+ opencl:0 softmax f32 \([0-9.]+ s\)$'
+expect '^warm: [0-9]+/[0-9]+ opencl:0 softmax forward f32 \([0-9.]+ s\)$'
 expect '^warm: [0-9]+ built, 0 already cached'
 [ -n "$(ls "$cache")" ] || { echo "the cache is empty after xylem warm"; status=1; }
 
@@ -30,7 +30,7 @@ out=$(XYLEM_OPENCL_VERBOSE=1 "$2" "--gtest_filter=Frameworks/Softmax.*/opencl_0"
 code=$?
 echo "$out"
 [ $code -eq 0 ] || { echo "the softmax tests failed"; status=1; }
-expect 'xylem opencl: softmax f32 kernels for .* loaded from cache'
+expect 'xylem opencl: softmax forward f32 kernels for .* loaded from cache'
 if printf '%s\n' "$out" | grep -q 'kernels for .* compiled in'; then
   echo "a program was compiled although xylem warm had stored it"
   status=1

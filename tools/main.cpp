@@ -14,10 +14,11 @@ constexpr std::string_view kUsage = R"(usage: xylem <command> [options]
 Runs tensor computations on the host CPU, OpenCL devices and NVIDIA GPUs.
 
 commands:
-  info     list frameworks (present, or absent with the reason) and their hardware
-  demo     run the sigmoid example on the best backend and on native, timing each step
-  warm     build every OpenCL kernel program ahead of time into the cache
-  train    train a small CNN on Fashion-MNIST, printing the accuracy per epoch
+  info        list frameworks (present, or absent with the reason) and their hardware
+  demo        run the sigmoid example on the best backend and on native, timing each step
+  warm        build every OpenCL kernel program ahead of time into the cache
+  train       train a small CNN on Fashion-MNIST, printing the accuracy per epoch
+  first-call  time the first call of common ops (a cold start with empty caches)
 
 options:
   -h, --help   show help (also after a command: xylem demo --help)
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
     if (command == "demo") return xylem::cli::demo(rest);
     if (command == "warm") return xylem::cli::warm(rest);
     if (command == "train") return xylem::cli::train(rest);
+    if (command == "first-call") return xylem::cli::first_call(rest);
   } catch (const xylem::Error& e) {
     std::cerr << "xylem " << command << ": " << e.what() << "\n";
     return 2;

@@ -43,16 +43,16 @@ DType Device::pass(const ProgramSpec& spec, DType dtype) const noexcept {
   return p == DType::f64 && !info_.fp64 ? DType::f32 : p;
 }
 
-const ProgramPackage& Device::program(const ProgramSpec& spec, DType dtype) {
-  const DType pass = this->pass(spec, dtype);
+const ProgramPackage& Device::program(const ProgramSpec& spec, DType dtype, int variant) {
+  const ProgramKey key{&spec, pass(spec, dtype), variant};
   PackageSlot* slot = nullptr;
   {
     std::lock_guard lock(packages_mutex_);
-    auto& entry = packages_[{&spec, pass}];
+    auto& entry = packages_[key];
     if (!entry) entry = std::make_unique<PackageSlot>();
     slot = entry.get();
   }
-  std::call_once(slot->once, [&] { slot->package = build_package(spec, pass, context_.get(), info_); });
+  std::call_once(slot->once, [&] { slot->package = build_package(key, context_.get(), info_); });
   return *slot->package;
 }
 
@@ -64,9 +64,15 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
   }
   const OpKernel* kernel = kernels().get(call.op, call.t[0].dtype);
   // Build (or load) the programs before taking the launch lock: a first
-  // compile must not stall other launches.
-  for (const ProgramSpec* spec : kernel->programs)
-    if (spec) (void)program(*spec, call.t[0].dtype);
+  // compile must not stall other launches. A code no variant computes is
+  // the caller's mistake, refused before anything is built.
+  for (const ProgramSpec* spec : kernel->programs) {
+    if (!spec) continue;
+    const int variant = variant_for(*spec, call);
+    if (variant < 0)
+      throw Error(ErrorCode::invalid_argument, describe(call, *this) + ": unknown op code " + std::to_string(call.i[0]));
+    (void)program(*spec, call.t[0].dtype, variant);
+  }
   std::lock_guard lock(launch_mutex_);
   Launcher launcher(*this, call, deps);
   return kernel->launch(launcher);

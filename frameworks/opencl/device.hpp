@@ -1,6 +1,6 @@
 #pragma once
 // One opened OpenCL device: its in-order queue, memory, op dispatch and the
-// program packages, one per (program, pass), built at first use.
+// program packages, one per (program, pass, variant), built at first use.
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -79,9 +79,9 @@ class Device final : public plugin::Device {
   [[nodiscard]] cl_context context() const noexcept { return context_.get(); }
   [[nodiscard]] cl_command_queue queue() const noexcept { return queue_.get(); }
   [[nodiscard]] HostWorker& callbacks() const noexcept { return *callbacks_; }
-  // The pass of a program (program_spec.hpp) that holds dtype's kernels,
-  // built (or loaded from the disk cache) on first use.
-  [[nodiscard]] const ProgramPackage& program(const ProgramSpec& spec, DType dtype);
+  // The program (program_spec.hpp) of the pass that holds dtype's kernels
+  // and of `variant`, built (or loaded from the disk cache) on first use.
+  [[nodiscard]] const ProgramPackage& program(const ProgramSpec& spec, DType dtype, int variant);
   // That pass: pass_for, but never f64 on a device without fp64 (the ops
   // that take f64 there only move bits, which every pass holds).
   [[nodiscard]] DType pass(const ProgramSpec& spec, DType dtype) const noexcept;
@@ -115,14 +115,14 @@ class Device final : public plugin::Device {
   std::array<Mem, 2> scratch_;
   std::array<std::size_t, 2> scratch_bytes_{};
 
-  // One slot per (program, pass) asked for; a slot is built once, outside
+  // One slot per (program, pass, variant) asked for; a slot is built once, outside
   // packages_mutex_, so one program's first compile holds up no other.
   struct PackageSlot {
     std::once_flag once;
     std::unique_ptr<ProgramPackage> package;
   };
   std::mutex packages_mutex_;
-  std::map<std::pair<const ProgramSpec*, DType>, std::unique_ptr<PackageSlot>> packages_;
+  std::map<ProgramKey, std::unique_ptr<PackageSlot>> packages_;
 
   std::atomic<std::uint64_t> allocated_{0}, peak_{0}, allocations_{0};
   std::mutex host_tasks_mutex_;

@@ -152,11 +152,21 @@ std::string build_options(const DeviceInfo& device) {
   return options;
 }
 
-std::string program_label(const ProgramSpec& spec, DType pass) {
-  return std::string(spec.name) + " " + std::string(name(pass));
+std::string program_label(const ProgramKey& program) {
+  const ProgramSpec& spec = *program.spec;
+  std::string label(spec.name);
+  if (spec.variants > 1) {
+    label += ' ';
+    label += spec.variant_name ? spec.variant_name(program.variant) : std::to_string(program.variant);
+  }
+  label += ' ';
+  label += name(program.pass);
+  return label;
 }
 
-std::string program_source(const ProgramSpec& spec, DType pass) {
+std::string program_source(const ProgramKey& program) {
+  const ProgramSpec& spec = *program.spec;
+  const DType pass = program.pass;
   std::string source =
       "#if defined(cl_khr_fp64)\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n";
   source += sources::math_h;
@@ -166,6 +176,8 @@ std::string program_source(const ProgramSpec& spec, DType pass) {
   if (spec.helpers != Helpers::none) source += sources::nn_common;
   if (spec.helpers == Helpers::rows) source += sources::rows;
   std::string text;
+  if (!spec.variant_define.empty())
+    text += "\n#define " + std::string(spec.variant_define) + " " + std::to_string(program.variant) + "\n";
   for (const std::string_view* part : spec.texts)
     if (part) text += *part;
   switch (pass) {
@@ -185,15 +197,17 @@ std::string program_source(const ProgramSpec& spec, DType pass) {
   return source;
 }
 
-std::unique_ptr<ProgramPackage> build_package(const ProgramSpec& spec, DType pass, cl_context context,
+std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program_key, cl_context context,
                                               const DeviceInfo& device) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string label = program_label(spec, pass);
+  const std::string label = program_label(program_key);
   const std::string options = build_options(device);
-  const std::string source = program_source(spec, pass);
+  const std::string source = program_source(program_key);
   // Everything the binary depends on. The platform version names the
   // runtime build; the driver version the device's compiler.
-  const std::string key = "xylem-opencl\nprogram=" + std::string(spec.name) + "\npass=" + std::string(name(pass)) +
+  const std::string key = "xylem-opencl\nprogram=" + std::string(program_key.spec->name) +
+                          "\nvariant=" + std::to_string(program_key.variant) +
+                          "\npass=" + std::string(name(program_key.pass)) +
                           "\ndevice=" + device.name + "\ndriver=" + device.driver +
                           "\nplatform=" + device.platform_version + "\noptions=" + options +
                           "\nsource=" + std::to_string(fnv1a64(source)) + "\n";
@@ -207,12 +221,12 @@ std::unique_ptr<ProgramPackage> build_package(const ProgramSpec& spec, DType pas
   }
   if (!program) {
     program = from_source(context, device, label, source, options);
-    // Most of a first compile on PoCL is here, not in the build: asked for
-    // the binary, PoCL compiles every kernel of the program for a generic
-    // work-group size (measured: about 0.2 s a kernel on 2 cores, against
-    // 0.3 s for the build itself), hence programs of one pass each. The
-    // store replaces whatever entry was there (stale, corrupt or another
-    // program's).
+    // Asked for the binary, PoCL compiles every kernel of the program for
+    // a generic work-group size (about 0.2 s a kernel on 2 idle cores, more
+    // than the build), hence programs of one op code each. Written before
+    // the call returns: a background writer would race the OpenCL
+    // compiler's own exit handlers in short processes. The store replaces
+    // whatever entry was there (stale, corrupt or another program's).
     (void)cache.store(key, CacheEntry{program_kernel_names(program.get()), program_binary(program.get())});
   }
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -1,6 +1,7 @@
 #pragma once
 // The kernels of one program (program_spec.hpp) for one pass, compiled for
 // one device: a cl_program and its kernels with their work-group sizes.
+#include <compare>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -37,17 +38,26 @@ class ProgramPackage final : public plugin::Package {
   bool from_cache_;
 };
 
-// The source of a program's pass for a device: math.h, the common helpers,
-// then the program's kernels for the pass's element type.
-[[nodiscard]] std::string program_source(const ProgramSpec& spec, DType pass);
+// One program of a spec: the pass (element type) and the variant (op code)
+// it is built for.
+struct ProgramKey {
+  const ProgramSpec* spec = nullptr;
+  DType pass = DType::f32;
+  int variant = 0;
+  friend auto operator<=>(const ProgramKey&, const ProgramKey&) = default;
+};
+
+// The source of a program for a device: math.h, the common helpers, then
+// the program's kernels for the pass's element type and its variant.
+[[nodiscard]] std::string program_source(const ProgramKey& program);
 // Build options from the device's capabilities.
 [[nodiscard]] std::string build_options(const DeviceInfo& device);
 
-// "elementwise f32": a program pass in messages.
-[[nodiscard]] std::string program_label(const ProgramSpec& spec, DType pass);
+// "unary sigmoid f32", "blas f64": a program in messages.
+[[nodiscard]] std::string program_label(const ProgramKey& program);
 
-// Builds a program's pass for the device, through the on-disk cache.
-[[nodiscard]] std::unique_ptr<ProgramPackage> build_package(const ProgramSpec& spec, DType pass, cl_context context,
+// Builds a program for the device, through the on-disk cache.
+[[nodiscard]] std::unique_ptr<ProgramPackage> build_package(const ProgramKey& program, cl_context context,
                                                             const DeviceInfo& device);
 
 }  // namespace xylem::opencl

@@ -1,13 +1,21 @@
 #pragma once
 // What one OpenCL program is made of, as data: each op family file
 // describes its program once (ops/<family>.cpp) and its ops name it in the
-// kernel table (ops/kernels.hpp). A program is built per (spec, pass) on
-// first use: one pass holds the kernels of one element type, so the first
-// f32 sigmoid compiles the f32 elementwise kernels alone.
+// kernel table (ops/kernels.hpp). A program is built per (spec, pass,
+// variant) on first use: one pass holds the kernels of one element type,
+// one variant the kernels of one op code, so the first f32 sigmoid compiles
+// the f32 sigmoid kernel alone. (On PoCL a program's compile time grows with
+// every formula and kernel it holds: the whole f32 elementwise family took
+// 9 s on 2 cores, one formula of it well under one.)
 #include <array>
+#include <string>
 #include <string_view>
 
 #include "xylem/dtype.hpp"
+
+namespace xylem::plugin {
+struct OpCall;
+}  // namespace xylem::plugin
 
 namespace xylem::opencl {
 
@@ -34,7 +42,23 @@ struct ProgramSpec {
   std::array<const std::string_view*, 2> texts{};
   Helpers helpers = Helpers::none;
   Passes passes = Passes::reals;
+  // A family split by a code of the call: variant v's source defines
+  // `variant_define` (when set) as v, so the kernels compile the one case
+  // they need, and the call picks its variant with `variant_of` (variant 0
+  // without one).
+  int variants = 1;
+  std::string_view variant_define{};
+  int (*variant_of)(const plugin::OpCall& call) = nullptr;
+  // What variant v computes, for labels ("unary sigmoid f32").
+  std::string (*variant_name)(int variant) = nullptr;
 };
+
+// The variant of `spec` a call runs: -1 for a code outside the spec's
+// variants (the caller rejects the call).
+[[nodiscard]] inline int variant_for(const ProgramSpec& spec, const plugin::OpCall& call) noexcept {
+  const int v = spec.variant_of ? spec.variant_of(call) : 0;
+  return v >= 0 && v < spec.variants ? v : -1;
+}
 
 // The pass that holds the kernels `dtype` dispatches to.
 [[nodiscard]] constexpr DType pass_for(const ProgramSpec& spec, DType dtype) noexcept {

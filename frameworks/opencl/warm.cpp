@@ -7,7 +7,6 @@
 #include <exception>
 #include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "frameworks/opencl/framework.hpp"
@@ -20,19 +19,24 @@ namespace {
 
 struct WarmItem {
   std::size_t device;
-  const ProgramSpec* spec;
-  DType dtype;  // a dtype whose kernels the pass holds
+  ProgramKey program;
 };
 
-// The passes the device's (op, dtype) pairs use, each once, in table order.
+// The programs the device's (op, dtype) pairs use, every variant of each,
+// each program once, in table order.
 void add_programs_of(Device& device, std::size_t index, std::vector<WarmItem>& items) {
-  std::set<std::pair<const ProgramSpec*, DType>> seen;
+  std::set<ProgramKey> seen;
   for (std::size_t op = 0; op < plugin::kOpCount; ++op) {
     const auto id = static_cast<plugin::OpId>(op);
     for (DType dtype : kEveryDtype) {
       if (!device.supports(id, dtype)) continue;
-      for (const ProgramSpec* spec : kernels().get(id, dtype)->programs)
-        if (spec && seen.insert({spec, device.pass(*spec, dtype)}).second) items.push_back({index, spec, dtype});
+      for (const ProgramSpec* spec : kernels().get(id, dtype)->programs) {
+        if (!spec) continue;
+        for (int variant = 0; variant < spec->variants; ++variant) {
+          const ProgramKey key{spec, device.pass(*spec, dtype), variant};
+          if (seen.insert(key).second) items.push_back({index, key});
+        }
+      }
     }
   }
 }
@@ -49,11 +53,10 @@ const char* warm(XylemWarmProgressFn progress, void* user, const char** cache_di
     for (const WarmItem& item : items) {
       Device& device = framework.device(item.device);
       const auto start = std::chrono::steady_clock::now();
-      const DType pass = device.pass(*item.spec, item.dtype);
-      const auto package = build_package(*item.spec, pass, device.context(), device.info());
+      const auto package = build_package(item.program, device.context(), device.info());
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::string target = device.hardware().id();
-      const std::string label = program_label(*item.spec, pass);
+      const std::string label = program_label(item.program);
       const XylemWarmStep step{++done, static_cast<int>(items.size()), target.c_str(), label.c_str(), seconds,
                                package->from_cache() ? 1 : 0};
       if (progress) progress(&step, user);

@@ -1,8 +1,9 @@
 /* math::unary, binary, compare and where over views of any strides
- * (broadcast inputs have stride 0). One kernel per op and type; the op's
- * code (math.h's XY_UN_* ...) is a kernel argument, switched on once per
- * work-item: every case is its own loop, inlined with the code constant,
- * so each compiles to the code's formula alone and vectorises.
+ * (broadcast inputs have stride 0). A program holds one of them for one
+ * element type: unary, binary and compare for one op code, given as
+ * XY_UNARY_CODE, XY_BINARY_CODE or XY_COMPARE_CODE (math.h's XY_UN_* ...),
+ * where with XY_WHERE. The formulas switch on that constant, so the
+ * compiler emits the code's case alone: a small program builds fast.
  *
  * A work-item takes the logical elements [start, end) (`per` of them, see
  * XY_CHUNK_BOUNDS in common.cl) and walks them in runs along the innermost
@@ -17,7 +18,7 @@
  * OpenCL C's ?: selects per lane on vectors. f32 exp (sigmoid, softplus,
  * the gradients through it) and tanh are common.cl's branch-free versions
  * (PoCL's own are a call per element). A code outside the list gives NaN
- * (compare: 0); the host rejects such codes before launching. ----------- */
+ * (compare: 0); the host builds no program for such codes. ------------- */
 
 #if XY_IS_F32
 #define XY_K XY_LIT_F
@@ -49,50 +50,60 @@ inline double8 xy_pow_lanes_d(double8 a, double8 b) {
 }
 #endif
 
-XY_FORCE_INLINE T KNAME(un1)(int code, T x, T p0, T p1) {
-  switch (code) {
+#ifdef XY_UNARY_CODE
+XY_FORCE_INLINE T KNAME(un1)(T x, T p0, T p1) {
+  switch (XY_UNARY_CODE) {
     XY_UNARY_FORMULAS(XY_RETURN_CASE, T, XY_K, x, p0, p1, XY_EXP1, XY_TANH1, XY_SIN)
     default: return (T)NAN;
   }
 }
-XY_FORCE_INLINE VT KNAME(unv)(int code, VT x, T p0, T p1) {
-  switch (code) {
+XY_FORCE_INLINE VT KNAME(unv)(VT x, T p0, T p1) {
+  switch (XY_UNARY_CODE) {
     XY_UNARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, x, p0, p1, XY_EXPV, XY_TANHV, XY_SIN)
     default: return (VT)(NAN);
   }
 }
-XY_FORCE_INLINE T KNAME(bin1)(int code, T a, T b, T p0, T p1) {
-  switch (code) {
+#endif
+
+#ifdef XY_BINARY_CODE
+XY_FORCE_INLINE T KNAME(bin1)(T a, T b, T p0, T p1) {
+  switch (XY_BINARY_CODE) {
     XY_BINARY_FORMULAS(XY_RETURN_CASE, T, XY_K, a, b, p0, p1, XY_EXP1, pow)
     default: return (T)NAN;
   }
 }
-XY_FORCE_INLINE VT KNAME(binv)(int code, VT a, VT b, T p0, T p1) {
-  switch (code) {
+XY_FORCE_INLINE VT KNAME(binv)(VT a, VT b, T p0, T p1) {
+  switch (XY_BINARY_CODE) {
     XY_BINARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, a, b, p0, p1, XY_EXPV, XY_POWV)
     default: return (VT)(NAN);
   }
 }
+#endif
+
+#ifdef XY_COMPARE_CODE
 /* Comparisons give 1 for true on scalars and -1 (all bits) per lane on
  * vectors: the vector form negates to 1. */
-XY_FORCE_INLINE uchar KNAME(cmp1)(int code, T a, T b) {
-  switch (code) {
+XY_FORCE_INLINE uchar KNAME(cmp1)(T a, T b) {
+  switch (XY_COMPARE_CODE) {
     XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)
     default: return 0;
   }
 }
-XY_FORCE_INLINE VI KNAME(cmpv_)(int code, VT a, VT b) {
-  switch (code) {
+XY_FORCE_INLINE VI KNAME(cmpv_)(VT a, VT b) {
+  switch (XY_COMPARE_CODE) {
     XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)
     default: return (VI)0;
   }
 }
-#define XY_CMPV(code, a, b) XY_PASTE(convert_uchar, VW)(-KNAME(cmpv_)(code, a, b))
+#define XY_CMPV(a, b) XY_PASTE(convert_uchar, VW)(-KNAME(cmpv_)(a, b))
+#endif
 
 
-/* y = f(x) over [i, end), the code a constant after inlining. */
-XY_FORCE_INLINE void KNAME(unary_walk)(int code, global const ST* x, global ST* y, const xy_layout* l, long i,
-                                       long end, T p0, T p1, int stream) {
+#ifdef XY_UNARY_CODE
+/* y = f(x). */
+kernel void KNAME(unary)(global const ST* x, global ST* y, xy_layout lv, long n, T p0, T p1, int stream, long per) {
+  const xy_layout* l = &lv;
+  XY_CHUNK_BOUNDS(i, end, n, per);
   XY_RUNS(2, {
     global const ST* xr = x + o[0];
     global ST* yr = y + o[1];
@@ -100,25 +111,29 @@ XY_FORCE_INLINE void KNAME(unary_walk)(int code, global const ST* x, global ST* 
     if (XY_STRIDE(0) == 1 && XY_STRIDE(1) == 1) {
 #ifdef XY_CPU
       if (stream) {
-        for (; k < len && !XY_ALIGNED(yr + k, XY_VBYTES); ++k) XY_ST(yr, k, KNAME(un1)(code, XY_LD(xr, k), p0, p1));
-        for (; k + VW <= len; k += VW) XY_VSTREAM_ST(yr, k, KNAME(unv)(code, XY_VLD(xr, k), p0, p1));
+        for (; k < len && !XY_ALIGNED(yr + k, XY_VBYTES); ++k) XY_ST(yr, k, KNAME(un1)(XY_LD(xr, k), p0, p1));
+        for (; k + VW <= len; k += VW) XY_VSTREAM_ST(yr, k, KNAME(unv)(XY_VLD(xr, k), p0, p1));
       }
-      for (; k + VW <= len; k += VW) XY_VST(yr, k, KNAME(unv)(code, XY_VLD(xr, k), p0, p1));
+      for (; k + VW <= len; k += VW) XY_VST(yr, k, KNAME(unv)(XY_VLD(xr, k), p0, p1));
 #endif
-      for (; k < len; ++k) XY_ST(yr, k, KNAME(un1)(code, XY_LD(xr, k), p0, p1));
+      for (; k < len; ++k) XY_ST(yr, k, KNAME(un1)(XY_LD(xr, k), p0, p1));
     } else {
       const long sx = XY_STRIDE(0), sy = XY_STRIDE(1);
-      for (; k < len; ++k) XY_ST(yr, k * sy, KNAME(un1)(code, XY_LD(xr, k * sx), p0, p1));
+      for (; k < len; ++k) XY_ST(yr, k * sy, KNAME(un1)(XY_LD(xr, k * sx), p0, p1));
     }
   })
 }
+#endif
 
+#ifdef XY_BINARY_CODE
 /* y = f(a, b). The dense path also takes a broadcast operand (innermost
  * stride 0: one value for the run). */
 #define XY_A_VEC (sa ? XY_VLD(ar, k) : (VT)(a0))
 #define XY_B_VEC (sb ? XY_VLD(br, k) : (VT)(b0))
-XY_FORCE_INLINE void KNAME(binary_walk)(int code, global const ST* a, global const ST* b, global ST* y,
-                                        const xy_layout* l, long i, long end, T p0, T p1, int stream) {
+kernel void KNAME(binary)(global const ST* a, global const ST* b, global ST* y, xy_layout lv, long n, T p0, T p1,
+                          int stream, long per) {
+  const xy_layout* l = &lv;
+  XY_CHUNK_BOUNDS(i, end, n, per);
   XY_RUNS(3, {
     global const ST* ar = a + o[0];
     global const ST* br = b + o[1];
@@ -130,19 +145,27 @@ XY_FORCE_INLINE void KNAME(binary_walk)(int code, global const ST* a, global con
       const T a0 = XY_LD(ar, 0), b0 = XY_LD(br, 0);
       if (stream) {
         for (; k < len && !XY_ALIGNED(yr + k, XY_VBYTES); ++k)
-          XY_ST(yr, k, KNAME(bin1)(code, XY_LD(ar, k * sa), XY_LD(br, k * sb), p0, p1));
-        for (; k + VW <= len; k += VW) XY_VSTREAM_ST(yr, k, KNAME(binv)(code, XY_A_VEC, XY_B_VEC, p0, p1));
+          XY_ST(yr, k, KNAME(bin1)(XY_LD(ar, k * sa), XY_LD(br, k * sb), p0, p1));
+        for (; k + VW <= len; k += VW) XY_VSTREAM_ST(yr, k, KNAME(binv)(XY_A_VEC, XY_B_VEC, p0, p1));
       }
-      for (; k + VW <= len; k += VW) XY_VST(yr, k, KNAME(binv)(code, XY_A_VEC, XY_B_VEC, p0, p1));
+      for (; k + VW <= len; k += VW) XY_VST(yr, k, KNAME(binv)(XY_A_VEC, XY_B_VEC, p0, p1));
 #endif
     }
-    for (; k < len; ++k) XY_ST(yr, k * sy, KNAME(bin1)(code, XY_LD(ar, k * sa), XY_LD(br, k * sb), p0, p1));
+    for (; k < len; ++k) XY_ST(yr, k * sy, KNAME(bin1)(XY_LD(ar, k * sa), XY_LD(br, k * sb), p0, p1));
   })
 }
+#undef XY_A_VEC
+#undef XY_B_VEC
+#endif
 
-/* y (boolean) = compare(a, b). */
-XY_FORCE_INLINE void KNAME(compare_walk)(int code, global const ST* a, global const ST* b, global uchar* y,
-                                         const xy_layout* l, long i, long end) {
+#ifdef XY_COMPARE_CODE
+/* y (boolean) = compare(a, b). Boolean outputs are small: plain stores,
+ * whatever `stream` says. */
+kernel void KNAME(compare)(global const ST* a, global const ST* b, global uchar* y, xy_layout lv, long n,
+                           int stream, long per) {
+  (void)stream;
+  const xy_layout* l = &lv;
+  XY_CHUNK_BOUNDS(i, end, n, per);
   XY_RUNS(3, {
     global const ST* ar = a + o[0];
     global const ST* br = b + o[1];
@@ -151,51 +174,15 @@ XY_FORCE_INLINE void KNAME(compare_walk)(int code, global const ST* a, global co
     long k = 0;
 #ifdef XY_CPU
     if (sa == 1 && sb == 1 && sy == 1) {
-      for (; k + VW <= len; k += VW) VSTORE(XY_CMPV(code, XY_VLD(ar, k), XY_VLD(br, k)), 0, yr + k);
+      for (; k + VW <= len; k += VW) VSTORE(XY_CMPV(XY_VLD(ar, k), XY_VLD(br, k)), 0, yr + k);
     }
 #endif
-    for (; k < len; ++k) yr[k * sy] = KNAME(cmp1)(code, XY_LD(ar, k * sa), XY_LD(br, k * sb));
+    for (; k < len; ++k) yr[k * sy] = KNAME(cmp1)(XY_LD(ar, k * sa), XY_LD(br, k * sb));
   })
 }
+#endif
 
-/* One case per code of math.h's X-lists (the formula itself is the walk's
- * to inline), each walk inlined with its code constant. An unknown code
- * (the host rejects them) walks with -1: the formulas' NaN (compare: 0),
- * never an unwritten y. */
-#define XY_UNARY_WALK(c, formula) \
-  case c: KNAME(unary_walk)(c, x, y, &l, i, end, p0, p1, stream); break;
-kernel void KNAME(unary)(global const ST* x, global ST* y, xy_layout l, long n, int code, T p0, T p1, int stream,
-                         long per) {
-  XY_CHUNK_BOUNDS(i, end, n, per);
-  switch (code) {
-    XY_UNARY_FORMULAS(XY_UNARY_WALK, T, XY_K, x, p0, p1, XY_EXP1, XY_TANH1, XY_SIN)
-    default: KNAME(unary_walk)(-1, x, y, &l, i, end, p0, p1, stream);
-  }
-}
-
-#define XY_BINARY_WALK(c, formula) \
-  case c: KNAME(binary_walk)(c, a, b, y, &l, i, end, p0, p1, stream); break;
-kernel void KNAME(binary)(global const ST* a, global const ST* b, global ST* y, xy_layout l, long n, int code, T p0,
-                          T p1, int stream, long per) {
-  XY_CHUNK_BOUNDS(i, end, n, per);
-  switch (code) {
-    XY_BINARY_FORMULAS(XY_BINARY_WALK, T, XY_K, a, b, p0, p1, XY_EXP1, pow)
-    default: KNAME(binary_walk)(-1, a, b, y, &l, i, end, p0, p1, stream);
-  }
-}
-
-#define XY_COMPARE_WALK(c, formula) \
-  case c: KNAME(compare_walk)(c, a, b, y, &l, i, end); break;
-kernel void KNAME(compare)(global const ST* a, global const ST* b, global uchar* y, xy_layout l, long n, int code,
-                           int stream, long per) {
-  (void)stream; /* boolean outputs are small: plain stores */
-  XY_CHUNK_BOUNDS(i, end, n, per);
-  switch (code) {
-    XY_COMPARE_FORMULAS(XY_COMPARE_WALK, a, b)
-    default: KNAME(compare_walk)(-1, a, b, y, &l, i, end);
-  }
-}
-
+#ifdef XY_WHERE
 /* y = cond ? a : b, y dense (the host stages other views): the layout
  * holds a, b and cond; y's offset is yo + the logical index. */
 kernel void KNAME(where)(global const ST* a, global const ST* b, global const uchar* cond, global ST* y, long yo,
@@ -223,6 +210,8 @@ kernel void KNAME(where)(global const ST* a, global const ST* b, global const uc
   })
 }
 
+#endif
+
 #undef XY_K
 #undef XY_SIN
 #undef XY_EXP1
@@ -230,6 +219,3 @@ kernel void KNAME(where)(global const ST* a, global const ST* b, global const uc
 #undef XY_TANH1
 #undef XY_TANHV
 #undef XY_POWV
-#undef XY_UNARY_WALK
-#undef XY_BINARY_WALK
-#undef XY_COMPARE_WALK

@@ -1,8 +1,10 @@
 /* math::reduce: y[o, i] = reduce over j of x[o, j, i], x a [outer, r,
  * inner] view, y [outer, inner] (i64 for argmax and argmin). As softmax:
  * _rows, one work-group per output (its items split the r elements, see
- * rows.cl), for long reductions; _cols, one work-item per output. The code
- * is switched on once; each case's loops compile with it constant.
+ * rows.cl), for long reductions; _cols, one work-item per output. A
+ * program holds one reduction: its code (math.h's XY_RED_*) is
+ * XY_REDUCE_CODE, a constant the switches fold, so each kernel compiles
+ * that case alone.
  *
  * Sums accumulate in T (f32 for the 16-bit types): per vector lane and in
  * blocks of XY_BLOCK elements per item, then pairwise across items, so the
@@ -128,7 +130,7 @@ XY_FORCE_INLINE void KNAME(reduce_slice)(int code, global const ST* xr, long xs,
       if (writer) yi[yo] = at;
       break;
     }
-    default: /* the host refuses unknown codes; never leave y unwritten */
+    default: /* the host builds no program for unknown codes; never leave y unwritten */
       if (writer) XY_ST(y, yo, (T)NAN);
   }
 }
@@ -145,10 +147,10 @@ XY_FORCE_INLINE void KNAME(reduce_slice)(int code, global const ST* xr, long xs,
   case c: XY_REDUCE_ROWS_CALL(c)
 /* y and yi are the same buffer: yi for argmax and argmin. */
 kernel void KNAME(reduce_rows)(global const ST* x, xy_view xv, global ST* y, global long* yi, xy_view yv, long inner,
-                               long r, int code, long correction, local T* tmp, local long* itmp) {
+                               long r, long correction, local T* tmp, local long* itmp) {
   const long slice = get_group_id(0);
   XY_SHARE_BOUNDS(b, e, r);
-  switch (code) {
+  switch (XY_REDUCE_CODE) {
     XY_REDUCE_ROWS_CASE(XY_RED_SUM) XY_REDUCE_ROWS_CASE(XY_RED_MEAN) XY_REDUCE_ROWS_CASE(XY_RED_MAX)
     XY_REDUCE_ROWS_CASE(XY_RED_MIN) XY_REDUCE_ROWS_CASE(XY_RED_ARGMAX) XY_REDUCE_ROWS_CASE(XY_RED_ARGMIN)
     XY_REDUCE_ROWS_CASE(XY_RED_VAR)
@@ -163,10 +165,10 @@ kernel void KNAME(reduce_rows)(global const ST* x, xy_view xv, global ST* y, glo
 #define XY_REDUCE_COLS_CASE(c) \
   case c: XY_REDUCE_COLS_CALL(c)
 kernel void KNAME(reduce_cols)(global const ST* x, xy_view xv, global ST* y, global long* yi, xy_view yv, long inner,
-                               long r, int code, long correction, long slices) {
+                               long r, long correction, long slices) {
   const long slice = get_global_id(0);
   if (slice >= slices) return;
-  switch (code) {
+  switch (XY_REDUCE_CODE) {
     XY_REDUCE_COLS_CASE(XY_RED_SUM) XY_REDUCE_COLS_CASE(XY_RED_MEAN) XY_REDUCE_COLS_CASE(XY_RED_MAX)
     XY_REDUCE_COLS_CASE(XY_RED_MIN) XY_REDUCE_COLS_CASE(XY_RED_ARGMAX) XY_REDUCE_COLS_CASE(XY_RED_ARGMIN)
     XY_REDUCE_COLS_CASE(XY_RED_VAR)
@@ -180,15 +182,18 @@ kernel void KNAME(reduce_cols)(global const ST* x, xy_view xv, global ST* y, glo
  * read a line per element). argmax, argmin and a last partial block take
  * the per-output path. */
 kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, global long* yi, xy_view yv, long inner,
-                                long r, int code, long correction, long items) {
+                                long r, long correction, long items) {
+  const int code = XY_REDUCE_CODE;
   const long item = get_global_id(0);
   if (item >= items) return;
   const long blocks = (inner + VW - 1) / VW;
   const long o = item / blocks, i0 = (item % blocks) * VW;
-  if (i0 + VW > inner || code == XY_RED_ARGMAX || code == XY_RED_ARGMIN) {
+  /* Bitwise, not ||: the code is a constant, and clang warns about || on constants. */
+  const bool by_index = (code == XY_RED_ARGMAX) | (code == XY_RED_ARGMIN);
+  if (i0 + VW > inner || by_index) {
     const long first = o * inner + i0, last = o * inner + min(i0 + VW, inner);
     for (long slice = first; slice < last; ++slice) {
-      switch (code) {
+      switch (XY_REDUCE_CODE) {
         XY_REDUCE_COLS_CASE(XY_RED_SUM) XY_REDUCE_COLS_CASE(XY_RED_MEAN) XY_REDUCE_COLS_CASE(XY_RED_MAX)
         XY_REDUCE_COLS_CASE(XY_RED_MIN) XY_REDUCE_COLS_CASE(XY_RED_ARGMAX) XY_REDUCE_COLS_CASE(XY_RED_ARGMIN)
         XY_REDUCE_COLS_CASE(XY_RED_VAR)
@@ -200,7 +205,7 @@ kernel void KNAME(reduce_vcols)(global const ST* x, xy_view xv, global ST* y, gl
   global const ST* xr = x + xv.offset + o * xv.s[0] + i0;
   const long xs = xv.s[1];
   VT result;
-  if (code == XY_RED_MAX || code == XY_RED_MIN) {
+  if ((code == XY_RED_MAX) | (code == XY_RED_MIN)) {
     const bool is_max = code == XY_RED_MAX;
     result = XY_VLD(xr, 0);
     for (long j = 1; j < r; ++j) {

@@ -6,7 +6,12 @@
  * ones or many slices. Both run the same slice functions; `grouped` (a
  * constant at each call) says whether to combine across the group. The
  * slice is read three times (max, sum, write): the re-reads hit the cache
- * for any slice a group holds there. */
+ * for any slice a group holds there.
+ *
+ * A program holds one op's two kernels: XY_SOFTMAX_VARIANT is 0 softmax,
+ * 1 log_softmax, 2 softmax_grad, 3 log_softmax_grad (ops/softmax.cpp), so
+ * the log mode is a constant. */
+#define XY_LOG_MODE (XY_SOFTMAX_VARIANT % 2)
 
 XY_FORCE_INLINE void KNAME(softmax_slice)(global const ST* xr, long xs, global ST* yr, long ys, long b, long e,
                                           long step, int log_mode, bool grouped, local T* tmp) {
@@ -79,7 +84,7 @@ XY_FORCE_INLINE void KNAME(softmax_slice_stored)(global const ST* xr, long xs, g
 /* The softmax of one slice, by the cheapest exact path. */
 XY_FORCE_INLINE void KNAME(softmax_any)(global const ST* xr, long xs, global ST* yr, long ys, long b, long e,
                                         long step, int log_mode, bool grouped, local T* tmp) {
-  if (!log_mode && sizeof(ST) == sizeof(T))
+  if ((!log_mode) & (sizeof(ST) == sizeof(T))) /* &, not &&: clang warns about && on constants */
     KNAME(softmax_slice_stored)(xr, xs, yr, ys, b, e, step, grouped, tmp);
   else
     KNAME(softmax_slice)(xr, xs, yr, ys, b, e, step, log_mode, grouped, tmp);
@@ -128,39 +133,43 @@ XY_FORCE_INLINE void KNAME(softmax_grad_slice)(global const ST* yr, long ys, glo
 /* The slice (o, i) of a [outer, r, inner] view: its first element. */
 #define XY_SLICE_BASE(v, slice, inner) ((v).offset + ((slice) / (inner)) * (v).s[0] + ((slice) % (inner)) * (v).s[2])
 
+#if XY_SOFTMAX_VARIANT < 2
 kernel void KNAME(softmax_rows)(global const ST* x, xy_view xv, global ST* y, xy_view yv, long inner, long r,
-                                int log_mode, local T* tmp) {
+                                local T* tmp) {
   const long slice = get_group_id(0);
   XY_SHARE_BOUNDS(b, e, r);
   KNAME(softmax_any)(x + XY_SLICE_BASE(xv, slice, inner), xv.s[1], y + XY_SLICE_BASE(yv, slice, inner), yv.s[1], b,
-                     e, XY_SHARE_STEP, log_mode, true, tmp);
+                     e, XY_SHARE_STEP, XY_LOG_MODE, true, tmp);
 }
 
 kernel void KNAME(softmax_cols)(global const ST* x, xy_view xv, global ST* y, xy_view yv, long inner, long r,
-                                int log_mode, long slices) {
+                                long slices) {
   const long slice = get_global_id(0);
   if (slice >= slices) return;
   KNAME(softmax_any)(x + XY_SLICE_BASE(xv, slice, inner), xv.s[1], y + XY_SLICE_BASE(yv, slice, inner), yv.s[1], 0,
-                     r, 1, log_mode, false, (local T*)0);
+                     r, 1, XY_LOG_MODE, false, (local T*)0);
 }
+#else
 
 kernel void KNAME(softmax_grad_rows)(global const ST* y, xy_view yv, global const ST* dy, xy_view dyv, global ST* dx,
-                                     xy_view dxv, long inner, long r, int log_mode, local T* tmp) {
+                                     xy_view dxv, long inner, long r, local T* tmp) {
   const long slice = get_group_id(0);
   XY_SHARE_BOUNDS(b, e, r);
   KNAME(softmax_grad_slice)(y + XY_SLICE_BASE(yv, slice, inner), yv.s[1], dy + XY_SLICE_BASE(dyv, slice, inner),
-                            dyv.s[1], dx + XY_SLICE_BASE(dxv, slice, inner), dxv.s[1], b, e, XY_SHARE_STEP, log_mode,
+                            dyv.s[1], dx + XY_SLICE_BASE(dxv, slice, inner), dxv.s[1], b, e, XY_SHARE_STEP, XY_LOG_MODE,
                             true, tmp);
 }
 
 kernel void KNAME(softmax_grad_cols)(global const ST* y, xy_view yv, global const ST* dy, xy_view dyv, global ST* dx,
-                                     xy_view dxv, long inner, long r, int log_mode, long slices) {
+                                     xy_view dxv, long inner, long r, long slices) {
   const long slice = get_global_id(0);
   if (slice >= slices) return;
   KNAME(softmax_grad_slice)(y + XY_SLICE_BASE(yv, slice, inner), yv.s[1], dy + XY_SLICE_BASE(dyv, slice, inner),
-                            dyv.s[1], dx + XY_SLICE_BASE(dxv, slice, inner), dxv.s[1], 0, r, 1, log_mode, false,
+                            dyv.s[1], dx + XY_SLICE_BASE(dxv, slice, inner), dxv.s[1], 0, r, 1, XY_LOG_MODE, false,
                             (local T*)0);
 }
+#endif
 
+#undef XY_LOG_MODE
 #undef XY_EXP1
 #undef XY_EXPV

@@ -1,8 +1,11 @@
-// math::unary, binary, compare and where: kernels/elementwise.cl. One kernel per op and dtype takes the op's code;
-// the views are collapsed (launch.hpp) and walked in runs along their
-// innermost axis.
+// math::unary, binary, compare and where: kernels/elementwise.cl. One
+// program per op code and dtype, built on first use of that code; the
+// views are collapsed (launch.hpp) and walked in runs along their innermost
+// axis.
+#include <array>
 #include <string>
 
+#include "frameworks/opencl/ops/code_variants.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
 #include "frameworks/opencl/sources.hpp"
@@ -16,44 +19,52 @@ using plugin::OpCall;
 using plugin::OpId;
 using plugin::TensorArg;
 
-constinit const ProgramSpec kElementwiseProgram{"elementwise", {&sources::elementwise}, Helpers::none, Passes::floats};
+constexpr auto kUnaryNames = XY_CODE_NAMES(XY_UN_COUNT, XY_UNARY_FORMULAS(XY_CODE_NAME_AT, , , , , , , , ));
+constexpr auto kBinaryNames = XY_CODE_NAMES(XY_BIN_COUNT, XY_BINARY_FORMULAS(XY_CODE_NAME_AT, , , , , , , , ));
+constexpr auto kCompareNames = XY_CODE_NAMES(XY_CMP_COUNT, XY_COMPARE_FORMULAS(XY_CODE_NAME_AT, , ));
+static_assert(all_named(kUnaryNames) && all_named(kBinaryNames) && all_named(kCompareNames));
 
-void check_code(const Launcher& launch, std::int64_t code, std::int64_t count) {
-  if (code < 0 || code >= count)
-    throw Error(ErrorCode::invalid_argument, launch.describe() + ": unknown op code " + std::to_string(code));
-}
+constinit const ProgramSpec kUnaryProgram{"unary",        {&sources::elementwise}, Helpers::none,
+                                          Passes::floats, XY_UN_COUNT,             "XY_UNARY_CODE",
+                                          code_variant,   code_variant_name<kUnaryNames>};
+constinit const ProgramSpec kBinaryProgram{"binary",       {&sources::elementwise}, Helpers::none,
+                                           Passes::floats, XY_BIN_COUNT,            "XY_BINARY_CODE",
+                                           code_variant,   code_variant_name<kBinaryNames>};
+constinit const ProgramSpec kCompareProgram{"compare",      {&sources::elementwise}, Helpers::none,
+                                            Passes::floats, XY_CMP_COUNT,            "XY_COMPARE_CODE",
+                                            code_variant,   code_variant_name<kCompareNames>};
+constinit const ProgramSpec kWhereProgram{"where", {&sources::elementwise}, Helpers::none, Passes::floats, 1,
+                                          "XY_WHERE"};
 
-// The kernel of `base` for the call's dispatch dtype.
-const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtype) {
-  return launch.program(kElementwiseProgram, dtype).kernel(join({base, suffix(dtype)}));
+// The kernel of `base` for the call's dispatch dtype, from its program.
+const KernelInfo& kernel_for(Launcher& launch, const ProgramSpec& program, std::string_view base, DType dtype) {
+  return launch.program(program, dtype).kernel(join({base, suffix(dtype)}));
 }
 
 void unary(Launcher& launch, const OpCall& call) {
-  check_code(launch, call.i[0], XY_UN_COUNT);
   const TensorArg& x = call.t[0];
   const TensorArg& y = call.t[1];
   const Collapsed c = collapse_for_runs({&x.view, &y.view});
   if (c.numel == 0) return;
-  launch.run_chunks(kernel_for(launch, "unary", x.dtype), static_cast<std::size_t>(c.numel), size_of(y.dtype),
-                    mem_of(x), mem_of(y), c.layout, cl_long{c.numel}, static_cast<cl_int>(call.i[0]),
-                    Scalar{x.dtype, call.f[0]}, Scalar{x.dtype, call.f[1]});
+  launch.run_chunks(kernel_for(launch, kUnaryProgram, "unary", x.dtype), static_cast<std::size_t>(c.numel),
+                    size_of(y.dtype), mem_of(x), mem_of(y), c.layout, cl_long{c.numel}, Scalar{x.dtype, call.f[0]},
+                    Scalar{x.dtype, call.f[1]});
 }
 
 void binary(Launcher& launch, const OpCall& call, bool compare) {
-  check_code(launch, call.i[0], compare ? std::int64_t{XY_CMP_COUNT} : std::int64_t{XY_BIN_COUNT});
   const TensorArg& a = call.t[0];
   const TensorArg& b = call.t[1];
   const TensorArg& y = call.t[2];
   const Collapsed c = collapse_for_runs({&a.view, &b.view, &y.view});
   if (c.numel == 0) return;
   const auto n = static_cast<std::size_t>(c.numel);
-  const auto code = static_cast<cl_int>(call.i[0]);
   if (compare) {
-    launch.run_chunks(kernel_for(launch, "compare", a.dtype), n, size_of(y.dtype), mem_of(a), mem_of(b), mem_of(y),
-                      c.layout, cl_long{c.numel}, code);
+    launch.run_chunks(kernel_for(launch, kCompareProgram, "compare", a.dtype), n, size_of(y.dtype), mem_of(a),
+                      mem_of(b), mem_of(y), c.layout, cl_long{c.numel});
   } else {
-    launch.run_chunks(kernel_for(launch, "binary", a.dtype), n, size_of(y.dtype), mem_of(a), mem_of(b), mem_of(y),
-                      c.layout, cl_long{c.numel}, code, Scalar{a.dtype, call.f[0]}, Scalar{a.dtype, call.f[1]});
+    launch.run_chunks(kernel_for(launch, kBinaryProgram, "binary", a.dtype), n, size_of(y.dtype), mem_of(a),
+                      mem_of(b), mem_of(y), c.layout, cl_long{c.numel}, Scalar{a.dtype, call.f[0]},
+                      Scalar{a.dtype, call.f[1]});
   }
 }
 
@@ -75,7 +86,7 @@ void where(Launcher& launch, const OpCall& call) {
     staged.data = launch.device().scratch(0, static_cast<std::size_t>(c.numel) * size_of(y.dtype));
   }
   const TensorArg& out = dense ? y : staged;
-  launch.run_chunks(kernel_for(launch, "where", a.dtype), static_cast<std::size_t>(c.numel), size_of(y.dtype),
+  launch.run_chunks(kernel_for(launch, kWhereProgram, "where", a.dtype), static_cast<std::size_t>(c.numel), size_of(y.dtype),
                     mem_of(a), mem_of(b), mem_of(cond), mem_of(out), offset_of(out), c.layout, cl_long{c.numel});
   if (!dense) enqueue_copy(launch, staged, y);
 }
@@ -101,13 +112,18 @@ EventPtr launch_elementwise(Launcher& launch) {
   return launch.finish();
 }
 
-constinit const OpKernel kElementwise{launch_elementwise, {&kElementwiseProgram}};
+constinit const OpKernel kUnary{launch_elementwise, {&kUnaryProgram}};
+constinit const OpKernel kBinary{launch_elementwise, {&kBinaryProgram}};
+constinit const OpKernel kCompare{launch_elementwise, {&kCompareProgram}};
+constinit const OpKernel kWhere{launch_elementwise, {&kWhereProgram}};
 
 }  // namespace
 
 void register_elementwise(KernelTable& table) {
-  for (OpId op : {OpId::math_unary, OpId::math_binary, OpId::math_compare, OpId::math_where})
-    set_dtypes(table, op, kFloatDtypes, &kElementwise);
+  set_dtypes(table, OpId::math_unary, kFloatDtypes, &kUnary);
+  set_dtypes(table, OpId::math_binary, kFloatDtypes, &kBinary);
+  set_dtypes(table, OpId::math_compare, kFloatDtypes, &kCompare);
+  set_dtypes(table, OpId::math_where, kFloatDtypes, &kWhere);
 }
 
 }  // namespace xylem::opencl

@@ -60,9 +60,10 @@ class Launcher {
 
   [[nodiscard]] Device& device() const noexcept { return device_; }
   [[nodiscard]] const plugin::OpCall& call() const noexcept { return call_; }
-  // The pass of `spec` that holds dtype's kernels.
+  // The program of `spec` that holds dtype's kernels, of the call's variant
+  // (Device::launch has refused a call without one).
   [[nodiscard]] const ProgramPackage& program(const ProgramSpec& spec, DType dtype) const {
-    return device_.program(spec, dtype);
+    return device_.program(spec, dtype, variant_for(spec, call_));
   }
   [[nodiscard]] std::string describe() const { return opencl::describe(call_, device_); }
 

@@ -1,11 +1,13 @@
 // math::reduce: kernels/reduce.cl over [outer, r, inner] views, a
 // work-group or a work-item per output (ops/rows.hpp).
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "frameworks/opencl/ops/launch.hpp"
 #include "frameworks/opencl/ops/nn_launch.hpp"
 #include "frameworks/opencl/ops/rows.hpp"
+#include "frameworks/opencl/ops/code_variants.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/sources.hpp"
 #include "xylem/plugin/math.h"
@@ -14,7 +16,15 @@ namespace xylem::opencl {
 
 namespace {
 
-constinit const ProgramSpec kReduceProgram{"reduce", {&sources::reduce}, Helpers::rows, Passes::floats};
+// XY_RED_* in math.h's order.
+std::string reduction_name(int code) {
+  constexpr std::array<const char*, XY_RED_COUNT> kNames = {"sum", "mean", "max", "min", "argmax", "argmin", "var"};
+  return kNames[static_cast<std::size_t>(code)];
+}
+
+constinit const ProgramSpec kReduceProgram{"reduce",       {&sources::reduce}, Helpers::rows,
+                                           Passes::floats, XY_RED_COUNT,       "XY_REDUCE_CODE",
+                                           code_variant,   reduction_name};
 
 // The CPU path that reduces VW neighbouring outputs at once: x contiguous
 // along inner, and inner at least a vector wide.
@@ -65,9 +75,7 @@ void enqueue_column_chunks(Launcher& launch, const ProgramPackage& program, std:
 EventPtr launch_reduce(Launcher& launch) {
   const plugin::OpCall& call = launch.call();
   const auto &x = call.t[0], &y = call.t[1];
-  const std::int64_t code = call.i[0];
-  if (code < 0 || code >= XY_RED_COUNT)
-    throw Error(ErrorCode::invalid_argument, launch.describe() + ": unknown reduction code " + std::to_string(code));
+  const std::int64_t code = call.i[0];  // in range: Device::launch built its program
   const std::int64_t outer = x.view.dims()[0], r = x.view.dims()[1], inner = x.view.dims()[2];
   const std::int64_t slices = outer * inner;
   if (slices > 0) {
@@ -78,8 +86,7 @@ EventPtr launch_reduce(Launcher& launch) {
     // y is passed twice: as x's type and as i64 (argmax, argmin).
     if (plan.grouped) {
       launch.run_groups(rows, static_cast<std::size_t>(slices), plan.local, mem_of(x), view_arg(x), mem_of(y),
-                        mem_of(y), view_arg(y), cl_long{inner}, cl_long{r}, static_cast<cl_int>(code),
-                        cl_long{call.i[1]}, group_scratch(x.dtype, plan.local),
+                        mem_of(y), view_arg(y), cl_long{inner}, cl_long{r}, cl_long{call.i[1]}, group_scratch(x.dtype, plan.local),
                         LocalBytes{plan.local * sizeof(cl_long)});
     } else if (column_chunks(launch.device(), x, inner, r, code)) {
       enqueue_column_chunks(launch, program, outer, r, inner);
@@ -89,14 +96,12 @@ EventPtr launch_reduce(Launcher& launch) {
       const KernelInfo& vcols = program.kernel(join({"reduce_vcols", sfx}));
       const std::size_t local = cols_local(launch.device(), vcols);
       launch.run_groups(vcols, groups_for(items, local), local, mem_of(x), view_arg(x), mem_of(y), mem_of(y),
-                        view_arg(y), cl_long{inner}, cl_long{r}, static_cast<cl_int>(code), cl_long{call.i[1]},
-                        cl_long{items});
+                        view_arg(y), cl_long{inner}, cl_long{r}, cl_long{call.i[1]}, cl_long{items});
     } else {
       const KernelInfo& cols = program.kernel(join({"reduce_cols", sfx}));
       const std::size_t local = cols_local(launch.device(), cols);
       launch.run_groups(cols, groups_for(slices, local), local, mem_of(x), view_arg(x), mem_of(y), mem_of(y),
-                        view_arg(y), cl_long{inner}, cl_long{r}, static_cast<cl_int>(code), cl_long{call.i[1]},
-                        cl_long{slices});
+                        view_arg(y), cl_long{inner}, cl_long{r}, cl_long{call.i[1]}, cl_long{slices});
     }
   }
   return launch.finish();

@@ -1,6 +1,7 @@
 // nn::softmax (and log_softmax) and softmax_grad: kernels/softmax.cl over
 // [outer, r, inner] views along axis 1, a work-group or a work-item per
 // slice (ops/rows.hpp).
+#include <array>
 #include <string>
 
 #include "frameworks/opencl/ops/kernels.hpp"
@@ -16,8 +17,20 @@ namespace {
 using plugin::OpCall;
 using plugin::OpId;
 
-constinit const ProgramSpec kSoftmaxProgram{
-    "softmax", {&sources::exp_sums, &sources::softmax}, Helpers::rows, Passes::floats};
+// XY_SOFTMAX_VARIANT in kernels/softmax.cl: the op, then the log mode.
+int softmax_variant(const OpCall& call) noexcept {
+  return (call.op == OpId::nn_softmax_grad ? 2 : 0) + (call.i[0] != 0 ? 1 : 0);
+}
+
+std::string softmax_variant_name(int variant) {
+  constexpr std::array<const char*, 4> kNames = {"forward", "log", "grad", "log grad"};
+  return kNames[static_cast<std::size_t>(variant)];
+}
+
+constinit const ProgramSpec kSoftmaxProgram{"softmax",      {&sources::exp_sums, &sources::softmax},
+                                            Helpers::rows,  Passes::floats,
+                                            4,              "XY_SOFTMAX_VARIANT",
+                                            softmax_variant, softmax_variant_name};
 
 const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtype) {
   return launch.program(kSoftmaxProgram, dtype).kernel(join({base, suffix(dtype)}));
@@ -34,30 +47,29 @@ void softmax(Launcher& launch, const OpCall& call, bool grad) {
   const std::string base = grad ? "softmax_grad" : "softmax";
   const KernelInfo& rows = kernel_for(launch, base + "_rows", dtype);
   const RowPlan plan = plan_rows(launch.device(), rows, r, inner, slices);
-  const auto log_mode = static_cast<cl_int>(call.i[0] != 0);
   const auto groups = static_cast<std::size_t>(slices);
   if (grad) {
     const auto &y = call.t[0], &dy = call.t[1], &dx = call.t[2];
     if (plan.grouped) {
       launch.run_groups(rows, groups, plan.local, mem_of(y), view_arg(y), mem_of(dy), view_arg(dy), mem_of(dx),
-                        view_arg(dx), cl_long{inner}, cl_long{r}, log_mode, group_scratch(dtype, plan.local));
+                        view_arg(dx), cl_long{inner}, cl_long{r}, group_scratch(dtype, plan.local));
     } else {
       const KernelInfo& cols = kernel_for(launch, base + "_cols", dtype);
       const std::size_t local = cols_local(launch.device(), cols);
       launch.run_groups(cols, groups_for(slices, local), local, mem_of(y), view_arg(y), mem_of(dy), view_arg(dy),
-                        mem_of(dx), view_arg(dx), cl_long{inner}, cl_long{r}, log_mode, cl_long{slices});
+                        mem_of(dx), view_arg(dx), cl_long{inner}, cl_long{r}, cl_long{slices});
     }
     return;
   }
   const auto &x = call.t[0], &y = call.t[1];
   if (plan.grouped) {
     launch.run_groups(rows, groups, plan.local, mem_of(x), view_arg(x), mem_of(y), view_arg(y), cl_long{inner},
-                      cl_long{r}, log_mode, group_scratch(dtype, plan.local));
+                      cl_long{r}, group_scratch(dtype, plan.local));
   } else {
     const KernelInfo& cols = kernel_for(launch, base + "_cols", dtype);
     const std::size_t local = cols_local(launch.device(), cols);
     launch.run_groups(cols, groups_for(slices, local), local, mem_of(x), view_arg(x), mem_of(y), view_arg(y),
-                      cl_long{inner}, cl_long{r}, log_mode, cl_long{slices});
+                      cl_long{inner}, cl_long{r}, cl_long{slices});
   }
 }
 
