@@ -87,9 +87,11 @@ class SGD : public Optimizer {
 
   /// One update of every parameter that has a gradient, on `b`.
   void step(const Backend& b);
+  /// The rate the next step uses.
   [[nodiscard]] double learning_rate() const noexcept { return options_.lr; }
   /// Takes effect at the next step; a negative rate raises invalid_argument.
   void set_learning_rate(double lr);
+  /// The settings, learning rate included.
   [[nodiscard]] const SgdOptions& options() const noexcept { return options_; }
   /// Parameter i's momentum buffer: empty before its first step, and always with momentum 0.
   [[nodiscard]] const Tensor& momentum_buffer(std::size_t i) const { return buffers_.at(i); }
@@ -109,13 +111,17 @@ class Adam : public Optimizer {
 
   /// One update of every parameter that has a gradient, on `b`.
   void step(const Backend& b);
+  /// The rate the next step uses.
   [[nodiscard]] double learning_rate() const noexcept { return options_.lr; }
   /// Takes effect at the next step; a negative rate raises invalid_argument.
   void set_learning_rate(double lr);
+  /// The settings, learning rate included.
   [[nodiscard]] const AdamOptions& options() const noexcept { return options_; }
-  /// Parameter i's first and second moments (empty before its first step) and steps taken.
+  /// Parameter i's first moment (empty before its first step).
   [[nodiscard]] const Tensor& exp_avg(std::size_t i) const { return state_.at(i).exp_avg; }
+  /// Parameter i's second moment (empty before its first step).
   [[nodiscard]] const Tensor& exp_avg_sq(std::size_t i) const { return state_.at(i).exp_avg_sq; }
+  /// The steps parameter i has taken (its bias corrections use this count).
   [[nodiscard]] std::int64_t steps(std::size_t i) const { return state_.at(i).steps; }
 
  private:
