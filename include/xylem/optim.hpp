@@ -41,8 +41,10 @@ struct AdamOptions {
 };
 
 /// Raise invalid_argument, naming the setting, for options out of range.
+/// @{
 void validate(const SgdOptions& options);
 void validate(const AdamOptions& options);
+/// @}
 
 /// One SGD update of `param` in place from `grad` (the optim::sgd_step op):
 /// every tensor contiguous, of param's dims and dtype (f32 or f64).
