@@ -141,8 +141,9 @@ run() {
   echo "== ctest"
   # consumer.install configures a new CMake project against an installed
   # xylem with the build machine's CMake and compiler paths, which the GPU
-  # image does not have; CI runs it where the build was made.
-  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^consumer\.install$') >"$out/ctest.log" 2>&1
+  # image does not have; CI runs it where the build was made. docs.api
+  # needs doxygen, which the image lacks (the headers are the same here).
+  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api)$') >"$out/ctest.log" 2>&1
   local ctest_rc=$?
   grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
 
