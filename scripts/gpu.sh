@@ -20,6 +20,8 @@
 #                          the gemm and conv2d rows alone (scripts/gemm_rounds.py says
 #                          why), and prints a short table last.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
+#   scripts/gpu.sh fashion there, scripts/gpu_fashion_mnist.sh on the build
+#                          (xylem train on CUDA against PyTorch; carry .fmnist too)
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -209,8 +211,9 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   conv) conv ;;
+  fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   *)
-    sed -n '2,38p' "${BASH_SOURCE[0]}"
+    sed -n '2,40p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The Fashion-MNIST check on the GPU machine, after `scripts/gpu.sh run` has
-# put the build back at its path: `xylem train` on CUDA (accuracy, time per
+# The Fashion-MNIST check on the GPU machine, run as `scripts/gpu.sh fashion`
+# (which puts the build back at its path and sets the library path): `xylem train` on CUDA (accuracy, time per
 # epoch, weights saved as safetensors), then PyTorch training the same
 # network the same way (scripts/torch_fashion_mnist.py) and loading xylem's
 # weights. The GPU image has no Fashion-MNIST: carry the Debian files in
 # .fmnist/ (ignored through .git/info/exclude):
 #   here:  mkdir -p .fmnist && cp /usr/share/datasets/fashion-mnist/* .fmnist/
-#   there: run(command="scripts/gpu.sh run; scripts/gpu_fashion_mnist.sh", carry=[".gpu.tar.xz", ".fmnist"])
+#   there: run(command="scripts/gpu.sh fashion", carry=[".gpu.tar.xz", ".fmnist"])
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${OUT:-/tmp/xylem-gpu-out}
