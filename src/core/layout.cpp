@@ -179,7 +179,15 @@ Layout Layout::reshape(std::span<const std::int64_t> dims) const {
   }
   Layout s(std::span<const std::int64_t>(resolved.data(), dims.size()));
   s.offset_ = offset_;
-  if (is_contiguous() || count == 0) return s;
+  // An empty source addresses nothing, but the result's own strides (over
+  // its non-zero dimensions) must still fit beside the offset, as every
+  // Layout's do. A non-empty contiguous source reaches exactly as far as its
+  // contiguous result.
+  if (count == 0) {
+    s.check_reach("reshape");
+    return s;
+  }
+  if (is_contiguous()) return s;
   if (!s.reshape_strides_from(*this))
     throw Error(ErrorCode::invalid_argument, "reshape of the view " + dims_string() + " with strides " +
                                                  strides_string() + " to " + s.dims_string() +

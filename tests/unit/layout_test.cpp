@@ -357,6 +357,12 @@ TEST(ShapeSizes, ReshapeOverflowAndZeroDims) {
   EXPECT_EQ(empty.reshape({4, 0, 5}).numel(), 0);
   expect_reshape_refused(empty, {0, -1});  // any value fits: ambiguous
   XY_EXPECT_REFUSED("[0, 4611686018427387904, 4]", (void)empty.reshape({0, k62, 4}));
+  // An empty view near the top of int64: it addresses nothing, but the
+  // result's strides over its non-zero dimensions must still fit beside the
+  // offset (a layout fuzzer finding: reshape returned such views unchecked).
+  const Layout high_empty = strided({0, 4}, {4, 1}, kMax - 8);
+  XY_EXPECT_REFUSED("reaches element indices", (void)high_empty.reshape({9, 7, 3, 0}));
+  EXPECT_EQ(high_empty.reshape({2, 0}).offset(), kMax - 8);
 
   const Layout big{k62};
   EXPECT_EQ(big.reshape({k32, -1}).dims_string(), "[4294967296, 1073741824]");
