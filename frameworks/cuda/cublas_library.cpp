@@ -1,10 +1,10 @@
 #include "cublas_library.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <type_traits>
 
+#include "vendor_library.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -32,27 +32,18 @@ struct Loaded {
 
 Loaded load() {
   Loaded r;
-  // The loader's search (LD_LIBRARY_PATH, this plugin's run path, which
-  // names the toolkit's library directory), then where CUDA installs
-  // usually keep cuBLAS.
-  const std::string candidates[] = {
-      kSoname,
 #ifdef XYLEM_CUBLAS_LIBRARY_DIR
-      std::string(XYLEM_CUBLAS_LIBRARY_DIR) + "/" + kSoname,
+  const char* build_directory = XYLEM_CUBLAS_LIBRARY_DIR;
+#else
+  const char* build_directory = nullptr;
 #endif
-      std::string("/usr/local/cuda/lib64/") + kSoname,
-      std::string("/usr/local/cuda/lib/") + kSoname,
-  };
-  void* handle = nullptr;
-  for (const std::string& path : candidates)
-    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    r.why_not = std::string(kSoname) + " not found (" + (err ? err : "dlopen failed") + ")";
+  const VendorLibrary opened = open_vendor_library(kSoname, build_directory);
+  if (opened.handle == nullptr) {
+    r.why_not = opened.why_not;
     return r;
   }
-  // Never closed: plugins stay loaded until exit, and so does cuBLAS.
-  if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) r.path = map->l_name;
+  r.path = opened.path;
+  void* const handle = opened.handle;
 #define XYLEM_CUBLAS_LOOKUP_AS(name, type)                                              \
   r.lib.name = reinterpret_cast<type>(dlsym(handle, XYLEM_CUBLAS_STRING(name)));       \
   if (r.lib.name == nullptr) {                                                         \

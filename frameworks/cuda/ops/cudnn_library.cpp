@@ -1,11 +1,11 @@
 #include "cudnn_library.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <cstdlib>
 #include <mutex>
 
+#include "../vendor_library.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -28,26 +28,18 @@ Loaded load() {
     r.why_not = "disabled by XYLEM_CUDA_CUDNN=0";
     return r;
   }
-  // The loader's search (LD_LIBRARY_PATH, this plugin's run path), then
-  // where CUDA installs usually keep cuDNN.
-  const std::string candidates[] = {
-      kSoname,
 #ifdef XYLEM_CUDNN_LIBRARY_DIR
-      std::string(XYLEM_CUDNN_LIBRARY_DIR) + "/" + kSoname,
+  const char* build_directory = XYLEM_CUDNN_LIBRARY_DIR;
+#else
+  const char* build_directory = nullptr;
 #endif
-      std::string("/usr/local/cuda/lib64/") + kSoname,
-      std::string("/usr/local/cuda/lib/") + kSoname,
-  };
-  void* handle = nullptr;
-  for (const std::string& path : candidates)
-    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    r.why_not = std::string(kSoname) + " not found (" + (err ? err : "dlopen failed") + ")";
+  const VendorLibrary opened = open_vendor_library(kSoname, build_directory);
+  if (opened.handle == nullptr) {
+    r.why_not = opened.why_not;
     return r;
   }
-  // Never closed: plugins stay loaded until exit, and so does cuDNN.
-  if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) r.path = map->l_name;
+  r.path = opened.path;
+  void* const handle = opened.handle;
 #define XYLEM_CUDNN_LOOKUP(name)                                                       \
   r.lib.name = reinterpret_cast<decltype(r.lib.name)>(dlsym(handle, #name));           \
   if (r.lib.name == nullptr) {                                                         \
