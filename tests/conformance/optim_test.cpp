@@ -253,6 +253,32 @@ TEST_P(Optim, bad_gradients_change_nothing) {
   EXPECT_EQ(q.base.to_doubles(), q_before);
 }
 
+// Empty parameters step without error; a gradient that is the parameter
+// itself is read before the write (NumPy's rule for overlapping
+// arguments); two state tensors that are the same storage are refused,
+// with nothing changed.
+TEST_P(Optim, empty_and_overlapping_arguments) {
+  if (!runs_optim(DType::f32)) return;
+  Tensor none;
+  Tensor empty_p = input<float>(ViewKind::contiguous, {0, 3}).view;
+  Tensor empty_g = input<float>(ViewKind::contiguous, {0, 3}).view;
+  optim::sgd_step(backend, empty_p, empty_g, none, optim::SgdOptions{.lr = 0.1}, false);
+  EXPECT_EQ(empty_p.numel(), 0);
+
+  Arg q = input<float>(ViewKind::contiguous, {6});
+  const auto q_before = q.base.to_doubles();
+  optim::sgd_step(backend, q.view, q.view, none, optim::SgdOptions{.lr = 0.1}, false);  // q -= 0.1 q
+  const auto q_after = q.base.to_doubles();
+  for (std::size_t i = 0; i < q_after.size(); ++i) EXPECT_NEAR(q_after[i], 0.9 * q_before[i], 1e-6) << i;
+
+  Arg r = input<float>(ViewKind::contiguous, {6});
+  Tensor g = input<float>(ViewKind::contiguous, {6}).view, m = input<float>(ViewKind::contiguous, {6}).view;
+  const auto r_before = r.base.to_doubles(), m_before = m.to_doubles();
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, optim::adam_step(backend, r.view, g, m, m, optim::AdamOptions{}, 1));
+  EXPECT_EQ(r.base.to_doubles(), r_before);
+  EXPECT_EQ(m.to_doubles(), m_before);
+}
+
 TEST_P(Optim, bad_options) {
   std::vector<Parameter*> none;
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, optim::SGD(none, optim::SgdOptions{.lr = -0.1}));
