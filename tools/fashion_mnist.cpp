@@ -1,5 +1,6 @@
 #include "fashion_mnist.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <charconv>
 #include <cstdio>
@@ -36,6 +37,13 @@ options:
   --curve FILE     write the loss and accuracy per epoch as an SVG chart
   --save FILE      write the trained weights as safetensors, named as
                    PyTorch's nn.Sequential names them ("0.weight", ...)
+  --load FILE      start from these weights (safetensors, the names, shapes
+                   and dtypes --save writes, as PyTorch's state_dict has
+                   them); with --epochs 0 only evaluates the test set
+  --logits FILE    after training, write the logits of the first test images
+                   (tensor "logits", [N, 10] f32, the model in evaluation
+                   mode) as safetensors, to compare with another run's
+  --logit-images N how many test images --logits covers (default 256)
 )";
 
 namespace {
@@ -143,11 +151,13 @@ void write_curve(const std::filesystem::path& path, const std::vector<EpochResul
   write_curve_svg(path, {{"loss per epoch", {loss}}, {"accuracy (%) per epoch", {train, test}}});
 }
 
-void save_weights(const std::filesystem::path& path, Sequential& model) {
-  std::map<std::string, Tensor> tensors;
-  for (const layers::Parameter* p : model.parameters()) tensors[p->name] = p->value;
-  for (const layers::Buffer* buffer : model.buffers()) tensors[buffer->name] = buffer->value;
-  save_safetensors(path, tensors, {{"format", "pt"}});
+// The logits of the first `count` test images, the model in evaluation mode.
+void save_logits(const std::filesystem::path& path, const Backend& b, Sequential& model, const data::Split& test,
+                 std::int64_t count) {
+  model.train(false);
+  const Tensor logits = model.forward(b, first(test, count).images);
+  model.train(true);
+  save_safetensors(path, {{"logits", logits}});
 }
 
 }  // namespace
@@ -157,7 +167,7 @@ TrainOptions parse_train_options(std::span<const std::string_view> args) {
   using Setter = std::function<void(std::string_view name, std::string_view value)>;
   const std::map<std::string_view, Setter> setters{
       {"--backend", [&](auto, auto v) { o.backend = v; }},
-      {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 1); }},
+      {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 0); }},
       {"--batch", [&](auto n, auto v) { o.batch = number<std::int64_t>(n, v, 1); }},
       {"--seed", [&](auto n, auto v) { o.seed = number<std::uint64_t>(n, v, 0); }},
       {"--limit", [&](auto n, auto v) { o.limit = number<std::int64_t>(n, v, 1); }},
@@ -165,6 +175,9 @@ TrainOptions parse_train_options(std::span<const std::string_view> args) {
       {"--data", [&](auto, auto v) { o.data = v; }},
       {"--curve", [&](auto, auto v) { o.curve = v; }},
       {"--save", [&](auto, auto v) { o.save = v; }},
+      {"--load", [&](auto, auto v) { o.load = v; }},
+      {"--logits", [&](auto, auto v) { o.logits = v; }},
+      {"--logit-images", [&](auto n, auto v) { o.logit_images = number<std::int64_t>(n, v, 1); }},
   };
   for (std::size_t k = 0; k < args.size(); k += 2) {
     const auto setter = setters.find(args[k]);
@@ -185,6 +198,10 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
       << "\n";
 
   Sequential model(make_layers(b, options.seed));
+  if (!options.load.empty()) {
+    layers::load_weights(options.load, model);
+    out << "train: weights loaded from " << options.load.string() << "\n";
+  }
   optim::AdamOptions adam;
   adam.lr = options.lr;
   optim::Adam optimizer(model, adam);
@@ -232,8 +249,18 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
     results.push_back(r);
     if (!options.curve.empty()) write_curve(options.curve, results);
   }
+  if (options.epochs == 0) {
+    char line[80];
+    std::snprintf(line, sizeof line, "test accuracy %.2f%%\n", evaluate(b, model, test_split, options.batch));
+    out << line << std::flush;
+  }
+  if (!options.logits.empty()) {
+    save_logits(options.logits, b, model, dataset.test(), options.logit_images);
+    out << "train: logits of the first " << std::min(options.logit_images, dataset.test().images.shape()[0])
+        << " test images saved to " << options.logits.string() << "\n";
+  }
   if (!options.save.empty()) {
-    save_weights(options.save, model);
+    layers::save_weights(options.save, model);
     out << "train: weights saved to " << options.save.string() << "\n";
   }
   return results;

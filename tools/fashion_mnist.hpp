@@ -21,6 +21,9 @@ struct TrainOptions {
   std::filesystem::path data;          // the data set's directory; empty: FashionMnist's default
   std::filesystem::path curve;         // an SVG of the loss and accuracies per epoch; empty: none
   std::filesystem::path save;          // the trained weights as safetensors; empty: none
+  std::filesystem::path load;          // weights to start from (safetensors, PyTorch's names); empty: seeded
+  std::filesystem::path logits;        // the trained model's logits of the first test images; empty: none
+  std::int64_t logit_images = 256;     // how many test images `logits` covers
 };
 
 struct EpochResult {
@@ -39,7 +42,8 @@ extern const std::string_view kTrainHelp;
 [[nodiscard]] TrainOptions parse_train_options(std::span<const std::string_view> args);
 
 // Trains as `options` say, reporting progress and each epoch to `out`
-// (a progress bar when `terminal`); returns the epochs' results.
+// (a progress bar when `terminal`); returns the epochs' results. With no
+// epochs it only evaluates the test set and reports the accuracy.
 std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out, bool terminal);
 
 }  // namespace xylem::cli

@@ -42,6 +42,9 @@ struct Parameter {
 struct Buffer {
   std::string name;  ///< "running_mean"; a Sequential prefixes its index
   Tensor value;      ///< the state itself
+  /// Whether a weights file may lack it, loading then keeping the value it
+  /// has: PyTorch's num_batches_tracked, absent from files of older writers.
+  bool may_be_absent = false;
 };
 
 /// How Linear and Conv2d draw their weights. Biases always take PyTorch's
@@ -227,7 +230,9 @@ class Tanh : public Activation {
 /// Batch normalisation over x [N, C, H, W] per channel. Training normalises
 /// with the batch's statistics and updates the running ones
 /// (running = (1 - momentum) running + momentum batch, the variance unbiased);
-/// evaluation normalises with the running ones.
+/// evaluation normalises with the running ones. Each training forward counts
+/// one in num_batches_tracked, as PyTorch's does, so that its state_dict has
+/// the same keys.
 class BatchNorm2d : public Layer {
  public:
   /// weight (gamma) ones and bias (beta) zeros, [C]; running mean zeros and
@@ -241,6 +246,9 @@ class BatchNorm2d : public Layer {
   Parameter bias;       ///< beta, [C]
   Buffer running_mean;  ///< [C]
   Buffer running_var;   ///< [C]
+  /// The training forwards so far: an i64 scalar (rank 0), kept on the host
+  /// (each count replaces the handle), so counting never waits on a device.
+  Buffer num_batches_tracked;
 
  private:
   std::int64_t channels_;

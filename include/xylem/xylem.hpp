@@ -31,3 +31,4 @@
 #include "xylem/losses.hpp"
 #include "xylem/safetensors.hpp"
 #include "xylem/tensor.hpp"
+#include "xylem/weights.hpp"

@@ -1,5 +1,7 @@
 // BatchNorm2d and LayerNorm (nn::batch_norm, nn::layer_norm and gradients).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "xylem/layers.hpp"
 
@@ -8,6 +10,8 @@ namespace {
 
 // Statistics are kept in f64 for f64 inputs, in f32 otherwise (nn's rule).
 DType stats_dtype(DType dtype) { return dtype == f64 ? f64 : f32; }
+
+Tensor count_tensor(std::int64_t n) { return Tensor::from(std::vector<std::int64_t>{n}, Layout{}); }
 
 std::string dims_string(const std::vector<std::int64_t>& dims) {
   return Layout(std::span<const std::int64_t>(dims)).dims_string();
@@ -22,11 +26,12 @@ BatchNorm2d::BatchNorm2d(const Backend& b, std::int64_t channels, double eps, do
   bias = {"bias", zeros(b, c, dtype), {}};
   running_mean = {"running_mean", zeros(b, c, stats_dtype(dtype))};
   running_var = {"running_var", ones(b, c, stats_dtype(dtype))};
+  num_batches_tracked = {"num_batches_tracked", count_tensor(0), true};
 }
 
 std::string BatchNorm2d::describe() const { return "BatchNorm2d(" + std::to_string(channels_) + ")"; }
 std::vector<Parameter*> BatchNorm2d::parameters() { return {&weight, &bias}; }
-std::vector<Buffer*> BatchNorm2d::buffers() { return {&running_mean, &running_var}; }
+std::vector<Buffer*> BatchNorm2d::buffers() { return {&running_mean, &running_var, &num_batches_tracked}; }
 
 Layout BatchNorm2d::output_shape(const Layout& x) const {
   if (x.rank() != 4 || x.dim(1) != channels_) bad_input(x, "[N, " + std::to_string(channels_) + ", H, W]");
@@ -37,6 +42,10 @@ Tensor BatchNorm2d::forward(const Backend& b, const Tensor& x) {
   require_input(x);
   nn::BatchNorm r = nn::batch_norm(b, x, weight.value, bias.value, running_mean.value, running_var.value, training(),
                                    momentum_, eps_);
+  if (training()) {
+    const std::int64_t counted = num_batches_tracked.value.to_vector<std::int64_t>().at(0);
+    num_batches_tracked.value = count_tensor(counted + 1);
+  }
   x_ = x;
   stats_ = r.stats;
   trained_ = training();

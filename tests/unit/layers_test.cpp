@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/on_framework.hpp"
 #include "common/support.hpp"
 #include "xylem/losses.hpp"
 
@@ -37,17 +38,8 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
 }
 
-class Layers : public ::testing::TestWithParam<std::string> {
+class Layers : public xylem_test::OnFramework {
  protected:
-  void SetUp() override {
-    try {
-      be = Backend::open(GetParam());
-    } catch (const Error& e) {
-      std::cout << "[  SKIPPED ] " << GetParam() << ": " << e.message() << std::endl;
-      GTEST_SKIP() << GetParam() << ": " << e.message();
-    }
-  }
-  Backend be = Backend::native();
   std::uint64_t seed = xylem_test::fresh_seed();
 };
 
@@ -182,12 +174,12 @@ TEST_P(Layers, sequential_names_parameters_as_pytorch) {
   EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias", "5.weight", "5.bias"}));
   std::vector<std::string> buffers;
   for (Buffer* t : net->buffers()) buffers.push_back(t->name);
-  EXPECT_EQ(buffers, (std::vector<std::string>{"1.running_mean", "1.running_var"}));
+  EXPECT_EQ(buffers, (std::vector<std::string>{"1.running_mean", "1.running_var", "1.num_batches_tracked"}));
   Sequential outer;
   outer.emplace<ReLU>();
   outer.add(std::move(net));
   EXPECT_EQ(outer.parameters().front()->name, "1.0.weight");
-  EXPECT_EQ(outer.buffers().back()->name, "1.1.running_var");
+  EXPECT_EQ(outer.buffers().back()->name, "1.1.num_batches_tracked");
 }
 
 TEST_P(Layers, gradients_accumulate_until_zero_grad) {
