@@ -185,27 +185,37 @@ inline Arg make_out(const xylem::Backend& b, Picker& p, DType t, const Dims& dim
   return make_arg(b, p, t, dims, false);
 }
 
-// Empty: out's logical elements match `e` and every storage of `args` (out's
-// included) holds what it held before everywhere else. Otherwise the first
-// few differences.
-inline std::string check(const std::vector<const Arg*>& args, const Arg* out, const xylem_ref::Expect& e) {
+// An output and the reference's values for its logical elements.
+struct Checked {
+  const Arg* out;
+  const xylem_ref::Expect* expect;
+};
+
+// Empty: each output's logical elements match its reference and every
+// storage of `args` (the outputs' included) holds what it held before
+// everywhere else. Otherwise the first few differences.
+inline std::string check(const std::vector<const Arg*>& args, const std::vector<Checked>& outs) {
   std::ostringstream report;
   int bad = 0;
   std::vector<const void*> seen;
-  if (out && e.v.size() != out->pos.size()) return "the reference has " + std::to_string(e.v.size()) + " elements";
+  for (const Checked& c : outs)
+    if (c.expect->v.size() != c.out->pos.size())
+      return "the reference has " + std::to_string(c.expect->v.size()) + " elements";
   for (const Arg* a : args) {
     if (!a->base.defined() || std::find(seen.begin(), seen.end(), a->base.storage().get()) != seen.end()) continue;
     seen.push_back(a->base.storage().get());
-    const bool is_out = out && out->base.storage() == a->base.storage();
     const auto now = a->base.to_doubles();
     std::vector<char> in_view(now.size(), 0);
-    if (is_out) {
-      for (std::size_t k = 0; k < out->pos.size(); ++k) {
-        const auto at = std::size_t(out->pos[k]);
+    for (const Checked& c : outs) {
+      if (c.out->base.storage() != a->base.storage()) continue;
+      const xylem_ref::Expect& e = *c.expect;
+      for (std::size_t k = 0; k < c.out->pos.size(); ++k) {
+        const auto at = std::size_t(c.out->pos[k]);
         in_view[at] = 1;
-        if (!xylem_ref::matches(out->dtype, e.v[k], e.mag[k], now[at]) && bad++ < 4)
-          report << "\n  element " << k << ": got " << now[at] << ", expected " << e.v[k] << " (allowed "
-                 << xylem_ref::allowed(out->dtype, e.v[k], e.mag[k]) << ")";
+        if (!xylem_ref::matches(c.out->dtype, e.v[k], e.mag[k], now[at]) && bad++ < 4)
+          report << "\n  element " << k << " of the output " << c.out->describe() << ": got " << now[at]
+                 << ", expected " << e.v[k] << " (allowed " << xylem_ref::allowed(c.out->dtype, e.v[k], e.mag[k])
+                 << ")";
       }
     }
     for (std::size_t i = 0; i < now.size(); ++i)
@@ -213,6 +223,12 @@ inline std::string check(const std::vector<const Arg*>& args, const Arg* out, co
         report << "\n  storage element " << i << " outside the output changed: " << a->before[i] << " -> " << now[i];
   }
   return report.str();
+}
+
+// The same for one output, or none (`out` null: nothing may change).
+inline std::string check(const std::vector<const Arg*>& args, const Arg* out, const xylem_ref::Expect& e) {
+  if (!out) return check(args, std::vector<Checked>{});
+  return check(args, std::vector<Checked>{{out, &e}});
 }
 
 }  // namespace xylem_fuzz

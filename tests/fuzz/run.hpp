@@ -53,12 +53,13 @@ inline void count(const std::string& op, bool answered) {
 }
 
 // `call` runs the op; `valid` says whether the reference accepts the
-// arguments, `expect` computes its answer for out's logical elements.
+// arguments, `expect` computes its answer for each output's logical
+// elements (a vector of Expect, in the order of `outs`).
 template <class Call, class Expect>
-void run(const std::string& op, const std::string& what, bool valid, const std::vector<const Arg*>& args,
-         const Arg* out, Call&& call, Expect&& expect) {
+void run_outputs(const std::string& op, const std::string& what, bool valid, const std::vector<const Arg*>& args,
+                 const std::vector<const Arg*>& outs, Call&& call, Expect&& expect) {
   std::vector<const Arg*> all = args;
-  if (out) all.push_back(out);
+  all.insert(all.end(), outs.begin(), outs.end());
   try {
     call();
   } catch (const xylem::Error& e) {
@@ -72,8 +73,24 @@ void run(const std::string& op, const std::string& what, bool valid, const std::
   }
   if (!valid) finding(what, " accepted arguments the reference rejects");
   count(op, true);
-  const std::string diff = check(all, out, expect());
+  const std::vector<xylem_ref::Expect> expected = expect();
+  std::vector<Checked> checked;
+  for (std::size_t i = 0; i < outs.size(); ++i) checked.push_back({outs[i], &expected.at(i)});
+  const std::string diff = check(all, checked);
   if (!diff.empty()) finding(what, diff);
+}
+
+// run_outputs for one output (or none: `out` null).
+template <class Call, class Expect>
+void run(const std::string& op, const std::string& what, bool valid, const std::vector<const Arg*>& args,
+         const Arg* out, Call&& call, Expect&& expect) {
+  std::vector<const Arg*> outs;
+  if (out) outs.push_back(out);
+  run_outputs(op, what, valid, args, outs, call, [&] {
+    std::vector<xylem_ref::Expect> e{expect()};
+    if (!out) e.clear();
+    return e;
+  });
 }
 
 // The same for the forms that return a new tensor: it must have `dims` and
