@@ -24,6 +24,7 @@ void bind_creation(nb::module_& m);
 void bind_math(nb::module_& m);
 void bind_blas(nb::module_& blas);
 void bind_nn(nb::module_& nn);
+void bind_optim(nb::module_& optim);
 
 // The backend an op runs on: the one given, else the calling thread's
 // (a `with backend:` block), else the module's default (Backend::best() at

@@ -15,4 +15,6 @@ NB_MODULE(_xylem, m) {
   bind_blas(blas);
   nb::module_ nn = m.def_submodule("nn", "Neural-network operations and their gradients.");
   bind_nn(nn);
+  nb::module_ optim = m.def_submodule("optim", "Fused optimizer updates with PyTorch's rules (SGD, Adam, AdamW).");
+  bind_optim(optim);
 }

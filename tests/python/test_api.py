@@ -12,7 +12,7 @@ def public(obj):
 
 def test_docstrings():
     missing = []
-    for module in (xylem, xylem.blas, xylem.nn):
+    for module in (xylem, xylem.blas, xylem.nn, xylem.optim):
         for name, value in public(module):
             if callable(value) and not (value.__doc__ or "").strip():
                 missing.append(f"{module.__name__}.{name}")
@@ -25,7 +25,7 @@ def test_docstrings():
 
 def test_stubs_ship():
     folder = pathlib.Path(xylem.__file__).parent
-    for stub in ("_xylem/__init__.pyi", "_xylem/blas.pyi", "_xylem/nn.pyi"):
+    for stub in ("_xylem/__init__.pyi", "_xylem/blas.pyi", "_xylem/nn.pyi", "_xylem/optim.pyi"):
         text = (folder / stub).read_text()
         assert "def " in text, stub
     assert (folder / "py.typed").exists()
@@ -43,6 +43,8 @@ def test_every_op_is_bound():
              "layer_norm_grad batch_norm batch_norm_grad conv2d_output_shape conv2d conv2d_grad_data " \
              "conv2d_grad_filter pool2d_output_shape max_pool2d max_pool2d_grad avg_pool2d avg_pool2d_grad lrn " \
              "lrn_grad dropout dropout_grad linear linear_grad cross_entropy cross_entropy_grad mse_loss mse_loss_grad"
-    for module, names in ((xylem, math_ops), (xylem.blas, blas_ops), (xylem.nn, nn_ops)):
+    optim_ops = "sgd_step adam_step SgdOptions AdamOptions"
+    for module, names in ((xylem, math_ops), (xylem.blas, blas_ops), (xylem.nn, nn_ops),
+                          (xylem.optim, optim_ops)):
         for name in names.split():
             assert callable(getattr(module, name, None)), f"{module.__name__}.{name}"
