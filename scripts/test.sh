@@ -5,7 +5,7 @@
 # libFuzzer fuzzers (clang), then ThreadSanitizer over the runtime's
 # concurrency tests and the soak test; the Python package runs after the
 # Release step.
-# Usage: scripts/test.sh            (all four)
+# Usage: scripts/test.sh            (all five)
 #        XYLEM_TEST_QUICK=1 scripts/test.sh   (Release only)
 #        XYLEM_FUZZ_SECONDS=600 scripts/test.sh  (longer fuzzing; tests/fuzz/CMakeLists.txt)
 set -euo pipefail
