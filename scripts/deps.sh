@@ -11,6 +11,8 @@ packages=(
   clang libclang-rt-14-dev                       # tests: libFuzzer (clang 14's runtime)
   libeigen3-dev                                  # benchmarks: the host peer
   doxygen                                        # the API reference (docs target, docs.api test)
+  python3-venv python3-dev                       # the Python package (scripts/python_test.sh)
+  ccache                                         # the Python step reuses the Release step's objects
   zlib1g-dev                                     # core: reading gzip'd data files (IDX)
   dataset-fashion-mnist                          # tests: the real Fashion-MNIST files (unit.idx skips without)
 )

@@ -3,8 +3,9 @@
 # and CUDA plugins where their toolkits are present; CUDA tests skip
 # themselves without a GPU), then AddressSanitizer+UBSan, then the
 # libFuzzer fuzzers (clang), then ThreadSanitizer over the runtime's
-# concurrency tests and the soak test.
-# Usage: scripts/test.sh            (all four)
+# concurrency tests and the soak test; the Python package runs after the
+# Release step.
+# Usage: scripts/test.sh            (all five)
 #        XYLEM_TEST_QUICK=1 scripts/test.sh   (Release only)
 #        XYLEM_FUZZ_SECONDS=600 scripts/test.sh  (longer fuzzing; tests/fuzz/CMakeLists.txt)
 set -euo pipefail
@@ -23,11 +24,18 @@ step "Release build and tests"
 # scripts/gpu.sh build every architecture (PTX 7.5, sm_80, sm_90).
 cuda_arch=()
 [[ -n "${XYLEM_TEST_ALL_CUDA_ARCHS:-}" ]] || cuda_arch=(-DXYLEM_CUDA_ARCHITECTURES=90-real)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_arch[@]}"
+# Through ccache, so that the Python step (which builds the same sources with
+# the same flags in build-python) compiles nothing twice.
+export CCACHE_BASEDIR=$PWD
+launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda_arch[@]}" "${launcher[@]}"
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
 if [[ -n "${XYLEM_TEST_QUICK:-}" ]]; then exit 0; fi
+
+step "Python package (pip install . in a fresh venv, then pytest tests/python)"
+CMAKE_ARGS="${CMAKE_ARGS:-} ${cuda_arch[*]}" scripts/python_test.sh
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DXYLEM_SANITIZE=address,undefined \

@@ -1,0 +1,56 @@
+#pragma once
+// What the module's source files share: each binds one area of the API
+// into the module (or a submodule), and the helpers every op binding uses.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "xylem/xylem.hpp"
+
+namespace xylem::python {
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+void bind_errors(nb::module_& m);
+void bind_backend(nb::module_& m);
+void bind_future(nb::module_& m);
+void bind_tensor(nb::module_& m);
+void bind_numpy(nb::module_& m);
+void bind_creation(nb::module_& m);
+void bind_math(nb::module_& m);
+void bind_blas(nb::module_& blas);
+void bind_nn(nb::module_& nn);
+void bind_optim(nb::module_& optim);
+
+// The backend an op runs on: the one given, else the calling thread's
+// (a `with backend:` block), else the module's default (Backend::best() at
+// first use). Needs no GIL.
+[[nodiscard]] Backend resolve(const std::optional<Backend>& backend);
+
+// `given`, or the generator random functions share when given none (a
+// random seed at first use; xylem.seed() restarts it).
+[[nodiscard]] std::shared_ptr<Generator> generator_or_default(Generator* given);
+
+// The seam between NumPy (or any array-like) and tensors: the only two
+// places data crosses, one each way. Both copy now; zero-copy goes here.
+// A tensor of obj's data (converted to `dtype` when given), on the host.
+[[nodiscard]] Tensor from_python(nb::handle obj, std::optional<DType> dtype);
+// A NumPy array of t's elements (its dtype; bf16 as ml_dtypes.bfloat16).
+// Waits for the work that writes t, without the GIL.
+[[nodiscard]] nb::object to_numpy(const Tensor& t);
+// The NumPy array a host read returned: `bytes` of `shape`'s elements.
+[[nodiscard]] nb::object bytes_to_numpy(std::vector<unsigned char> bytes, const Layout& shape, DType dtype);
+
+// a @ b: gemm for matrices (rank 3: batched), gemv for a matrix and a
+// vector, dot for two vectors.
+[[nodiscard]] Tensor matmul(const Backend& b, const Tensor& x, const Tensor& y);
+
+// Xylem waits and host work run without the GIL, so other Python threads
+// go on meanwhile: every binding that calls into xylem takes this guard.
+using release_gil = nb::call_guard<nb::gil_scoped_release>;
+
+}  // namespace xylem::python

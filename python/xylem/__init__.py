@@ -1,0 +1,13 @@
+"""xylem: tensors on any backend (native, OpenCL, CUDA).
+
+Operations run on the backend given as ``backend=``, else on the default one
+(``with backend:`` for the calling thread, ``set_default_backend`` for all,
+else ``Backend.best()``). Operations enqueue and return at once; reading a
+tensor (``numpy()``, printing) waits only for the work that writes it.
+"""
+from . import _xylem
+from ._xylem import *  # noqa: F401,F403 - the whole API lives in the extension
+from ._xylem import blas, nn, optim  # noqa: F401
+
+__version__ = "0.1.0"
+__all__ = [name for name in dir(_xylem) if not name.startswith("_")]
