@@ -6,6 +6,10 @@
 /// nn.Sequential numbers them ("0.weight"), in one flat Sequential (no
 /// features/classifier split), so the parameters line up one to one with
 /// the same network written as a flat nn.Sequential.
+///
+/// Parameters take ParameterOptions' dtype; for f16 and bf16, which the
+/// generator does not draw, weights are drawn in f32 and rounded (PyTorch's
+/// model.to(dtype) after its f32 initialisation).
 #include <cstdint>
 #include <span>
 #include <string_view>

@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "xylem/math.hpp"
+
 namespace xylem::models::detail {
 namespace {
 
@@ -15,6 +17,11 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 }  // namespace
+
+Builder::Builder(const Backend& b, const layers::ParameterOptions& options, std::uint64_t seed)
+    : b_(b), dtype_(options.dtype), options_(options), seed_(seed), gen_(seed) {
+  if (dtype_ != f32 && dtype_ != f64) options_.dtype = f32;
+}
 
 Builder& Builder::conv(std::int64_t in, std::int64_t out, int kernel, int stride, int padding) {
   layers_.push_back(std::make_unique<layers::Conv2d>(b_, gen_, in, out, kernel, stride, padding, true, options_));
@@ -46,6 +53,11 @@ Builder& Builder::linear(std::int64_t in, std::int64_t out) {
   return *this;
 }
 
-layers::Sequential Builder::finish() { return layers::Sequential(std::exchange(layers_, {})); }
+layers::Sequential Builder::finish() {
+  if (dtype_ != options_.dtype)
+    for (auto& layer : layers_)
+      for (layers::Parameter* p : layer->parameters()) p->value = cast(b_, p->value, dtype_);
+  return layers::Sequential(std::exchange(layers_, {}));
+}
 
 }  // namespace xylem::models::detail
