@@ -88,6 +88,7 @@ void set_tf32(bool on) {
 struct Row {
   std::string net;
   std::int64_t batch = 0;
+  std::int64_t params = 0;
   double fwd_ms = 0, fwd_bwd_ms = 0;
   std::uint64_t peak_bytes = 0;
   std::string error;  // why there are no figures
@@ -116,6 +117,7 @@ Row measure(const xylem::Backend& b, const Options& o, const xylem::models::Refe
   Row row{std::string(ref.name), o.batch > 0 ? o.batch : ref.batch};
   std::cerr << ref.name << ", batch " << row.batch << ": building\n";
   layers::Sequential net = ref.make(b, layers::ParameterOptions{.dtype = dtype}, 1);
+  for (const layers::Parameter* p : net.parameters()) row.params += p->value.numel();
   Generator gen(2);
   // Drawn in f32 (the generator draws no bf16), then rounded.
   const Tensor x = cast(b, uniform(b, ref.input(row.batch), f32, gen, -1, 1), dtype);
@@ -157,7 +159,7 @@ std::string json_line(const Row& r, const xylem::Backend& b, const Options& o) {
   j.precision(6);
   j << "{\"framework\": \"xylem\", \"net\": " << json_string(r.net) << ", \"backend\": " << json_string(b.id())
     << ", \"device\": " << json_string(b.hardware().name) << ", \"dtype\": " << json_string(o.dtype)
-    << ", \"batch\": " << r.batch << ", \"reps\": " << o.reps;
+    << ", \"batch\": " << r.batch << ", \"reps\": " << o.reps << ", \"params\": " << r.params;
   if (r.error.empty())
     j << ", \"fwd_ms\": " << r.fwd_ms << ", \"fwd_bwd_ms\": " << r.fwd_bwd_ms << ", \"peak_bytes\": " << r.peak_bytes;
   else
