@@ -40,6 +40,7 @@
 # im2col convolution engine is checked too, and with each cuDNN API alone.
 #
 # Environment: XYLEM_GPU_BUILD (build path, default /tmp/xylem-gpu),
+# XYLEM_GPU_TARGETS (pack: the targets to build, default all),
 # XYLEM_GPU_PYTHON (default /opt/torch/.venv/bin/python).
 set -uo pipefail
 
@@ -53,7 +54,10 @@ pack() {
   grep -qxF '/.gpu/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$root/.git/info/exclude"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXYLEM_CUDA=ON \
     -DXYLEM_BUILD_TESTS=ON -DXYLEM_BUILD_BENCH=ON
-  cmake --build "$build" -j"$(nproc)"
+  # XYLEM_GPU_TARGETS: build only these (say "xylem_cuda xylem_bench_convnets"
+  # for the convnets subcommand alone); default everything.
+  # shellcheck disable=SC2086
+  cmake --build "$build" -j"$(nproc)" ${XYLEM_GPU_TARGETS:+--target $XYLEM_GPU_TARGETS}
   rm -rf "$pack"
   mkdir -p "$pack/build" "$pack/deps"
   # The build tree without objects: binaries, libraries, plugins, CTest files.
@@ -237,7 +241,7 @@ case "${1:-}" in
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   *)
-    sed -n '2,44p' "${BASH_SOURCE[0]}"
+    sed -n '2,45p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac
