@@ -22,6 +22,10 @@
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #   scripts/gpu.sh fashion there, scripts/gpu_fashion_mnist.sh on the build
 #                          (xylem train on CUDA against PyTorch; carry .fmnist too)
+#   scripts/gpu.sh convnets there, AlexNet, Overfeat fast and VGG-A at the
+#                          benchmark batches: xylem_bench_convnets --backend
+#                          cuda and bench/torch_convnets.py in f32, tf32 and
+#                          bf16, then the ratio table (scripts/convnets_compare.py)
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -36,6 +40,7 @@
 # im2col convolution engine is checked too, and with each cuDNN API alone.
 #
 # Environment: XYLEM_GPU_BUILD (build path, default /tmp/xylem-gpu),
+# XYLEM_GPU_TARGETS (pack: the targets to build, default all),
 # XYLEM_GPU_PYTHON (default /opt/torch/.venv/bin/python).
 set -uo pipefail
 
@@ -49,7 +54,10 @@ pack() {
   grep -qxF '/.gpu/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$root/.git/info/exclude"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXYLEM_CUDA=ON \
     -DXYLEM_BUILD_TESTS=ON -DXYLEM_BUILD_BENCH=ON
-  cmake --build "$build" -j"$(nproc)"
+  # XYLEM_GPU_TARGETS: build only these (say "xylem_cuda xylem_bench_convnets"
+  # for the convnets subcommand alone); default everything.
+  # shellcheck disable=SC2086
+  cmake --build "$build" -j"$(nproc)" ${XYLEM_GPU_TARGETS:+--target $XYLEM_GPU_TARGETS}
   rm -rf "$pack"
   mkdir -p "$pack/build" "$pack/deps"
   # The build tree without objects: binaries, libraries, plugins, CTest files.
@@ -63,7 +71,7 @@ pack() {
   elves=$(find "$pack/build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c 'file -b "$1" | grep -q ^ELF && echo "$1"' _ {} \;)
   for f in $elves; do strip --strip-unneeded "$f" 2>/dev/null || true; done
   for f in $elves; do ldd "$f"; done | awk '/=> \//{print $3}' | sort -u |
-    grep -vE "^$build/|/libxylem[^/]*\.so|/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart|da)\.so" |
+    grep -hvE "^$build/|/libxylem[^/]*\.so|/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart|da)\.so" |
     while read -r lib; do cp -L "$lib" "$pack/deps/"; done
   # The device tool carries at most 64 MiB: the pack goes compressed.
   grep -qxF '/.gpu.tar.xz' "$root/.git/info/exclude" || echo '/.gpu.tar.xz' >>"$root/.git/info/exclude"
@@ -132,6 +140,25 @@ conv() {
   "$python" "$root/scripts/gemm_rounds.py" "$out"
   with_torch_cudnn
   [ $api_rc -eq 0 ]
+}
+
+# The reference networks, xylem and PyTorch alternately per dtype, then
+# the ratio table. CONVNETS_REPS (default 10) sets the timed runs.
+convnets() {
+  setup
+  local dtype rc=0 reps=${CONVNETS_REPS:-10}
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  for dtype in f32 tf32 bf16; do
+    echo "== $dtype"
+    "$build/bin/xylem_bench_convnets" --backend cuda --dtype $dtype --reps "$reps" \
+      --json "$out/convnets_xylem_$dtype.json" >"$out/convnets_xylem_$dtype.log" 2>&1 || rc=1
+    PYTHONUNBUFFERED=1 "$python" "$root/bench/torch_convnets.py" --device cuda --dtype $dtype --reps "$reps" \
+      --json "$out/convnets_torch_$dtype.json" >"$out/convnets_torch_$dtype.log" 2>&1 || rc=1
+    grep -hvE '^(\{|[a-z_]+(, batch [0-9]+)?: )' "$out/convnets_xylem_$dtype.log" "$out/convnets_torch_$dtype.log" | tail -12
+  done
+  echo "== xylem / PyTorch"
+  "$python" "$root/scripts/convnets_compare.py" "$out"/convnets_xylem_*.json "$out"/convnets_torch_*.json
+  return $rc
 }
 
 run() {
@@ -211,9 +238,10 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   conv) conv ;;
+  convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   *)
-    sed -n '2,40p' "${BASH_SOURCE[0]}"
+    sed -n '2,45p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

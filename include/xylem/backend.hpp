@@ -32,6 +32,12 @@ struct BackendConfig {
   Fallback fallback = Fallback::raise;   ///< when the device cannot run an operation
 };
 
+/// Bytes of tensor storage on one device (Backend::memory()).
+struct MemoryUsage {
+  std::uint64_t in_use = 0;  ///< bytes allocated for tensors' copies on the device now
+  std::uint64_t peak = 0;    ///< the most in use at once since the last reset_peak_memory()
+};
+
 /// Status of one framework, as `xylem info` shows it.
 struct FrameworkStatus {
   std::string name;                ///< "native", "opencl", "cuda"
@@ -78,6 +84,20 @@ class Backend {
   /// Waits for all work enqueued on this backend's device; rethrows an error
   /// that work raised (device_lost...).
   void synchronize() const;
+
+  /// Tensor storage on this backend's device: the bytes in use now and the
+  /// peak since reset_peak_memory() (or since the process started). Counted
+  /// by the core where it allocates and releases tensors' device copies, so
+  /// every framework reports the same thing: a tensor counts from its first
+  /// use on the device until its last handle goes (a framework may reuse
+  /// the memory only later, when the work reading it has finished). Memory a
+  /// framework holds for itself (cached blocks, cuDNN workspace, compiled
+  /// programs) is not counted. Backends on the same device share the counts.
+  [[nodiscard]] MemoryUsage memory() const;
+  /// Starts a new peak from the bytes in use now (PyTorch's
+  /// reset_peak_memory_stats). Meant for quiet moments: an allocation racing
+  /// with it may be left out of the new peak.
+  void reset_peak_memory() const;
 
   /// True when both run on the same device.
   friend bool operator==(const Backend& a, const Backend& b) noexcept;

@@ -23,6 +23,7 @@
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
 #include "xylem/math.hpp"
+#include "xylem/models.hpp"
 #include "xylem/nn.hpp"
 #include "xylem/layers.hpp"
 #include "xylem/optim.hpp"

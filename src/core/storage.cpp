@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "core/memory_usage.hpp"
 #include "core/registry.hpp"
 #include "xylem/error.hpp"
 
@@ -94,6 +95,7 @@ Storage::~Storage() {
     EventList after;
     copy.append_write_deps(after);
     copy.device->release(copy.data, after.span());
+    copy.usage->remove(bytes_);
   }
 }
 
@@ -115,7 +117,12 @@ DeviceCopy& Storage::allocated_copy(plugin::Device& device) {
     copies_.push_back(DeviceCopy{&device});
     copy = &copies_.back();
   }
-  if (copy->data == nullptr) copy->data = device.allocate(std::max<std::size_t>(bytes_, 1));
+  if (copy->data == nullptr) {
+    DeviceUsage& usage = usage_of(device);
+    copy->data = device.allocate(std::max<std::size_t>(bytes_, 1));
+    copy->usage = &usage;
+    usage.add(bytes_);
+  }
   return *copy;
 }
 

@@ -46,9 +46,12 @@ class EventList {
   std::vector<EventPtr> spilled_;
 };
 
+class DeviceUsage;
+
 struct DeviceCopy {
   plugin::Device* device = nullptr;
-  void* data = nullptr;  // allocated at first use on the device
+  void* data = nullptr;          // allocated at first use on the device
+  DeviceUsage* usage = nullptr;  // the device's byte counters, set with data
   std::uint64_t version = 0;
   EventPtr last_write;          // the work that last wrote this copy
   std::vector<EventPtr> reads;  // work reading it since (a writer must wait for them)
