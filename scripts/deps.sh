@@ -12,6 +12,7 @@ packages=(
   libeigen3-dev                                  # benchmarks: the host peer
   doxygen                                        # the API reference (docs target, docs.api test)
   zlib1g-dev                                     # core: reading gzip'd data files (IDX)
+  libopenmpi-dev openmpi-bin                     # dist: the MPI transport (optional module) and mpirun for its tests
   dataset-fashion-mnist                          # tests: the real Fashion-MNIST files (unit.idx skips without)
 )
 missing=()
