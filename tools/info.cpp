@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "xylem/backend.hpp"
+#include "xylem/dist.hpp"
 
 namespace xylem::cli {
 namespace {
@@ -12,7 +13,9 @@ constexpr std::string_view kHelp = R"(usage: xylem info
 
 Lists every framework xylem knows (cuda, opencl, native and any plugin found),
 whether it is available or why not, and for each hardware: its kind, compute
-units, memory and capabilities. Ends with the backend Backend::best() picks.
+units, memory and capabilities. Then the transports of xylem::dist (mpi,
+tcp, self), each available or why not. Ends with the backend
+Backend::best() picks.
 )";
 
 std::string memory(std::uint64_t bytes) {
@@ -44,6 +47,11 @@ int info(std::span<const std::string_view> args) {
       if (!hw.driver.empty()) std::cout << "              driver " << hw.driver << "\n";
       if (!hw.details.empty()) std::cout << "              " << hw.details << "\n";
     }
+  }
+  std::cout << "xylem dist transports\n";
+  for (const auto& t : dist::transports()) {
+    std::cout << "  " << std::left << std::setw(8) << t.name << ' ';
+    std::cout << (t.available ? std::string("available") : "unavailable: " + t.reason) << "\n";
   }
   std::cout << "best backend: " << Backend::best() << "\n";
   return 0;

@@ -1,0 +1,85 @@
+// all_reduce bus bandwidth: xylem::dist on host tensors against
+// MPI_Allreduce called directly on the same bytes, 1 KiB to 256 MiB.
+// Run under mpirun: mpirun -np 2 xylem_bench_dist [--quick] [--json FILE].
+// Bus bandwidth follows nccl-tests: bytes * 2 (n - 1) / n / time.
+#include <mpi.h>
+
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "xylem/dist.hpp"
+#include "xylem/tensor.hpp"
+
+namespace {
+
+using namespace xylem_bench;
+
+// Seconds per call on the slowest rank: each repetition starts together
+// (a barrier) and runs `inner` calls; the median of the repetitions.
+template <class F>
+double time_group(int reps, int inner, F&& f) {
+  f();
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < inner; ++i) f();
+    double t = seconds_since(t0) / inner;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    times.push_back(t);
+  }
+  return median(times);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  // xylem calls MPI from its own thread, never at the same time as this one.
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  CommonOptions o;
+  parse_options(argc, argv, "mpirun -np N xylem_bench_dist [--quick] [--reps N] [--json FILE]", 3, o);
+  {
+    auto checked = xylem::dist::Communicator::world();
+    xylem::dist::Options raw_options;
+    raw_options.checked = false;
+    auto raw = xylem::dist::Communicator::world(raw_options);
+    const int n = checked.size();
+    const bool lead = checked.rank() == 0;
+    if (lead)
+      std::printf("all_reduce f32 sum, %d ranks over %.*s; bus bandwidth GB/s (median of %d)\n%10s %10s %10s %10s %8s %8s\n",
+                  n, int(checked.transport().size()), checked.transport().data(), o.reps, "bytes", "MPI", "xylem",
+                  "checked", "ratio", "ratio_ck");
+    std::ofstream json;
+    if (lead && !o.json.empty()) json = open_json(o.json);
+    if (json.is_open()) json << "{\"benchmark\": \"dist_all_reduce\", \"ranks\": " << n << ", \"results\": [\n";
+    const std::size_t top = o.quick ? (1u << 20) : (256u << 20);
+    bool first = true;
+    for (std::size_t bytes = 1024; bytes <= top; bytes *= 4) {
+      const std::size_t count = bytes / sizeof(float);
+      std::vector<float> buffer(count, 1.0f);
+      auto t = xylem::Tensor::from(buffer);
+      // About 0.2 s of calls per repetition at 10 GB/s, at least one.
+      const int inner = int(std::max<std::size_t>(1, (std::size_t(2) << 30) / 10 / bytes / 4));
+      const double mpi = time_group(o.reps, inner, [&] {
+        MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      });
+      const double ours = time_group(o.reps, inner, [&] { (void)raw.all_reduce(t).get(); });
+      const double ours_checked = time_group(o.reps, inner, [&] { (void)checked.all_reduce(t).get(); });
+      const double bus = double(bytes) * 2.0 * (n - 1) / n / 1e9;
+      if (lead)
+        std::printf("%10zu %10.3f %10.3f %10.3f %8.3f %8.3f\n", bytes, bus / mpi, bus / ours, bus / ours_checked,
+                    mpi / ours, mpi / ours_checked);
+      if (json.is_open())
+        json << (first ? "" : ",\n") << "  {\"bytes\": " << bytes << ", \"mpi_s\": " << mpi << ", \"xylem_s\": " << ours
+             << ", \"xylem_checked_s\": " << ours_checked << ", \"ratio\": " << mpi / ours
+             << ", \"ratio_checked\": " << mpi / ours_checked << "}";
+      first = false;
+    }
+    if (json.is_open()) json << "\n]}\n";
+  }
+  MPI_Finalize();
+  return 0;
+}
