@@ -71,13 +71,16 @@ void WorkEvent::finish(std::exception_ptr error) {
 
 std::shared_ptr<const WorkEvent> enqueue(std::function<void()> work) {
   auto event = std::make_shared<WorkEvent>();
-  WorkQueue::instance().push([event, work = std::move(work)] {
+  WorkQueue::instance().push([event, work = std::move(work)]() mutable {
     std::exception_ptr error;
     try {
       work();
     } catch (...) {
       error = std::current_exception();
     }
+    // What the work holds (a communicator's group) goes before the waiter
+    // wakes: a program that then exits must find the group released.
+    work = nullptr;
     event->finish(std::move(error));
   });
   return event;
