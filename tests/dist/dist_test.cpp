@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -174,6 +175,24 @@ TEST(Collectives, ResultFeedsTheNextOp) {
   auto want = reference(9, DType::f32, ReduceOp::sum, 77, comm().size());
   for (auto& x : want) x *= 2;
   expect_near(want, doubled.to_doubles(), DType::f32, "all_reduce then add");
+}
+
+TEST(Collectives, OpenClTensorsGoThroughTheirHostCopy) {
+  std::optional<Backend> cl;
+  try {
+    cl = Backend::open("opencl");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no OpenCL: " << e.what();
+  }
+  const Tensor x = tensor_of(values_of(comm().rank(), 17, DType::f32, 500), DType::f32);
+  Tensor t = add(*cl, x, x);  // written on OpenCL: the host copy is stale
+  (void)comm().all_reduce(t).get();
+  EXPECT_TRUE(t.is_current_on(Backend::native()));
+  EXPECT_FALSE(t.is_current_on(*cl));
+  Tensor u = add(*cl, t, t);  // read on OpenCL again: uploaded from the host
+  auto want = reference(17, DType::f32, ReduceOp::sum, 500, comm().size());
+  for (auto& v : want) v *= 4;
+  expect_near(want, u.to_doubles(), DType::f32, "all_reduce of an OpenCL tensor");
 }
 
 TEST(Collectives, SendRecv) {
