@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <vector>
 
@@ -19,21 +20,25 @@ namespace {
 
 using namespace xylem_bench;
 
-// Seconds per call on the slowest rank: each repetition starts together
-// (a barrier) and runs `inner` calls; the median of the repetitions.
-template <class F>
-double time_group(int reps, int inner, F&& f) {
-  f();
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto t0 = Clock::now();
-    for (int i = 0; i < inner; ++i) f();
-    double t = seconds_since(t0) / inner;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    times.push_back(t);
-  }
-  return median(times);
+// Seconds per call on the slowest rank, for each of `calls`: every
+// repetition runs each in turn (so drift and the machine's other load hit
+// all alike), each started together (a barrier) and run `inner` times;
+// the median of the repetitions.
+std::vector<double> time_group(int reps, int inner, const std::vector<std::function<void()>>& calls) {
+  for (const auto& f : calls) f();
+  std::vector<std::vector<double>> times(calls.size());
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t c = 0; c < calls.size(); ++c) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = Clock::now();
+      for (int i = 0; i < inner; ++i) calls[c]();
+      double t = seconds_since(t0) / inner;
+      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      times[c].push_back(t);
+    }
+  std::vector<double> result;
+  for (auto& t : times) result.push_back(median(t));
+  return result;
 }
 
 }  // namespace
@@ -67,18 +72,18 @@ int main(int argc, char** argv) {
       auto t = xylem::Tensor::from(buffer);
       // About 0.2 s of calls per repetition at 10 GB/s, at least one.
       const int inner = int(std::max<std::size_t>(1, (std::size_t(2) << 30) / 10 / bytes / 4));
-      const double mpi = time_group(o.reps, inner, [&] {
-        MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      });
-      // The non-blocking call xylem makes, polled as xylem polls it: tells
-      // the cost of the call apart from the cost of xylem around it.
-      const double mpi_nb = time_group(o.reps, inner, [&] {
-        MPI_Request r;
-        MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
-        for (int done = 0; !done;) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      });
-      const double ours = time_group(o.reps, inner, [&] { (void)raw.all_reduce(t).get(); });
-      const double ours_checked = time_group(o.reps, inner, [&] { (void)checked.all_reduce(t).get(); });
+      const auto times = time_group(
+          o.reps, inner,
+          {[&] { MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); },
+           // The non-blocking call xylem makes, polled as xylem polls it:
+           // tells the cost of the call from the cost of xylem around it.
+           [&] {
+             MPI_Request r;
+             MPI_Iallreduce(MPI_IN_PLACE, buffer.data(), int(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
+             for (int done = 0; !done;) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+           },
+           [&] { (void)raw.all_reduce(t).get(); }, [&] { (void)checked.all_reduce(t).get(); }});
+      const double mpi = times[0], mpi_nb = times[1], ours = times[2], ours_checked = times[3];
       const double bus = double(bytes) * 2.0 * (n - 1) / n / 1e9;
       if (lead)
         std::printf("%10zu %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f %8.3f\n", bytes, bus / mpi, bus / mpi_nb, bus / ours,
