@@ -187,8 +187,11 @@ class Transport final : public plugin::dist::Transport {
   }
 
  private:
-  // Polls `request` until done or the deadline; a request left behind at
-  // the deadline keeps its buffers and is never waited for again.
+  // Polls `request` until done or the deadline. MPI cannot cancel a
+  // collective: one left behind at the deadline is never tested again, and
+  // the group refuses every later call (Link in src/dist/group.hpp), so
+  // only a late peer's arrival while this process still calls MPI on
+  // another group could complete it into the tensor's memory.
   void wait(MPI_Request& request, Deadline deadline, const std::string& what) {
     int done = 0;
     for (unsigned spins = 0;; ++spins) {
