@@ -49,7 +49,7 @@ struct Options {
 /// A transport xylem may use, and why it cannot when it cannot.
 struct TransportInfo {
   std::string name;    ///< "mpi", "tcp", "self"
-  bool available = false;
+  bool available = false;  ///< this build and machine can start it
   std::string reason;  ///< why not, when unavailable
 };
 

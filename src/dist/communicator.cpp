@@ -97,12 +97,13 @@ Future<Tensor> tensor_future(EventPtr done, Tensor value) {
 using Body = std::function<void(Transport&, Deadline, std::span<std::byte* const>)>;
 EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<HostUse> uses, Signature signature,
                 Body body) {
+  const std::string name = "dist::" + signature.call;
   return detail::enqueue_host_work(
       uses,
       [group, signature = std::move(signature), body = std::move(body)](std::span<std::byte* const> data) {
         group->run(signature, [&](Transport& t, Deadline deadline) { body(t, deadline, data); });
       },
-      signature.call.c_str());
+      name.c_str());
 }
 
 Signature signature_of(std::string call, const Tensor& t) { return Signature{std::move(call), describe(t), t.dtype()}; }
