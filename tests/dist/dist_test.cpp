@@ -293,6 +293,18 @@ TEST(Failure, SkippedCollectiveTimesOut) {
   XY_EXPECT_ERROR(ErrorCode::communication, (void)comm().all_reduce(fresh).get());
 }
 
+// Run by Rendezvous.DeadRankIsACommunicationError only: the last rank
+// exits at once (as a crash would); the others learn it from the closed
+// connection, long before the timeout.
+TEST(Dying, LastRankExits) {
+  if (!xylem_test::is_child("dying")) GTEST_SKIP() << "run by Rendezvous.DeadRankIsACommunicationError";
+  if (comm().rank() == comm().size() - 1) ::_exit(0);
+  Tensor t = tensor_of({1.0}, DType::f32);
+  const auto start = std::chrono::steady_clock::now();
+  XY_EXPECT_ERROR(ErrorCode::communication, (void)comm().all_reduce(t).get());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, comm().timeout() / 2);
+}
+
 // ---- the environment rendezvous, with the group launched here ----------
 
 int free_port() {
@@ -308,7 +320,8 @@ int free_port() {
 }
 
 // Runs `filter` in `n` copies of this program joined as one group.
-std::vector<xylem_test::ChildResult> launch_group(int n, const std::string& filter, const std::string& timeout) {
+std::vector<xylem_test::ChildResult> launch_group(int n, const std::string& filter, const std::string& timeout,
+                                                  const std::string& role = "") {
   const std::string port = std::to_string(free_port());
   std::vector<std::future<xylem_test::ChildResult>> children;
   for (int r = 0; r < n; ++r)
@@ -317,7 +330,8 @@ std::vector<xylem_test::ChildResult> launch_group(int n, const std::string& filt
                                                 {"XYLEM_WORLD_SIZE", std::to_string(n)},
                                                 {"XYLEM_MASTER_ADDR", "127.0.0.1"},
                                                 {"XYLEM_MASTER_PORT", port},
-                                                {"XYLEM_DIST_TIMEOUT", timeout}});
+                                                {"XYLEM_DIST_TIMEOUT", timeout},
+                                                {"XYLEM_TEST_CHILD", role}});
     }));
   std::vector<xylem_test::ChildResult> results;
   for (auto& c : children) results.push_back(c.get());
@@ -335,6 +349,12 @@ TEST(Rendezvous, ThreeProcessesRunEveryCollective) {
 TEST(Rendezvous, MissingRankTimesOut) {
   if (launched()) GTEST_SKIP() << "already in a group";
   for (const auto& child : launch_group(2, "Failure.*", "1")) EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, DeadRankIsACommunicationError) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  const auto children = launch_group(2, "Dying.*", "30", "dying");
+  EXPECT_TRUE(children[0].passed()) << children[0].describe();
 }
 
 TEST(Rendezvous, NobodyListeningTimesOut) {
