@@ -10,7 +10,7 @@ install(TARGETS xylem EXPORT xylemTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/xylem DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(plugin xylem_opencl xylem_cuda)
+foreach(plugin xylem_opencl xylem_cuda xylem_mpi)
   if(TARGET ${plugin})
     install(TARGETS ${plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()

@@ -14,6 +14,7 @@ packages=(
   python3-venv python3-dev                       # the Python package (scripts/python_test.sh)
   ccache                                         # the Python step reuses the Release step's objects
   zlib1g-dev                                     # core: reading gzip'd data files (IDX)
+  libopenmpi-dev openmpi-bin                     # dist: the MPI transport (optional module) and mpirun for its tests
   dataset-fashion-mnist                          # tests: the real Fashion-MNIST files (unit.idx skips without)
 )
 missing=()

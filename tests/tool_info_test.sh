@@ -21,6 +21,8 @@ expect '^ +badversion +unavailable: .*API version'
 expect '^ +nosymbol +unavailable: .*xylem_plugin_entry'
 expect '^ +refuses +unavailable: .*no hardware on purpose'
 expect 'kind other'
+expect '^ +mpi +(available|unavailable: .+)'
+expect '^ +tcp +available'
 
 plugins=${XYLEM_PLUGIN_PATH%%:*}
 broken=$(mktemp -d) || exit 1

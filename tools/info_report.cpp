@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "xylem/backend.hpp"
+#include "xylem/dist.hpp"
 
 namespace xylem::cli {
 namespace {
@@ -37,6 +38,11 @@ void print_info(std::ostream& os) {
       if (!hw.driver.empty()) os << "              driver " << hw.driver << "\n";
       if (!hw.details.empty()) os << "              " << hw.details << "\n";
     }
+  }
+  os << "xylem dist transports\n";
+  for (const auto& t : dist::transports()) {
+    os << "  " << std::left << std::setw(8) << t.name << ' '
+       << (t.available ? std::string("available") : "unavailable: " + t.reason) << "\n";
   }
   os << "best backend: " << Backend::best() << "\n";
 }

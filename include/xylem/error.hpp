@@ -21,6 +21,8 @@ namespace xylem {
   X(plugin_unavailable)      \
   X(device_lost)             \
   X(io)                      \
+  X(timeout)                 \
+  X(communication)           \
   X(internal)
 
 /// What kind of failure an Error reports.

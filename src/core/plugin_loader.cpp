@@ -34,6 +34,14 @@ bool is_plugin_file_name(const std::string& file) {
          file.compare(file.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
 }
 
+// Modules that share the file naming but are not frameworks (the optional
+// components of xylem::dist); the framework registry passes them over.
+constexpr std::string_view kComponents[] = {"mpi"};
+
+bool is_component(const std::string& name) {
+  return std::find(std::begin(kComponents), std::end(kComponents), name) != std::end(kComponents);
+}
+
 // The file's bytes through a read-only mapping, checked without dlopen;
 // "" when the file may be loaded. Only the headers' pages are touched.
 std::string check_file(const fs::path& file) {
@@ -98,6 +106,7 @@ std::vector<PluginCandidates> find_plugin_files() {
     std::sort(here.begin(), here.end());
     for (auto& path : here) {
       const std::string name = plugin_name_from_file(path);
+      if (is_component(name)) continue;
       auto slot = std::find_if(found.begin(), found.end(), [&](const auto& c) { return c.name == name; });
       if (slot == found.end()) slot = found.insert(found.end(), PluginCandidates{name, {}});
       slot->files.push_back(std::move(path));
@@ -106,21 +115,27 @@ std::vector<PluginCandidates> find_plugin_files() {
   return found;
 }
 
+void* open_module(const fs::path& file, std::string& reason) {
+  const std::string filename = file.filename().string();
+  if (std::string bad = check_file(file); !bad.empty()) {
+    reason = "refused " + filename + " without loading it: " + bad;
+    return nullptr;
+  }
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    reason = "cannot load " + filename + ": " + (error ? error : "unknown error");
+  }
+  return handle;
+}
+
 LoadedPlugin load_plugin(const fs::path& file, std::string_view expected_name) {
   LoadedPlugin result;
   result.name = plugin_name_from_file(file);
   result.path = file.string();
   const std::string filename = file.filename().string();
-  if (std::string bad = check_file(file); !bad.empty()) {
-    result.reason = "refused " + filename + " without loading it: " + bad;
-    return result;
-  }
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    result.reason = "cannot load " + filename + ": " + (error ? error : "unknown error");
-    return result;
-  }
+  void* handle = open_module(file, result.reason);
+  if (handle == nullptr) return result;
   auto entry = reinterpret_cast<XylemPluginEntryFn>(dlsym(handle, XYLEM_PLUGIN_ENTRY_NAME));
   if (entry == nullptr) {
     result.reason = filename + " has no " XYLEM_PLUGIN_ENTRY_NAME "() entry point: not a xylem plugin";

@@ -26,13 +26,19 @@ struct PluginCandidates {
 // XYLEM_PLUGIN_PATH (colon-separated), then the directory of libxylem.
 [[nodiscard]] std::vector<std::filesystem::path> plugin_directories();
 
-// Every libxylem_<name>.so in those directories, grouped by name (in order
+// Every libxylem_<name>.so in those directories but the optional
+// components' (libxylem_mpi.so), grouped by name (in order
 // of each name's first file); nothing is opened. A later file of a name is
 // kept: it stands in when an earlier one cannot load.
 [[nodiscard]] std::vector<PluginCandidates> find_plugin_files();
 
 // The framework name a plugin file carries: libxylem_cuda.so -> "cuda".
 [[nodiscard]] std::string plugin_name_from_file(const std::filesystem::path& file);
+
+// Opens a shared module (dlopen, local symbols) after checking its bytes
+// (check_plugin_file); null with `reason` set when it cannot be loaded.
+// Plugins and the optional components (libxylem_mpi.so) load this way.
+[[nodiscard]] void* open_module(const std::filesystem::path& file, std::string& reason);
 
 // Loads one plugin: checks the file (check_plugin_file) before dlopen, then
 // the entry point, its API version and that it names itself `expected_name`

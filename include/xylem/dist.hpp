@@ -1,0 +1,121 @@
+#pragma once
+/// @file
+/// Collectives over a group of processes (ranks): all_reduce, broadcast,
+/// reduce, all_gather, reduce_scatter, send/recv and barrier on tensors of
+/// any dtype. Each call is enqueued like an op and returns a future; the
+/// tensor's coherence brings its data where the transport needs it and
+/// marks the result written, so later ops simply read it.
+///
+/// The transport is MPI when the program runs under mpirun and the
+/// optional module libxylem_mpi.so loads; else a TCP exchange bootstrapped
+/// from the environment (XYLEM_RANK, XYLEM_WORLD_SIZE, XYLEM_MASTER_ADDR,
+/// XYLEM_MASTER_PORT, as torchrun sets them); else a group of one.
+/// A rank that dies or never joins a call gives the others
+/// Error(timeout) (or Error(communication)) once the timeout passes.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "xylem/future.hpp"
+#include "xylem/tensor.hpp"
+
+namespace xylem::dist {
+
+/// How the ranks' values combine.
+enum class ReduceOp {
+  sum,
+  avg,  ///< the sum divided by the group size (integers: truncated)
+  max,
+  min,
+};
+
+/// How a communicator is made.
+struct Options {
+  /// "mpi", "tcp" or "self" (a group of one); empty: the best present.
+  std::string transport;
+  /// How long one call may wait for the other ranks; zero: the
+  /// environment's XYLEM_DIST_TIMEOUT (seconds, fractions allowed), else
+  /// 300 s.
+  std::chrono::milliseconds timeout{0};
+  /// Before each collective, the ranks compare what they pass (the call,
+  /// dtype, shape, root, reduction) and raise shape_mismatch or
+  /// dtype_mismatch naming both sides, instead of a hang or garbage. Costs
+  /// one small exchange per call.
+  bool checked = true;
+};
+
+/// A transport xylem may use, and why it cannot when it cannot.
+struct TransportInfo {
+  std::string name;    ///< "mpi", "tcp", "self"
+  bool available = false;  ///< this build and machine can start it
+  std::string reason;  ///< why not, when unavailable
+};
+
+/// Every transport, usable or not and why (what `xylem info` shows). Loads
+/// no transport module and starts no communication.
+[[nodiscard]] std::vector<TransportInfo> transports();
+
+namespace detail {
+class Group;
+}
+
+/// A group of ranks. Collective calls must be made by every rank of the
+/// group in the same order. Copying a communicator copies the handle.
+///
+/// Tensors must be dense (row-major views without gaps), live on any
+/// backend (a host transport works on the tensor's host copy, which the
+/// coherence brings up to date and the next device use copies back), and
+/// be given again only after the returned future is done if another
+/// thread also calls collectives.
+class Communicator {
+ public:
+  /// Every rank of the job. The first call starts the transport; later
+  /// calls with the same options return the same group.
+  [[nodiscard]] static Communicator world(const Options& options = {});
+
+  [[nodiscard]] int rank() const;  ///< this process's place in the group, 0..size()-1
+  [[nodiscard]] int size() const;  ///< how many ranks
+  [[nodiscard]] std::string_view transport() const;  ///< "mpi", "tcp", "self"
+  [[nodiscard]] std::chrono::milliseconds timeout() const;  ///< the limit on each call
+
+  /// A sub-group (collective over this group): ranks with the same
+  /// `color` form one, ordered by `key` then rank. A negative color joins
+  /// none and gets an invalid communicator (valid() false).
+  [[nodiscard]] Communicator split(int color, int key = 0) const;
+  /// False for a communicator of no group (a negative split color).
+  [[nodiscard]] bool valid() const noexcept { return group_ != nullptr; }
+
+  /// In place: every rank's `t` becomes the combination of all ranks' `t`.
+  /// The future holds `t`.
+  Future<Tensor> all_reduce(const Tensor& t, ReduceOp op = ReduceOp::sum) const;
+  /// A bucket: every tensor in place, in as few exchanges as their dtypes
+  /// allow (what data-parallel training reduces its gradients with).
+  Future<std::vector<Tensor>> all_reduce(std::vector<Tensor> tensors, ReduceOp op = ReduceOp::sum) const;
+  /// In place: `root`'s `t` is copied to every rank's `t`.
+  Future<Tensor> broadcast(const Tensor& t, int root) const;
+  /// In place on `root`: its `t` becomes the combination; the other
+  /// ranks' `t` is unchanged.
+  Future<Tensor> reduce(const Tensor& t, int root, ReduceOp op = ReduceOp::sum) const;
+  /// A new tensor of shape [size(), t's shape...] holding every rank's `t`
+  /// in rank order.
+  Future<Tensor> all_gather(const Tensor& t) const;
+  /// `t`'s first dimension is split in size() equal blocks; rank r gets
+  /// block r of the combination, a new tensor of shape [n / size(), ...].
+  Future<Tensor> reduce_scatter(const Tensor& t, ReduceOp op = ReduceOp::sum) const;
+  /// Point to point: `t` to rank `peer`, which calls recv with the same
+  /// tag, dtype and shape. The future holds `t`.
+  Future<Tensor> send(const Tensor& t, int peer, int tag = 0) const;
+  /// Point to point: `t` is overwritten with what `peer` sends.
+  Future<Tensor> recv(const Tensor& t, int peer, int tag = 0) const;
+  /// Done once every rank has called it.
+  EventPtr barrier() const;
+
+ private:
+  explicit Communicator(std::shared_ptr<detail::Group> group) : group_(std::move(group)) {}
+  [[nodiscard]] detail::Group& group() const;
+  std::shared_ptr<detail::Group> group_;
+};
+
+}  // namespace xylem::dist

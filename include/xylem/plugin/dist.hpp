@@ -1,0 +1,85 @@
+#pragma once
+// What a communication transport implements: the collectives of
+// xylem::dist on raw memory of one device, each finished by a deadline.
+// The core (src/dist/) owns the policy: argument and cross-rank checks,
+// ordering against other work, `avg`, buckets; a transport only moves and
+// combines bytes. Host transports (MPI, the TCP fallback) take host
+// memory; a device transport (NCCL) would take that framework's memory.
+//
+// A transport module is a shared library libxylem_<name>.so exporting
+// xylem_dist_entry(); it is not a framework, and the framework loader
+// passes it over.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "xylem/dtype.hpp"
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::plugin::dist {
+
+using Clock = std::chrono::steady_clock;
+// When a call must be done by. A transport that passes it raises
+// Error(timeout) naming the call; one that loses a peer raises
+// Error(communication).
+using Deadline = Clock::time_point;
+
+// How values combine. `avg` is not here: the core divides a sum.
+enum class Combine { sum, max, min };
+
+// One group of ranks. Every call is collective over the group unless it
+// says otherwise, is made from one thread at a time, and takes `count`
+// elements of `dtype` (or `bytes`) in the memory the transport serves.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  // "mpi", "tcp": what `xylem::dist::Communicator::transport()` shows.
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+
+  // In place: every rank ends with the combination of all ranks' data.
+  virtual void all_reduce(void* data, std::size_t count, DType dtype, Combine op, Deadline deadline) = 0;
+  // `root`'s bytes to every rank.
+  virtual void broadcast(void* data, std::size_t bytes, int root, Deadline deadline) = 0;
+  // The combination lands in `root`'s `data`; other ranks' data is unchanged.
+  virtual void reduce(void* data, std::size_t count, DType dtype, Combine op, int root, Deadline deadline) = 0;
+  // `out` (size() * bytes) holds every rank's `in` in rank order.
+  virtual void all_gather(const void* in, void* out, std::size_t bytes, Deadline deadline) = 0;
+  // `in` holds size() blocks of `count` elements; block r of the
+  // combination lands in rank r's `out`.
+  virtual void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, Combine op,
+                              Deadline deadline) = 0;
+  // Point to point (only the two ranks take part); messages between two
+  // ranks with one tag arrive in order.
+  virtual void send(const void* data, std::size_t bytes, int peer, int tag, Deadline deadline) = 0;
+  virtual void recv(void* data, std::size_t bytes, int peer, int tag, Deadline deadline) = 0;
+  virtual void barrier(Deadline deadline) = 0;
+  // The ranks that give the same `color` form a new group, ordered by
+  // `key`, then by rank here. A negative color joins no group: null.
+  [[nodiscard]] virtual std::unique_ptr<Transport> split(int color, int key, Deadline deadline) = 0;
+};
+
+// The one reduction formula every host transport uses: into[i] =
+// op(into[i], from[i]) for `count` elements (f16 and bf16 combined in f32
+// and rounded back; bool: sum and max are "or", min is "and").
+void combine(void* into, const void* from, std::size_t count, DType dtype, Combine op);
+
+}  // namespace xylem::plugin::dist
+
+extern "C" {
+// What a transport module's entry point returns. `create_world` starts the
+// transport over every rank of the job, or returns null with `*error`
+// saying why (not launched by its launcher, a library missing...).
+struct XylemDistInfo {
+  std::uint32_t api_version;  // xylem::plugin::kApiVersion, checked first
+  const char* name;           // the transport: "mpi"
+  xylem::plugin::dist::Transport* (*create_world)(const char** error);
+  const char* abi_digest = xylem::plugin::kAbiDigest;  // read only when api_version matches
+};
+typedef const XylemDistInfo* (*XylemDistEntryFn)(void);
+}
+
+#define XYLEM_DIST_ENTRY_NAME "xylem_dist_entry"

@@ -1,0 +1,49 @@
+#pragma once
+// A communicator's state: its transport, shared with the communicators
+// made with other options over the same ranks, and the policy around
+// each call (the deadline, the checked mode, a transport that failed).
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dist/check.hpp"
+#include "xylem/dist.hpp"
+#include "xylem/plugin/dist.hpp"
+
+namespace xylem::dist::detail {
+
+// One transport and whether it is still usable: after a timeout or a lost
+// peer its ranks no longer agree on what comes next, so every later call
+// fails at once with the first failure's message. Touched only on the
+// work queue's thread, where every transport call runs.
+struct Link {
+  explicit Link(std::shared_ptr<plugin::dist::Transport> t) : transport(std::move(t)) {}
+  ~Link();
+  std::shared_ptr<plugin::dist::Transport> transport;
+  std::string failure;
+};
+
+class Group {
+ public:
+  Group(std::shared_ptr<Link> link, std::chrono::milliseconds timeout, bool checked)
+      : link_(std::move(link)), timeout_(timeout), checked_(checked) {}
+
+  [[nodiscard]] const std::shared_ptr<Link>& link() const noexcept { return link_; }
+  [[nodiscard]] plugin::dist::Transport& transport() const noexcept { return *link_->transport; }
+  [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+  [[nodiscard]] bool checked() const noexcept { return checked_; }
+
+  // On the work queue: refuses a failed link, compares signatures in the
+  // checked mode, then runs `body` against the call's deadline. A timeout
+  // or communication error marks the link failed.
+  void run(const Signature& signature,
+           const std::function<void(plugin::dist::Transport&, plugin::dist::Deadline)>& body) const;
+
+ private:
+  std::shared_ptr<Link> link_;
+  std::chrono::milliseconds timeout_;
+  bool checked_;
+};
+
+}  // namespace xylem::dist::detail

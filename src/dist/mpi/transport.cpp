@@ -1,0 +1,260 @@
+// The MPI transport: libxylem_mpi.so, loaded at run time by xylem::dist so
+// that libxylem never links MPI. Every call is non-blocking and polled
+// against its deadline: a rank that never comes makes the others raise
+// Error(timeout) instead of hanging in MPI.
+#include <dlfcn.h>
+#include <mpi.h>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xylem/error.hpp"
+#include "xylem/plugin/dist.hpp"
+
+namespace xylem::mpi {
+namespace {
+
+using plugin::dist::Clock;
+using plugin::dist::Combine;
+using plugin::dist::Deadline;
+
+constexpr int kCombines = 3;
+
+std::string mpi_message(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, std::size_t(length));
+}
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw Error(ErrorCode::communication, std::string("mpi: ") + what + ": " + mpi_message(code));
+}
+
+// Reductions MPI has built in; the others (f16, bf16, bool) go through
+// xylem's one formula as user ops.
+bool builtin(DType dtype) {
+  return dtype == DType::f32 || dtype == DType::f64 || dtype == DType::i32 || dtype == DType::i64 ||
+         dtype == DType::u8;
+}
+
+MPI_Datatype datatype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return MPI_FLOAT;
+    case DType::f64:
+      return MPI_DOUBLE;
+    case DType::i32:
+      return MPI_INT32_T;
+    case DType::i64:
+      return MPI_INT64_T;
+    case DType::f16:
+    case DType::bf16:
+      return MPI_UINT16_T;
+    case DType::u8:
+    case DType::boolean:
+      return MPI_UINT8_T;
+  }
+  return MPI_BYTE;
+}
+
+template <DType D, Combine C>
+void user_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  plugin::dist::combine(inout, in, std::size_t(*len), D, C);
+}
+
+template <DType D>
+MPI_Op make_user_op(Combine op) {
+  MPI_Op result = MPI_OP_NULL;
+  MPI_User_function* fn = op == Combine::sum   ? &user_op<D, Combine::sum>
+                          : op == Combine::max ? &user_op<D, Combine::max>
+                                               : &user_op<D, Combine::min>;
+  check(MPI_Op_create(fn, 1, &result), "MPI_Op_create");
+  return result;
+}
+
+MPI_Op mpi_op(DType dtype, Combine op) {
+  if (builtin(dtype)) return op == Combine::sum ? MPI_SUM : op == Combine::max ? MPI_MAX : MPI_MIN;
+  // Made once, on the queue's thread (the only one calling MPI).
+  static MPI_Op f16[kCombines], bf16[kCombines], boolean[kCombines];
+  MPI_Op* table = dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : boolean;
+  MPI_Op& slot = table[int(op)];
+  if (slot == MPI_OP_NULL || slot == MPI_Op{}) {
+    slot = dtype == DType::f16    ? make_user_op<DType::f16>(op)
+           : dtype == DType::bf16 ? make_user_op<DType::bf16>(op)
+                                  : make_user_op<DType::boolean>(op);
+  }
+  return slot;
+}
+
+int as_count(std::size_t n, const char* what) {
+  if (n > std::size_t(INT_MAX))
+    throw Error(ErrorCode::unsupported, std::string("mpi: ") + what + " of " + std::to_string(n) +
+                                            " elements is more than one MPI call carries (" + std::to_string(INT_MAX) +
+                                            "); split the tensor");
+  return int(n);
+}
+
+class Transport final : public plugin::dist::Transport {
+ public:
+  Transport(MPI_Comm comm, bool finalize) : comm_(comm), finalize_(finalize) {
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~Transport() override {
+    // The program may have finalised MPI itself (it initialised it first).
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    // A request abandoned at a timeout may never complete: freeing its
+    // communicator could wait for it, so it is left to the process's end.
+    if (abandoned_ == 0) MPI_Comm_free(&comm_);
+    if (finalize_) MPI_Finalize();
+  }
+
+  int rank() const noexcept override { return rank_; }
+  int size() const noexcept override { return size_; }
+  std::string_view name() const noexcept override { return "mpi"; }
+
+  void all_reduce(void* data, std::size_t count, DType dtype, Combine op, Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, as_count(count, "all_reduce"), datatype(dtype), mpi_op(dtype, op), comm_, &r),
+          "MPI_Iallreduce");
+    wait(r, deadline, "all_reduce");
+  }
+
+  void broadcast(void* data, std::size_t bytes, int root, Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Ibcast(data, as_count(bytes, "broadcast"), MPI_BYTE, root, comm_, &r), "MPI_Ibcast");
+    wait(r, deadline, "broadcast");
+  }
+
+  void reduce(void* data, std::size_t count, DType dtype, Combine op, int root, Deadline deadline) override {
+    MPI_Request r;
+    const int n = as_count(count, "reduce");
+    // Non-roots' data stays as it was: MPI only reads their send buffer.
+    check(MPI_Ireduce(rank_ == root ? MPI_IN_PLACE : data, rank_ == root ? data : nullptr, n, datatype(dtype),
+                      mpi_op(dtype, op), root, comm_, &r),
+          "MPI_Ireduce");
+    wait(r, deadline, "reduce");
+  }
+
+  void all_gather(const void* in, void* out, std::size_t bytes, Deadline deadline) override {
+    MPI_Request r;
+    const int n = as_count(bytes, "all_gather");
+    check(MPI_Iallgather(in, n, MPI_BYTE, out, n, MPI_BYTE, comm_, &r), "MPI_Iallgather");
+    wait(r, deadline, "all_gather");
+  }
+
+  void reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, Combine op,
+                      Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Ireduce_scatter_block(in, out, as_count(count, "reduce_scatter"), datatype(dtype), mpi_op(dtype, op),
+                                    comm_, &r),
+          "MPI_Ireduce_scatter_block");
+    wait(r, deadline, "reduce_scatter");
+  }
+
+  void send(const void* data, std::size_t bytes, int peer, int tag, Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Isend(data, as_count(bytes, "send"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Isend");
+    wait(r, deadline, "send to rank " + std::to_string(peer));
+  }
+
+  void recv(void* data, std::size_t bytes, int peer, int tag, Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Irecv(data, as_count(bytes, "recv"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Irecv");
+    wait(r, deadline, "recv from rank " + std::to_string(peer));
+  }
+
+  void barrier(Deadline deadline) override {
+    MPI_Request r;
+    check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+    wait(r, deadline, "barrier");
+  }
+
+  std::unique_ptr<plugin::dist::Transport> split(int color, int key, Deadline deadline) override {
+    // MPI_Comm_split blocks: first make sure every rank is here (a
+    // non-blocking exchange under the deadline), then it cannot hang.
+    barrier(deadline);
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "MPI_Comm_split");
+    if (sub == MPI_COMM_NULL) return nullptr;
+    return std::make_unique<Transport>(sub, false);
+  }
+
+ private:
+  // Polls `request` until done or the deadline. MPI cannot cancel a
+  // collective: one left behind at the deadline is never tested again, and
+  // the group refuses every later call (Link in src/dist/group.hpp), so
+  // only a late peer's arrival while this process still calls MPI on
+  // another group could complete it into the tensor's memory.
+  void wait(MPI_Request& request, Deadline deadline, const std::string& what) {
+    int done = 0;
+    for (unsigned spins = 0;; ++spins) {
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what.c_str());
+      if (done) return;
+      if ((spins & 63) == 0 && Clock::now() >= deadline) break;
+    }
+    ++abandoned_;
+    throw Error(ErrorCode::timeout, "mpi: " + what + " on rank " + std::to_string(rank_) + " of " +
+                                        std::to_string(size_) +
+                                        ": not every rank joined before the timeout (XYLEM_DIST_TIMEOUT or "
+                                        "dist::Options::timeout); did a rank fail, exit or skip this call?");
+  }
+
+  MPI_Comm comm_;
+  bool finalize_;
+  int rank_ = 0;
+  int size_ = 1;
+  int abandoned_ = 0;
+};
+
+// Open MPI opens its own components, which need libmpi's symbols global;
+// this module was loaded with local symbols, so promote libmpi first.
+void make_mpi_global() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&MPI_Init_thread), &info) != 0 && info.dli_fname != nullptr)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+}
+
+plugin::dist::Transport* create_world(const char** error) {
+  static std::string reason;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  bool finalize = false;
+  int provided = MPI_THREAD_SINGLE;
+  if (!initialized) {
+    make_mpi_global();
+    int argc = 0;
+    char** argv = nullptr;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
+      *error = "MPI_Init_thread failed";
+      return nullptr;
+    }
+    finalize = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  // xylem calls MPI from its own thread, one call at a time.
+  if (provided < MPI_THREAD_SERIALIZED) {
+    reason = "MPI was initialised with thread level " + std::to_string(provided) +
+             "; xylem::dist needs MPI_THREAD_SERIALIZED (call MPI_Init_thread with it)";
+    *error = reason.c_str();
+    return nullptr;
+  }
+  MPI_Comm world = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &world);
+  return new Transport(world, finalize);
+}
+
+}  // namespace
+}  // namespace xylem::mpi
+
+XYLEM_PLUGIN_EXPORT const XylemDistInfo* xylem_dist_entry(void) {
+  static const XylemDistInfo info{xylem::plugin::kApiVersion, "mpi", &xylem::mpi::create_world};
+  return &info;
+}

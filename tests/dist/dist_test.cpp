@@ -1,0 +1,376 @@
+// xylem::dist on whatever group this process belongs to: under
+// `mpirun -np N` the MPI world, with XYLEM_WORLD_SIZE the TCP rendezvous,
+// else a group of one. Every rank builds every rank's data from a shared
+// seed, so each checks the collectives against its own float64 reference.
+// Rendezvous.* launches the group itself: N copies of this program joined
+// through the environment, as torchrun would start them.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "common/support.hpp"
+#include "unit/child_process.hpp"
+#include "xylem/dist.hpp"
+#include "xylem/math.hpp"
+
+namespace {
+
+using namespace xylem;
+using dist::Communicator;
+using dist::ReduceOp;
+
+constexpr DType kDtypes[] = {DType::f16, DType::bf16, DType::f32, DType::f64,
+                             DType::i32, DType::i64,  DType::u8,  DType::boolean};
+constexpr std::int64_t kSizes[] = {0, 1, 7, 65537};
+
+Communicator& comm() {
+  static Communicator c = Communicator::world();
+  return c;
+}
+
+// One seed for the whole group: rank 0's, broadcast.
+std::uint64_t group_seed() {
+  static const std::uint64_t seed = [] {
+    const auto mine = static_cast<std::int64_t>(xylem_test::fresh_seed() >> 1);
+    auto t = Tensor::from(std::vector<std::int64_t>{mine});
+    return static_cast<std::uint64_t>(comm().broadcast(t, 0).get().to_vector<std::int64_t>()[0]);
+  }();
+  return seed;
+}
+
+// Rank r's values for one call: small integers, exact in every dtype and
+// in every sum of a few ranks.
+std::vector<double> values_of(int r, std::int64_t n, DType dtype, std::uint64_t salt) {
+  std::mt19937_64 rng(group_seed() ^ (salt * 0x9E3779B97F4A7C15ULL) ^ (std::uint64_t(r) << 40));
+  const bool unsigned_ = dtype == DType::u8 || dtype == DType::boolean;
+  std::uniform_int_distribution<int> pick(unsigned_ ? 0 : -8, dtype == DType::boolean ? 1 : 8);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = pick(rng);
+  return v;
+}
+
+Tensor tensor_of(const std::vector<double>& v, DType dtype, std::vector<std::int64_t> dims = {}) {
+  if (dims.empty()) dims = {static_cast<std::int64_t>(v.size())};
+  const Tensor f64 = Tensor::from(v, Layout(std::span<const std::int64_t>(dims)));
+  return cast(Backend::native(), f64, dtype);
+}
+
+double combine(double a, double b, ReduceOp op, DType dtype) {
+  if (dtype == DType::boolean) return op == ReduceOp::min ? double(a && b) : double(a || b);
+  switch (op) {
+    case ReduceOp::max:
+      return std::max(a, b);
+    case ReduceOp::min:
+      return std::min(a, b);
+    default:
+      return a + b;
+  }
+}
+
+// The reference: every rank's values combined, in float64.
+std::vector<double> reference(std::int64_t n, DType dtype, ReduceOp op, std::uint64_t salt, int size) {
+  std::vector<double> acc = values_of(0, n, dtype, salt);
+  for (int r = 1; r < size; ++r) {
+    const auto v = values_of(r, n, dtype, salt);
+    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = combine(acc[i], v[i], op, dtype);
+  }
+  if (op == ReduceOp::avg)
+    for (auto& x : acc) x = is_floating(dtype) ? x / size : std::trunc(x / size);
+  return acc;
+}
+
+void expect_near(const std::vector<double>& want, const std::vector<double>& got, DType dtype, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  const double tol = dtype == DType::bf16 ? 1e-2 : dtype == DType::f16 ? 1e-3 : dtype == DType::f32 ? 1e-6 : 1e-12;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(want[i], got[i], tol * std::max(1.0, std::abs(want[i])))
+        << what << " element " << i << ", " << xylem_test::seed_message(group_seed());
+}
+
+std::string label(const char* call, DType dtype, std::int64_t n) {
+  return std::string(call) + " " + std::string(name(dtype)) + " n=" + std::to_string(n) + " on rank " +
+         std::to_string(comm().rank()) + "/" + std::to_string(comm().size()) + " (" +
+         std::string(comm().transport()) + ")";
+}
+
+TEST(Collectives, AllReduceEveryOpDtypeAndSize) {
+  std::uint64_t salt = 0;
+  for (DType dtype : kDtypes)
+    for (std::int64_t n : kSizes)
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max, ReduceOp::min}) {
+        ++salt;
+        if (op == ReduceOp::avg && dtype == DType::boolean) continue;
+        Tensor t = tensor_of(values_of(comm().rank(), n, dtype, salt), dtype);
+        Tensor result = comm().all_reduce(t, op).get();
+        EXPECT_TRUE(result.shares_data_with(t));
+        expect_near(reference(n, dtype, op, salt, comm().size()), t.to_doubles(), dtype, label("all_reduce", dtype, n));
+      }
+}
+
+TEST(Collectives, AvgOfBoolIsRefused) {
+  Tensor t = tensor_of({1, 0}, DType::boolean);
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().all_reduce(t, ReduceOp::avg));
+}
+
+TEST(Collectives, BroadcastReduceAllGatherReduceScatter) {
+  const int size = comm().size(), rank = comm().rank();
+  std::uint64_t salt = 1000;
+  for (DType dtype : kDtypes)
+    for (std::int64_t n : kSizes) {
+      ++salt;
+      const int root = size - 1;
+      Tensor b = tensor_of(values_of(rank, n, dtype, salt), dtype);
+      (void)comm().broadcast(b, root).get();
+      expect_near(values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("broadcast", dtype, n));
+
+      const ReduceOp op = dtype == DType::boolean ? ReduceOp::max : ReduceOp::sum;
+      Tensor r = tensor_of(values_of(rank, n, dtype, salt), dtype);
+      (void)comm().reduce(r, 0, op).get();
+      expect_near(rank == 0 ? reference(n, dtype, op, salt, size) : values_of(rank, n, dtype, salt), r.to_doubles(),
+                  dtype, label("reduce", dtype, n));
+
+      Tensor g = comm().all_gather(tensor_of(values_of(rank, n, dtype, salt), dtype)).get();
+      ASSERT_EQ(g.shape()[0], size);
+      std::vector<double> gathered;
+      for (int q = 0; q < size; ++q) {
+        auto v = values_of(q, n, dtype, salt);
+        gathered.insert(gathered.end(), v.begin(), v.end());
+      }
+      expect_near(gathered, g.to_doubles(), dtype, label("all_gather", dtype, n));
+
+      // reduce_scatter: n elements per rank.
+      const std::int64_t total = n * size;
+      Tensor s = comm().reduce_scatter(tensor_of(values_of(rank, total, dtype, salt), dtype, {total}), op).get();
+      const auto whole = reference(total, dtype, op, salt, size);
+      expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
+                  label("reduce_scatter", dtype, n));
+    }
+}
+
+TEST(Collectives, BucketOfMixedDtypes) {
+  const int size = comm().size();
+  std::vector<Tensor> bucket;
+  const DType dtypes[] = {DType::f32, DType::f64, DType::f32, DType::i32};
+  for (std::uint64_t i = 0; i < 4; ++i) bucket.push_back(tensor_of(values_of(comm().rank(), 5 + i, dtypes[i], 50 + i), dtypes[i]));
+  auto result = comm().all_reduce(bucket, ReduceOp::sum).get();
+  ASSERT_EQ(result.size(), 4u);
+  for (std::uint64_t i = 0; i < 4; ++i)
+    expect_near(reference(5 + i, dtypes[i], ReduceOp::sum, 50 + i, size), bucket[i].to_doubles(), dtypes[i],
+                "bucket entry " + std::to_string(i));
+}
+
+TEST(Collectives, ResultFeedsTheNextOp) {
+  // The all_reduce is enqueued; the op after it waits for it, not the host.
+  Tensor t = tensor_of(values_of(comm().rank(), 9, DType::f32, 77), DType::f32);
+  (void)comm().all_reduce(t);
+  Tensor doubled = add(Backend::native(), t, t);
+  auto want = reference(9, DType::f32, ReduceOp::sum, 77, comm().size());
+  for (auto& x : want) x *= 2;
+  expect_near(want, doubled.to_doubles(), DType::f32, "all_reduce then add");
+}
+
+TEST(Collectives, OpenClTensorsGoThroughTheirHostCopy) {
+  std::optional<Backend> cl;
+  try {
+    cl = Backend::open("opencl");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no OpenCL: " << e.what();
+  }
+  const Tensor x = tensor_of(values_of(comm().rank(), 17, DType::f32, 500), DType::f32);
+  Tensor t = add(*cl, x, x);  // written on OpenCL: the host copy is stale
+  (void)comm().all_reduce(t).get();
+  EXPECT_TRUE(t.is_current_on(Backend::native()));
+  EXPECT_FALSE(t.is_current_on(*cl));
+  Tensor u = add(*cl, t, t);  // read on OpenCL again: uploaded from the host
+  auto want = reference(17, DType::f32, ReduceOp::sum, 500, comm().size());
+  for (auto& v : want) v *= 4;
+  expect_near(want, u.to_doubles(), DType::f32, "all_reduce of an OpenCL tensor");
+}
+
+TEST(Collectives, SendRecv) {
+  if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = comm().rank();
+  for (DType dtype : {DType::f32, DType::bf16, DType::i64})
+    for (std::int64_t n : kSizes) {
+      Tensor t = tensor_of(values_of(rank, n, dtype, 300), dtype);
+      if (comm().transport() == "tcp") {
+        if (rank < 2) XY_EXPECT_ERROR(ErrorCode::unsupported, (void)comm().send(t, 1 - rank).get());
+        continue;
+      }
+      // 0 -> 1, then 1 -> 0 with another tag.
+      if (rank == 0) {
+        (void)comm().send(t, 1, 5).get();
+        (void)comm().recv(t, 1, 6).get();
+        expect_near(values_of(1, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
+      } else if (rank == 1) {
+        (void)comm().recv(t, 0, 5).get();
+        expect_near(values_of(0, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
+        Tensor mine = tensor_of(values_of(1, n, dtype, 300), dtype);
+        (void)comm().send(mine, 0, 6).get();
+      }
+    }
+}
+
+TEST(Collectives, SubGroups) {
+  const int size = comm().size(), rank = comm().rank();
+  // Evens and odds; the last rank of an odd-sized group joins none.
+  const int color = (size % 2 == 1 && size > 1 && rank == size - 1) ? -1 : rank % 2;
+  Communicator sub = comm().split(color, -rank);  // key reverses the order
+  if (color < 0) {
+    EXPECT_FALSE(sub.valid());
+    XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)sub.rank());
+  } else {
+    std::vector<int> members;
+    for (int r = size - 1; r >= 0; --r)
+      if (r % 2 == color && !(size % 2 == 1 && size > 1 && r == size - 1)) members.push_back(r);
+    ASSERT_EQ(sub.size(), int(members.size()));
+    EXPECT_EQ(members[std::size_t(sub.rank())], rank);
+    Tensor t = tensor_of(values_of(rank, 33, DType::f64, 400), DType::f64);
+    (void)sub.all_reduce(t).get();
+    std::vector<double> want(33, 0.0);
+    for (int m : members) {
+      auto v = values_of(m, 33, DType::f64, 400);
+      for (std::size_t i = 0; i < want.size(); ++i) want[i] += v[i];
+    }
+    expect_near(want, t.to_doubles(), DType::f64, "sub-group all_reduce");
+  }
+  comm().barrier()->wait();
+}
+
+TEST(Collectives, MismatchedShapesAndDtypesAreTypedErrors) {
+  if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int rank = comm().rank();
+  Tensor shape = tensor_of(std::vector<double>(rank == 0 ? 3 : 4, 1.0), DType::f32);
+  const std::string m = XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().all_reduce(shape).get());
+  EXPECT_TRUE(xylem_test::contains(m, "[3]") && xylem_test::contains(m, "[4]")) << m;
+  Tensor dtype = tensor_of({1, 2}, rank == 0 ? DType::f32 : DType::f64);
+  const std::string d = XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, (void)comm().all_reduce(dtype).get());
+  EXPECT_TRUE(xylem_test::contains(d, "f32") && xylem_test::contains(d, "f64")) << d;
+  // The group is still usable: the check ran before any data moved.
+  Tensor ok = tensor_of({1.0}, DType::f32);
+  EXPECT_EQ(comm().all_reduce(ok).get().to_doubles()[0], double(comm().size()));
+}
+
+TEST(Collectives, BadArgumentsThrowBeforeAnything) {
+  Tensor t = tensor_of({1, 2, 3, 4, 5, 6}, DType::f32, {2, 3});
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().broadcast(t, comm().size()));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().all_reduce(t.transpose()));
+  XY_EXPECT_ERROR(ErrorCode::uninitialized_read, (void)comm().all_reduce(Tensor(Layout{3}, DType::f32)));
+  if (comm().size() > 1)
+    XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().reduce_scatter(tensor_of({1}, DType::f32)));
+}
+
+// Run on its own (a failed group cannot be used again): the last rank
+// skips a collective; the others must get Error(timeout) within the
+// timeout (XYLEM_DIST_TIMEOUT, set short by the test's command), then
+// Error(communication) on the next call.
+TEST(Failure, SkippedCollectiveTimesOut) {
+  if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
+  const auto limit = comm().timeout();
+  if (comm().rank() == comm().size() - 1) {
+    // Alive but elsewhere: leaving at once would be a lost peer, which
+    // the tcp transport reports sooner, as Error(communication).
+    std::this_thread::sleep_for(limit + std::chrono::seconds(1));
+    return;
+  }
+  Tensor t = tensor_of({1.0, 2.0}, DType::f32);
+  const auto start = std::chrono::steady_clock::now();
+  XY_EXPECT_ERROR(ErrorCode::timeout, (void)comm().all_reduce(t).get());
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, limit);
+  EXPECT_LT(took, limit + std::chrono::seconds(5));
+  // t's last writer failed, so t carries that error; a fresh tensor meets
+  // the failed group.
+  Tensor fresh = tensor_of({1.0}, DType::f32);
+  XY_EXPECT_ERROR(ErrorCode::communication, (void)comm().all_reduce(fresh).get());
+}
+
+// Run by Rendezvous.DeadRankIsACommunicationError only: the last rank
+// exits at once (as a crash would); the others learn it from the closed
+// connection, long before the timeout.
+TEST(Dying, LastRankExits) {
+  if (!xylem_test::is_child("dying")) GTEST_SKIP() << "run by Rendezvous.DeadRankIsACommunicationError";
+  if (comm().rank() == comm().size() - 1) ::_exit(0);
+  Tensor t = tensor_of({1.0}, DType::f32);
+  const auto start = std::chrono::steady_clock::now();
+  XY_EXPECT_ERROR(ErrorCode::communication, (void)comm().all_reduce(t).get());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, comm().timeout() / 2);
+}
+
+// ---- the environment rendezvous, with the group launched here ----------
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Runs `filter` in `n` copies of this program joined as one group.
+std::vector<xylem_test::ChildResult> launch_group(int n, const std::string& filter, const std::string& timeout,
+                                                  const std::string& role = "") {
+  const std::string port = std::to_string(free_port());
+  std::vector<std::future<xylem_test::ChildResult>> children;
+  for (int r = 0; r < n; ++r)
+    children.push_back(std::async(std::launch::async, [=] {
+      return xylem_test::run_this_test(filter, {{"XYLEM_RANK", std::to_string(r)},
+                                                {"XYLEM_WORLD_SIZE", std::to_string(n)},
+                                                {"XYLEM_MASTER_ADDR", "127.0.0.1"},
+                                                {"XYLEM_MASTER_PORT", port},
+                                                {"XYLEM_DIST_TIMEOUT", timeout},
+                                                {"XYLEM_TEST_CHILD", role}});
+    }));
+  std::vector<xylem_test::ChildResult> results;
+  for (auto& c : children) results.push_back(c.get());
+  return results;
+}
+
+bool launched() { return std::getenv("XYLEM_WORLD_SIZE") != nullptr || std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
+TEST(Rendezvous, ThreeProcessesRunEveryCollective) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  for (const auto& child : launch_group(3, "Collectives.*", "30"))
+    EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, MissingRankTimesOut) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  for (const auto& child : launch_group(2, "Failure.*", "1")) EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, DeadRankIsACommunicationError) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  const auto children = launch_group(2, "Dying.*", "30", "dying");
+  EXPECT_TRUE(children[0].passed()) << children[0].describe();
+}
+
+TEST(Rendezvous, NobodyListeningTimesOut) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  // Rank 1 of 2 alone: no rank 0 ever listens.
+  const auto child = xylem_test::run_this_test(
+      "Rendezvous.Alone", {{"XYLEM_RANK", "1"}, {"XYLEM_WORLD_SIZE", "2"}, {"XYLEM_MASTER_PORT", std::to_string(free_port())},
+                           {"XYLEM_DIST_TIMEOUT", "0.5"}, {"XYLEM_TEST_CHILD", "alone"}});
+  EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, Alone) {
+  if (!xylem_test::is_child("alone")) GTEST_SKIP() << "run by NobodyListeningTimesOut";
+  const auto start = std::chrono::steady_clock::now();
+  XY_EXPECT_ERROR(ErrorCode::timeout, (void)Communicator::world());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+}  // namespace
