@@ -49,14 +49,14 @@ void CudaDevice::make_current() const {
   if (current != ordinal_) XY_CUDA(cudaSetDevice(ordinal_), ordinal_, "select device");
 }
 
-void CudaDevice::wait_for(Timeline& own, plugin::Deps deps, std::string_view what) {
+void CudaDevice::order_stream(cudaStream_t stream, const void* queue, plugin::Deps deps, std::string_view what) {
   for (const EventPtr& e : deps) {
     // The usual case, a dep on the same stream, costs one virtual call.
-    if (!e || e->queue() == &own) continue;
+    if (!e || (queue != nullptr && e->queue() == queue)) continue;
     if (const auto* se = dynamic_cast<const StreamEvent*>(e.get())) {
-      // Issued before the op (and outside `own`'s lock, so two streams
+      // Issued before the op (and outside the stream's lock, so two streams
       // waiting on each other cannot deadlock): the wait precedes it.
-      se->timeline().order_before(own.stream(), se->seq(), ordinal_, what);
+      se->timeline().order_before(stream, se->seq(), ordinal_, what);
     } else if (!e->ready()) {
       // A host-side event (native queue, host task): CUDA cannot wait for
       // it on the device, so the host does.
@@ -193,6 +193,27 @@ EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
     }
   });
   return done;
+}
+
+void CudaDevice::export_to_queue(void* consumer, plugin::Deps deps) {
+  make_current();
+  order_stream(static_cast<cudaStream_t>(consumer), nullptr, deps, "interop::export_to");
+}
+
+EventPtr CudaDevice::import_from_queue(void* producer, plugin::Deps deps) {
+  make_current();
+  wait_for(*compute_, deps, "interop::import_from");
+  // A one-off event: cudaStreamWaitEvent takes the work recorded so far,
+  // so the event may be destroyed right after (CUDA frees it once done).
+  cudaEvent_t event = nullptr;
+  XY_CUDA(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), ordinal_, "interop::import_from");
+  const cudaError_t recorded = cudaEventRecord(event, static_cast<cudaStream_t>(producer));
+  const cudaError_t waited =
+      recorded == cudaSuccess ? cudaStreamWaitEvent(compute_->stream(), event, 0) : cudaSuccess;
+  (void)cudaEventDestroy(event);
+  check_cuda(recorded, "cudaEventRecord(producer stream)", ordinal_, "interop::import_from");
+  check_cuda(waited, "cudaStreamWaitEvent", ordinal_, "interop::import_from");
+  return compute_->advance();
 }
 
 void CudaDevice::synchronize() {

@@ -32,6 +32,12 @@ class CudaDevice final : public plugin::Device {
   EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
   EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
   void synchronize() override;
+  bool addressable_memory() const noexcept override { return true; }
+  // The compute stream: kernels run there, and transfers are ordered
+  // against it through events.
+  void* native_queue() override { return compute_->stream(); }
+  void export_to_queue(void* consumer, plugin::Deps deps) override;
+  EventPtr import_from_queue(void* producer, plugin::Deps deps) override;
   plugin::MemoryStats memory_stats() const override { return memory_.stats(); }
   bool set_memory_limit(std::uint64_t bytes) override {
     memory_.set_limit(bytes);
@@ -45,7 +51,12 @@ class CudaDevice final : public plugin::Device {
   // Orders `own` after deps: ops of other streams by a stream wait (no host
   // block), others (native, host tasks) by waiting on the host first; ops of
   // `own` itself need nothing.
-  void wait_for(Timeline& own, plugin::Deps deps, std::string_view what);
+  void wait_for(Timeline& own, plugin::Deps deps, std::string_view what) {
+    order_stream(own.stream(), &own, deps, what);
+  }
+  // The same for any stream of this device; `queue`: the Event::queue() of
+  // ops already in it (null for a stream of the application).
+  void order_stream(cudaStream_t stream, const void* queue, plugin::Deps deps, std::string_view what);
   // Before a transfer writes into dst: kernels that used the block before
   // it was last freed must be done (see memory.hpp).
   void fence_transfer(void* dst);

@@ -21,6 +21,7 @@ class NativeDevice final : public plugin::Device {
   EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
   EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
   void synchronize() override { queue_.drain(); }
+  bool addressable_memory() const noexcept override { return true; }
   plugin::MemoryStats memory_stats() const override { return memory_.stats(); }
   bool set_memory_limit(std::uint64_t bytes) override {
     memory_.set_limit(bytes);

@@ -73,6 +73,8 @@ class Device final : public plugin::Device {
   [[nodiscard]] EventPtr host_task(std::function<void()> fn, Deps deps) override;
   void synchronize() override;
   [[nodiscard]] plugin::MemoryStats memory_stats() const override;
+  // Its queue: the one every command of this device goes to.
+  [[nodiscard]] void* native_queue() override { return queue_.get(); }
 
   // For the op families.
   [[nodiscard]] const DeviceInfo& info() const noexcept { return info_; }

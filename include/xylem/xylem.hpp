@@ -23,6 +23,7 @@
 #include "xylem/error.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
+#include "xylem/interop.hpp"
 #include "xylem/math.hpp"
 #include "xylem/models.hpp"
 #include "xylem/nn.hpp"

@@ -33,6 +33,47 @@ plugin::Device& open_host_device() {
   return host->framework->device(0);
 }
 
+// A failed event no longer uses the memory: it counts as done.
+bool finished(const EventPtr& event) noexcept {
+  try {
+    return !event || event->ready();
+  } catch (...) {
+    return true;
+  }
+}
+
+// Hands application memory back once the work in `after` is done: at once
+// when it is (the usual case), else from a host task of the device.
+void return_external(plugin::Device& device, std::function<void()> on_release, plugin::Deps after) noexcept {
+  if (!on_release) return;
+  std::vector<EventPtr> pending;
+  for (const EventPtr& e : after)
+    if (!finished(e)) pending.push_back(e);
+  const bool idle = pending.empty();
+  // The callback is the application's: an exception from it has no caller
+  // left to reach (the last handle is gone), so it is dropped.
+  auto run = [on_release = std::move(on_release), pending = std::move(pending)] {
+    for (const EventPtr& e : pending) {
+      try {
+        e->wait();
+      } catch (...) {
+        // Failed work is over too: the memory is free to go back.
+      }
+    }
+    try {
+      on_release();
+    } catch (...) {
+    }
+  };
+  if (idle) return run();
+  // The task itself waits, so a failed dependency cannot skip the release.
+  try {
+    (void)device.host_task(run, {});
+  } catch (...) {
+    run();  // no task could be queued: wait here
+  }
+}
+
 }  // namespace
 
 plugin::Device& host_device() {
@@ -94,9 +135,23 @@ Storage::~Storage() {
     if (copy.data == nullptr) continue;
     EventList after;
     copy.append_write_deps(after);
-    copy.device->release(copy.data, after.span());
-    copy.usage->remove(bytes_);
+    if (copy.external) {
+      // Not xylem's memory: neither freed nor counted in the usage.
+      return_external(*copy.device, std::move(copy.on_release), after.span());
+    } else {
+      copy.device->release(copy.data, after.span());
+      copy.usage->remove(bytes_);
+    }
   }
+}
+
+DeviceCopy& Storage::adopt(plugin::Device& device, void* data, std::function<void()> on_release) {
+  copies_.push_back(DeviceCopy{&device, data});
+  DeviceCopy& copy = copies_.back();
+  copy.external = true;
+  copy.on_release = std::move(on_release);
+  mark_written(copy, nullptr);
+  return copy;
 }
 
 DeviceCopy* Storage::find(const plugin::Device& device) noexcept {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -55,6 +56,10 @@ struct DeviceCopy {
   std::uint64_t version = 0;
   EventPtr last_write;          // the work that last wrote this copy
   std::vector<EventPtr> reads;  // work reading it since (a writer must wait for them)
+  // Memory lent by the application (interop::wrap): never freed by the
+  // device; this runs instead once the storage is gone and its work done.
+  bool external = false;
+  std::function<void()> on_release;
 
   void add_read(EventPtr event);
   // Events a writer of this copy must wait for.
@@ -93,6 +98,11 @@ class Storage {
   void make_current(DeviceCopy& copy);
   // After a write by `event` on `copy`: it alone is current.
   void mark_written(DeviceCopy& copy, EventPtr event);
+  // A copy on `device` holding the application's memory at `data`, current.
+  DeviceCopy& adopt(plugin::Device& device, void* data, std::function<void()> on_release);
+  // Something outside xylem wrote `copy` (ordered by the caller): it alone
+  // is current, its events stay as they are.
+  void mark_written_outside(DeviceCopy& copy) noexcept { copy.version = ++latest_; }
 
  private:
   // `host`: the host device, or null when there is none.

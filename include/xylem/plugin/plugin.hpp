@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "xylem/dtype.hpp"
+#include "xylem/error.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
 #include "xylem/layout.hpp"
@@ -88,12 +89,37 @@ class Device {
   [[nodiscard]] virtual EventPtr host_task(std::function<void()> fn, Deps deps) = 0;
 
   virtual void synchronize() = 0;
+
+  // Interop with memory and queues made outside xylem (xylem/interop.hpp).
+  // True where an allocation is an address (host or device pointer) that
+  // may be offset by bytes; false where it is an opaque handle (cl_mem).
+  [[nodiscard]] virtual bool addressable_memory() const noexcept { return false; }
+  // The native handle of the queue ops run on (a cudaStream_t, a
+  // cl_command_queue).
+  [[nodiscard]] virtual void* native_queue() { throw unsupported_interop("native_queue"); }
+  // Makes the external queue `consumer` wait, on the device, for deps.
+  virtual void export_to_queue(void* consumer, Deps deps) {
+    (void)consumer, (void)deps;
+    throw unsupported_interop("export_to");
+  }
+  // An event of this device's queues that completes after deps and after
+  // everything queued on the external queue `producer` so far.
+  [[nodiscard]] virtual EventPtr import_from_queue(void* producer, Deps deps) {
+    (void)producer, (void)deps;
+    throw unsupported_interop("import_from");
+  }
   [[nodiscard]] virtual MemoryStats memory_stats() const { return {}; }
   // Caps the bytes this device may hand out (BackendConfig::memory_limit);
   // returns false where the framework cannot enforce a limit.
   [[nodiscard]] virtual bool set_memory_limit(std::uint64_t bytes) {
     (void)bytes;
     return false;
+  }
+
+ private:
+  [[nodiscard]] Error unsupported_interop(const char* what) const {
+    return Error(ErrorCode::unsupported, "interop::" + std::string(what) + " on " + hardware().id() +
+                                             ": this framework does not exchange queues with other libraries");
   }
 };
 
