@@ -7,6 +7,7 @@
 // xylem (not addressable), so it also covers that branch.
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <numeric>
 #include <vector>
 
@@ -25,6 +26,16 @@ namespace interop = xylem::interop;
 
 class Interop : public ::testing::Test {
  protected:
+  // The application's side of the contract: memory stays until released.
+  // Tensors die with the test body; their releases (and any transfer
+  // still writing the memory) are waited for here, before `memory` goes.
+  void TearDown() override {
+    mirror.synchronize();
+    native.synchronize();
+  }
+  // Memory for a test, kept until the fixture is gone.
+  std::vector<float>& keep(std::vector<float> values) { return memory.emplace_back(std::move(values)); }
+
   // A wrap of `host` on native that counts its releases.
   Tensor wrap(std::vector<float>& host, const Layout& view) {
     return interop::wrap(native, host.data(), view, DType::f32, [this] { releases.fetch_add(1); });
@@ -34,10 +45,11 @@ class Interop : public ::testing::Test {
   Backend native = Backend::native();
   Backend mirror = xylem_test::mirror();
   std::atomic<int> releases{0};
+  std::deque<std::vector<float>> memory;  // a deque: references stay valid
 };
 
 TEST_F(Interop, WrapIsTheNativeCopy) {
-  std::vector<float> host{1, 2, 3, 4};
+  std::vector<float>& host = keep({1, 2, 3, 4});
   Tensor t = wrap(host);
   EXPECT_TRUE(t.is_current_on(native));
   EXPECT_EQ(t.version(), 1u);
@@ -47,7 +59,7 @@ TEST_F(Interop, WrapIsTheNativeCopy) {
 }
 
 TEST_F(Interop, PointerOfAViewIsItsFirstElement) {
-  std::vector<float> host(12);
+  std::vector<float>& host = keep(std::vector<float>(12));
   std::iota(host.begin(), host.end(), 0.0f);
   const std::int64_t dims[] = {2, 3}, strides[] = {4, 1};
   Tensor t = wrap(host, Layout::strided(dims, strides, 5));
@@ -57,7 +69,7 @@ TEST_F(Interop, PointerOfAViewIsItsFirstElement) {
 }
 
 TEST_F(Interop, NegativeStridesFromTheLowestElement) {
-  std::vector<float> host{0, 1, 2, 3, 4, 5};
+  std::vector<float>& host = keep({0, 1, 2, 3, 4, 5});
   const std::int64_t dims[] = {3}, strides[] = {-2};
   Tensor t = wrap(host, Layout::strided(dims, strides, 5));
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{5, 3, 1}));
@@ -65,7 +77,7 @@ TEST_F(Interop, NegativeStridesFromTheLowestElement) {
 }
 
 TEST_F(Interop, XylemWritesAreSeenAfterSynchronize) {
-  std::vector<float> host{1, -2, 3};
+  std::vector<float>& host = keep({1, -2, 3});
   Tensor t = wrap(host);
   xylem::neg(native, t, t);
   interop::synchronize(t, native);
@@ -74,7 +86,7 @@ TEST_F(Interop, XylemWritesAreSeenAfterSynchronize) {
 }
 
 TEST_F(Interop, WritesOnAnotherDeviceComeBackIntoTheMemory) {
-  std::vector<float> host{1, -2, 3};
+  std::vector<float>& host = keep({1, -2, 3});
   Tensor t = wrap(host);
   xylem::neg(mirror, t, t);
   EXPECT_FALSE(t.is_current_on(native));
@@ -84,7 +96,7 @@ TEST_F(Interop, WritesOnAnotherDeviceComeBackIntoTheMemory) {
 }
 
 TEST_F(Interop, MarkModifiedMakesOtherDevicesTransferAgain) {
-  std::vector<float> host{1, 2, 3};
+  std::vector<float>& host = keep({1, 2, 3});
   Tensor t = wrap(host);
   EXPECT_EQ(xylem::neg(mirror, t).to_vector<float>(), (std::vector<float>{-1, -2, -3}));
   const auto moved = t.transfers();
@@ -107,7 +119,7 @@ TEST_F(Interop, HostWritesIntoAPointerOfANewTensor) {
 }
 
 TEST_F(Interop, ReleaseRunsOnceWithNoWorkPending) {
-  std::vector<float> host{1, 2};
+  std::vector<float>& host = keep({1, 2});
   {
     Tensor t = wrap(host);
     Tensor view = t.slice(0, 1, 2);
@@ -118,7 +130,7 @@ TEST_F(Interop, ReleaseRunsOnceWithNoWorkPending) {
 }
 
 TEST_F(Interop, ReleaseWaitsForQueuedWork) {
-  std::vector<float> host{1, 2, 3};
+  std::vector<float>& host = keep({1, 2, 3});
   Tensor out(Layout{3}, DType::f32);
   {
     xylem::testing::Gate gate(native);
@@ -135,7 +147,7 @@ TEST_F(Interop, ReleaseWaitsForQueuedWork) {
 }
 
 TEST_F(Interop, ReleaseWaitsForAnotherDevice) {
-  std::vector<float> host{1, 2, 3};
+  std::vector<float>& host = keep({1, 2, 3});
   {
     Tensor t = wrap(host);
     xylem::testing::Gate gate(mirror);
@@ -150,7 +162,7 @@ TEST_F(Interop, ReleaseWaitsForAnotherDevice) {
 }
 
 TEST_F(Interop, EmptyReleaseIsAllowed) {
-  std::vector<float> host{1};
+  std::vector<float>& host = keep({1});
   Tensor t = interop::wrap(native, host.data(), Layout{1}, DType::f32, {});
   EXPECT_EQ(t.to_vector<float>(), host);
 }
@@ -175,7 +187,7 @@ TEST_F(Interop, BadViewsAreRefusedWithoutRelease) {
 }
 
 TEST_F(Interop, MarkModifiedNeedsACurrentCopy) {
-  std::vector<float> host{1, 2};
+  std::vector<float>& host = keep({1, 2});
   Tensor t = wrap(host);
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, interop::mark_modified(t, mirror));  // no memory there
   xylem::neg(mirror, t, t);
@@ -194,7 +206,7 @@ TEST_F(Interop, HandlesAreNotOffset) {
 }
 
 TEST_F(Interop, QueuesAreUnsupportedOnTheHost) {
-  std::vector<float> host{1};
+  std::vector<float>& host = keep({1});
   Tensor t = wrap(host);
   XY_EXPECT_ERROR(ErrorCode::unsupported, (void)interop::native_queue(native));
   XY_EXPECT_ERROR(ErrorCode::unsupported, interop::export_to(t, native, nullptr));
