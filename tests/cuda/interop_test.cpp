@@ -6,9 +6,11 @@
 // "[  SKIPPED ] cuda: <why>".
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -47,8 +49,8 @@ class CudaInterop : public ::testing::Test {
       GTEST_SKIP() << "cuda: " << e.what();
     }
     check(cudaSetDevice(backend->hardware().index), "cudaSetDevice");
-    check(cudaMalloc(&device, kCount * sizeof(float)), "cudaMalloc");
-    check(cudaMallocHost(&pinned, kCount * sizeof(float)), "cudaMallocHost");
+    check(cudaMalloc(reinterpret_cast<void**>(&device), kCount * sizeof(float)), "cudaMalloc");
+    check(cudaMallocHost(reinterpret_cast<void**>(&pinned), kCount * sizeof(float)), "cudaMallocHost");
     check(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaStreamCreateWithFlags(&consumer, cudaStreamNonBlocking), "cudaStreamCreate");
     values = xylem_test::random_vector<float>(rng, kCount, -1, 1);
