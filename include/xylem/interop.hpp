@@ -22,8 +22,8 @@
 namespace xylem::interop {
 
 /// A tensor whose copy on b's device is the application's memory at
-/// `data`: a host pointer on native, a device pointer on CUDA, a cl_mem on
-/// OpenCL. `view` indexes elements from `data` (offset and strides in
+/// `data`: a host pointer on native, a device pointer on CUDA, a cl_mem of
+/// b's context on OpenCL. `view` indexes elements from `data` (offset and strides in
 /// elements, any sign), so the memory from `data` up to the view's extent
 /// is the tensor's: to wrap an array with negative strides, pass the
 /// address of its lowest element and the first element's index as offset.
