@@ -161,6 +161,17 @@ TEST_F(Interop, ReleaseWaitsForAnotherDevice) {
   EXPECT_EQ(releases.load(), 1);
 }
 
+TEST_F(Interop, WrappedMemoryIsNotXylems) {
+  std::vector<float>& host = keep(std::vector<float>(1000, 1.0f));
+  const std::uint64_t before = native.memory().in_use;
+  {
+    Tensor t = wrap(host);
+    xylem::neg(native, t, t);
+    EXPECT_EQ(native.memory().in_use, before) << "the application's memory counted as xylem's";
+  }
+  EXPECT_EQ(native.memory().in_use, before);
+}
+
 TEST_F(Interop, EmptyReleaseIsAllowed) {
   std::vector<float>& host = keep({1});
   Tensor t = interop::wrap(native, host.data(), Layout{1}, DType::f32, {});
