@@ -62,13 +62,9 @@ ctest --test-dir build-fuzz --output-on-failure -j"$jobs" -L fuzz
 step "ThreadSanitizer (the runtime: unit tests of queue, coherence, futures, threads; the soak test)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_SANITIZE=thread \
   -DXYLEM_CUDA=OFF -DXYLEM_OPENCL=OFF -DXYLEM_BUILD_BENCH=OFF
-# Only what the tests labelled unit and soak need (every unit test's target
-# must be here, or ctest finds no executable): the conformance suite is the ASan step's.
-cmake --build build-tsan -j"$jobs" --target \
-  xylem_layout_test xylem_dtype_test xylem_plugin_test xylem_coherence_test xylem_movement_test \
-  xylem_async_test xylem_threads_test xylem_errors_test xylem_sizes_test xylem_program_cache_test \
-  xylem_core_alone_test xylem_safetensors_test xylem_idx_test xylem_loader_test xylem_interop_test \
-  xylem_soak_test
+# Only what the tests labelled unit and soak need (the target xylem_runtime_tests,
+# tests/CMakeLists.txt): the conformance suite is the ASan step's.
+cmake --build build-tsan -j"$jobs" --target xylem_runtime_tests
 # The soak test here is native only (OpenCL is off) and shorter than in the
 # Release step: TSan slows it about tenfold.
 XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
