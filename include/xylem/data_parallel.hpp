@@ -10,9 +10,10 @@
 /// wait for the buckets through the tensors' coherence, not the host.
 ///
 /// The model starts from rank 0's parameters and buffers (broadcast when
-/// the wrapper is made); each training forward broadcasts rank 0's buffers
-/// again (BatchNorm's running statistics, as PyTorch's broadcast_buffers),
-/// so every rank's weights stay identical. Batch statistics are each rank's
+/// the wrapper is made); each backward broadcasts rank 0's buffers again
+/// (BatchNorm's running statistics, which the forward updated from each
+/// rank's shard; PyTorch's broadcast_buffers), so every rank's weights stay
+/// identical after every step. The forward is the model's own. Batch statistics are each rank's
 /// own shard's (no SyncBatchNorm): a model with BatchNorm trains like one
 /// rank with a smaller batch for its normalisation, not bit for bit alike.
 #include <cstddef>
@@ -32,7 +33,7 @@ struct DataParallelOptions {
   /// parameter larger than this is a bucket of its own. Smaller buckets
   /// start reducing earlier in the backward pass, at more calls' cost.
   std::size_t bucket_bytes = std::size_t{25} << 20;
-  /// Broadcast rank 0's buffers at each training forward.
+  /// Broadcast rank 0's buffers at the end of each backward.
   bool broadcast_buffers = true;
 };
 
@@ -60,14 +61,12 @@ class DataParallel {
   /// This rank's rows of `batch` (a view of its first axis).
   [[nodiscard]] Tensor shard(const Tensor& batch, const Shard& rows) const;
 
-  /// The model's forward on this rank's input (after broadcasting the
-  /// buffers when training and the options say so).
-  Tensor forward(const Backend& b, const Tensor& x);
   /// The model's backward from dy, the gradient of this rank's mean loss
   /// over `rows`'s shard, enqueuing each bucket's all_reduce as soon as its
   /// gradients are made. Afterwards every rank's gradients are the gradient
   /// of the mean loss over the global batch (unequal shards weighted by
-  /// their rows). Returns dx.
+  /// their rows). Then broadcasts rank 0's buffers (when the options say
+  /// so). Returns dx.
   Tensor backward(const Backend& b, const Tensor& dy, const Shard& rows);
   /// Waits for the last backward's buckets; rethrows a reduction's error.
   void synchronize();

@@ -76,11 +76,6 @@ Tensor DataParallel::shard(const Tensor& batch, const Shard& rows) const {
   return batch.slice(0, rows.begin, rows.end);
 }
 
-Tensor DataParallel::forward(const Backend& b, const Tensor& x) {
-  if (options_.broadcast_buffers && model_.training()) broadcast_from_zero(comm_, buffer_values(model_));
-  return model_.forward(b, x);
-}
-
 void DataParallel::enqueue_bucket(const Backend& b, std::size_t bucket) {
   std::vector<Tensor> grads;
   for (std::size_t i : buckets_[bucket]) {
@@ -114,6 +109,8 @@ Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& r
       enqueue_bucket(b, next);
     }
   }
+  // The forward just updated each rank's buffers from its own shard.
+  if (options_.broadcast_buffers) broadcast_from_zero(comm_, buffer_values(model_));
   return g;
 }
 

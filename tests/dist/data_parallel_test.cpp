@@ -70,7 +70,7 @@ TEST(DataParallel, MatchesOneProcessAndStaysInSync) {
     const Tensor labels = train.labels.slice(0, step * kBatch, (step + 1) * kBatch);
 
     const parallel::Shard rows = ddp.shard(kBatch);
-    const Tensor logits = ddp.forward(b, ddp.shard(images, rows));
+    const Tensor logits = model.forward(b, ddp.shard(images, rows));
     const layers::Loss loss = layers::cross_entropy(b, logits, ddp.shard(labels, rows));
     ddp.backward(b, loss.grad, rows);
     optimizer.step(b);
