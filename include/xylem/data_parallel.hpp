@@ -91,7 +91,6 @@ class DataParallel {
   DataParallelOptions options_;
   std::vector<layers::Parameter*> params_;
   std::vector<std::vector<std::size_t>> buckets_;
-  std::vector<std::size_t> bucket_of_;     // parameter index -> bucket
   std::vector<std::size_t> first_layer_;   // bucket -> the earliest layer holding one of its parameters
   std::vector<Future<std::vector<Tensor>>> pending_;
 };

@@ -39,7 +39,6 @@ DataParallel::DataParallel(layers::Sequential& model, dist::Communicator comm, c
   std::vector<std::size_t> layer_of;
   for (std::size_t layer = 0; layer < model_.size(); ++layer)
     for (std::size_t k = 0; k < model_[layer].parameters().size(); ++k) layer_of.push_back(layer);
-  bucket_of_.assign(params_.size(), 0);
   std::size_t filled = 0;
   for (std::size_t i = params_.size(); i-- > 0;) {
     const std::size_t bytes = bytes_of(*params_[i]);
@@ -49,7 +48,6 @@ DataParallel::DataParallel(layers::Sequential& model, dist::Communicator comm, c
       filled = 0;
     }
     buckets_.back().push_back(i);
-    bucket_of_[i] = buckets_.size() - 1;
     first_layer_.back() = layer_of[i];
     filled += bytes;
   }
