@@ -25,10 +25,17 @@ norm, relu, max pool; conv 32->64, batch norm, relu, max pool; linear to
 the 10 classes) with Adam on the cross-entropy loss, printing the loss and
 the training and test accuracy after each epoch.
 
+Under `mpirun -np N` the N processes train one model data-parallel: each
+takes its shard of every batch, the gradients are averaged over the
+processes in buckets while the backward pass runs, and only rank 0 prints
+and writes files. --batch is the global batch, split among the ranks.
+Batch normalisation uses each rank's shard's statistics.
+
 options:
   --backend SPEC   native, opencl:0, cuda:0, ... (default: the best present)
   --epochs N       passes over the training images (default 8)
-  --batch N        images per step (default 64)
+  --batch N        images per step, over all ranks (default 64)
+  --bucket-kib N   gradient bucket size under mpirun, in KiB (default 64)
   --seed N         initial weights and shuffling (default 1)
   --limit N        use only the first N training and test images (default: all)
   --lr X           Adam's learning rate (default 0.001)
@@ -119,7 +126,7 @@ struct Pending {
   Tensor loss, logits, labels;
 };
 
-// An epoch's training loss and accuracy so far.
+// An epoch's training loss and accuracy so far, over this rank's shards.
 struct Tally {
   double loss_sum = 0;  // each batch's mean loss times its size
   std::int64_t hits = 0, seen = 0;
@@ -130,6 +137,16 @@ struct Tally {
     loss_sum += static_cast<double>(step.loss.to_vector<float>()[0]) * static_cast<double>(n);
     hits += correct(step.logits, labels);
     seen += n;
+  }
+  // Every rank's tally summed into each (collective).
+  void combine(const dist::Communicator& world) {
+    if (world.size() == 1) return;
+    const Tensor sums = Tensor::from(
+        std::vector<double>{loss_sum, static_cast<double>(hits), static_cast<double>(seen)});
+    const std::vector<double> all = world.all_reduce(sums).get().to_vector<double>();
+    loss_sum = all[0];
+    hits = static_cast<std::int64_t>(all[1]);
+    seen = static_cast<std::int64_t>(all[2]);
   }
   [[nodiscard]] double loss() const { return loss_sum / static_cast<double>(seen); }
   [[nodiscard]] double accuracy() const { return 100.0 * static_cast<double>(hits) / static_cast<double>(seen); }
@@ -169,6 +186,7 @@ TrainOptions parse_train_options(std::span<const std::string_view> args) {
       {"--backend", [&](auto, auto v) { o.backend = v; }},
       {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 0); }},
       {"--batch", [&](auto n, auto v) { o.batch = number<std::int64_t>(n, v, 1); }},
+      {"--bucket-kib", [&](auto n, auto v) { o.bucket_kib = number<std::int64_t>(n, v, 1); }},
       {"--seed", [&](auto n, auto v) { o.seed = number<std::uint64_t>(n, v, 0); }},
       {"--limit", [&](auto n, auto v) { o.limit = number<std::int64_t>(n, v, 1); }},
       {"--lr", [&](auto n, auto v) { o.lr = number<double>(n, v, 0.0); }},
@@ -188,7 +206,12 @@ TrainOptions parse_train_options(std::span<const std::string_view> args) {
   return o;
 }
 
-std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out, bool terminal) {
+std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::ostream& out_of_rank_0,
+                                             bool terminal) {
+  const dist::Communicator world = dist::Communicator::world();
+  const bool lead = world.rank() == 0;
+  std::ostream silent(nullptr);  // a stream with no buffer writes nothing
+  std::ostream& out = lead ? out_of_rank_0 : silent;
   const Backend b = options.backend.empty() ? Backend::best() : Backend::open(options.backend);
   const data::FashionMnist dataset(options.data);
   const data::Split train_split = first(dataset.train(), options.limit);
@@ -196,22 +219,33 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
   out << "train: " << b.id() << " (" << b.hardware().name << "), " << train_split.images.shape()[0]
       << " training and " << test_split.images.shape()[0] << " test images from " << dataset.directory().string()
       << "\n";
+  if (world.size() > 1)
+    out << "train: " << world.size() << " ranks over " << world.transport() << ", global batch " << options.batch
+        << "\n";
 
   Sequential model(make_layers(b, options.seed));
   if (!options.load.empty()) {
     layers::load_weights(options.load, model);
     out << "train: weights loaded from " << options.load.string() << "\n";
   }
+  // One rank trains the model itself; several wrap it (which also starts
+  // every rank from rank 0's weights).
+  std::optional<parallel::DataParallel> ddp;
+  if (world.size() > 1) {
+    parallel::DataParallelOptions dp;
+    dp.bucket_bytes = static_cast<std::size_t>(options.bucket_kib) << 10;
+    ddp.emplace(model, world, dp);
+  }
   optim::AdamOptions adam;
   adam.lr = options.lr;
   optim::Adam optimizer(model, adam);
   data::BatchLoader loader(train_split, options.batch, true, options.seed);
-  ProgressBar bar(out, terminal, "train", 0.2, 30);
+  ProgressBar bar(out, terminal && lead, "train", 0.2, 30);
   std::vector<EpochResult> results;
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     Tally tally;
-    std::int64_t step = 0;
+    std::int64_t step = 0, global_seen = 0;
     std::optional<Pending> pending;
     // Reads the pending step's results and shows them.
     auto settle = [&] {
@@ -220,26 +254,39 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
       char text[160];
       std::snprintf(text, sizeof text, "epoch %d/%d step %lld/%lld: loss %.4f, accuracy %.2f%%, %.0f samples/s", epoch,
                     options.epochs, static_cast<long long>(step), static_cast<long long>(loader.batches_per_epoch()),
-                    tally.loss(), tally.accuracy(), static_cast<double>(tally.seen) / seconds_since(start));
+                    tally.loss(), tally.accuracy(), static_cast<double>(global_seen) / seconds_since(start));
       bar.update(step, loader.batches_per_epoch(), text);
     };
     while (std::optional<data::Batch> batch = loader.next()) {
-      const Tensor logits = model.forward(b, batch->images);
-      const layers::Loss loss = layers::cross_entropy(b, logits, batch->labels);
-      model.backward(b, loss.grad);
+      const std::int64_t rows = batch->images.shape()[0];
+      Tensor images = batch->images, labels = batch->labels;
+      std::optional<parallel::Shard> shard;
+      if (ddp) {
+        shard = ddp->shard(rows);
+        images = ddp->shard(images, *shard);
+        labels = ddp->shard(labels, *shard);
+      }
+      const Tensor logits = model.forward(b, images);
+      const layers::Loss loss = layers::cross_entropy(b, logits, labels);
+      if (ddp)
+        ddp->backward(b, loss.grad, *shard);
+      else
+        model.backward(b, loss.grad);
       optimizer.step(b);
       optimizer.zero_grad();
       if (pending) settle();
       ++step;
-      pending = Pending{loss.value, logits, batch->labels};
+      global_seen += rows;
+      pending = Pending{loss.value, logits, labels};
     }
     settle();
     EpochResult r;
     r.epoch = epoch;
     r.seconds = seconds_since(start);
+    tally.combine(world);
     r.loss = tally.loss();
     r.train_accuracy = tally.accuracy();
-    r.samples_per_second = static_cast<double>(tally.seen) / r.seconds;
+    r.samples_per_second = static_cast<double>(global_seen) / r.seconds;
     r.test_accuracy = evaluate(b, model, test_split, options.batch);
     char line[200];
     std::snprintf(line, sizeof line,
@@ -247,19 +294,19 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
                   epoch, options.epochs, r.loss, r.train_accuracy, r.test_accuracy, r.seconds, r.samples_per_second);
     out << line << std::flush;
     results.push_back(r);
-    if (!options.curve.empty()) write_curve(options.curve, results);
+    if (lead && !options.curve.empty()) write_curve(options.curve, results);
   }
   if (options.epochs == 0) {
     char line[80];
     std::snprintf(line, sizeof line, "test accuracy %.2f%%\n", evaluate(b, model, test_split, options.batch));
     out << line << std::flush;
   }
-  if (!options.logits.empty()) {
+  if (lead && !options.logits.empty()) {
     save_logits(options.logits, b, model, dataset.test(), options.logit_images);
     out << "train: logits of the first " << std::min(options.logit_images, dataset.test().images.shape()[0])
         << " test images saved to " << options.logits.string() << "\n";
   }
-  if (!options.save.empty()) {
+  if (lead && !options.save.empty()) {
     layers::save_weights(options.save, model);
     out << "train: weights saved to " << options.save.string() << "\n";
   }

@@ -14,7 +14,8 @@ namespace xylem::cli {
 struct TrainOptions {
   std::string backend;                 // "native", "opencl:0"; empty: Backend::best()
   int epochs = 8;                      // passes over the training images
-  std::int64_t batch = 64;             // images per step
+  std::int64_t batch = 64;             // images per step, over all ranks
+  std::int64_t bucket_kib = 64;        // gradient bucket size when several ranks train
   std::uint64_t seed = 1;              // initial weights and shuffling
   std::int64_t limit = 0;              // the first `limit` training and test images; 0: all
   double lr = 1e-3;                    // Adam's learning rate

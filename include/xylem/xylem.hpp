@@ -18,6 +18,7 @@
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/data.hpp"
+#include "xylem/data_parallel.hpp"
 #include "xylem/dist.hpp"
 #include "xylem/dtype.hpp"
 #include "xylem/error.hpp"

@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,18 @@ void make_mpi_global() {
     (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
 }
 
+// Open MPI's libnbc runs every in-place MPI_Iallreduce (the call xylem
+// makes) as a binomial reduce then broadcast, which moves each byte twice
+// in sequence: about half of MPI_Allreduce's bandwidth from 256 KiB up.
+// Its ring algorithm matches MPI_Allreduce there (docs/BENCHMARKS.md).
+// Environment MCA settings are read at MPI_Init; a choice the user made
+// (mpirun --mca or the variable) is kept.
+void prefer_ring_iallreduce() {
+#ifdef OMPI_MAJOR_VERSION
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "ring", 0);
+#endif
+}
+
 plugin::dist::Transport* create_world(const char** error) {
   static std::string reason;
   int initialized = 0;
@@ -229,6 +242,7 @@ plugin::dist::Transport* create_world(const char** error) {
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
     make_mpi_global();
+    prefer_ring_iallreduce();
     int argc = 0;
     char** argv = nullptr;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
