@@ -18,7 +18,9 @@
 #                          scripts/torch_peer.py (PyTorch's figures) and
 #                          xylem_bench_cuda, then four alternating rounds of
 #                          the gemm and conv2d rows alone (scripts/gemm_rounds.py says
-#                          why), and prints a short table last.
+#                          why), and prints a short table last. ctest's
+#                          dist.cuda (xylem::dist on CUDA tensors: NCCL) runs
+#                          apart, verbose, into dist_cuda.log.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #   scripts/gpu.sh fashion there, scripts/gpu_fashion_mnist.sh on the build
 #                          (xylem train on CUDA against PyTorch; carry .fmnist too)
@@ -172,9 +174,14 @@ run() {
   # xylem with the build machine's CMake and compiler paths, which the GPU
   # image does not have; CI runs it where the build was made. docs.api
   # needs doxygen, which the image lacks (the headers are the same here).
-  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api)$') >"$out/ctest.log" 2>&1
+  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api|dist\.cuda)$') >"$out/ctest.log" 2>&1
   local ctest_rc=$?
   grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
+  echo "== xylem::dist on CUDA tensors (NCCL)"
+  grep -E '^ *nccl ' "$out/info.txt"
+  (cd "$build" && ctest -V -R '^dist\.cuda$') >"$out/dist_cuda.log" 2>&1
+  local nccl_rc=$?
+  grep -E 'NCCL|host transport here|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed' "$out/dist_cuda.log" | head -30
 
   local t_ctest=$((SECONDS - t0))
   echo "== compute-sanitizer memcheck, CUDA conformance tests"
@@ -221,6 +228,7 @@ run() {
   echo "================ summary ================"
   head -1 "$out/gpu.txt"
   echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
+  echo "dist.cuda (NCCL): $(grep -E '\[  (PASSED|FAILED) +\]' "$out/dist_cuda.log" | tail -2 | tr '\n' ' ')(rc $nccl_rc)"
   echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') $(grep -c '^\[       OK \]' "$out/memcheck.log") tests ok (rc $memcheck_rc)"
   echo "im2col:  $(grep -E '^\[  (PASSED|FAILED) ' "$out/im2col.log" | tr '\n' ' ') (rc $im2col_rc)"
   echo "cuDNN graph / legacy alone: $(grep -hE '^\[  (PASSED|FAILED) ' "$out/cudnn_graph.log" "$out/cudnn_legacy.log" | tr '\n' ' ') (rc $api_rc)"
@@ -231,7 +239,7 @@ run() {
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
   "$python" "$root/scripts/gemm_rounds.py" "$out"
   with_torch_cudnn
-  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $api_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+  [ $ctest_rc -eq 0 ] && [ $nccl_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $api_rc -eq 0 ] && [ $bench_rc -eq 0 ]
 }
 
 case "${1:-}" in
