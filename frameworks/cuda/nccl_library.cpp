@@ -48,15 +48,10 @@ Loaded load() {
   return r;
 }
 
-const Loaded& loaded() {
-  static const Loaded once = load();  // thread-safe initialisation
-  return once;
-}
-
 }  // namespace
 
 const NcclLibrary* nccl(std::string& why) {
-  const Loaded& l = loaded();
+  const Loaded& l = load_once<load>();
   if (!l.ok) {
     why = l.why_not;
     return nullptr;
@@ -65,7 +60,7 @@ const NcclLibrary* nccl(std::string& why) {
 }
 
 std::string nccl_description() {
-  const Loaded& l = loaded();
+  const Loaded& l = load_once<load>();
   if (!l.ok) return "NCCL not found (" + l.why_not + ")";
   return "NCCL " + version_text(l.lib.version) + (l.path.empty() ? "" : " (" + l.path + ")");
 }
