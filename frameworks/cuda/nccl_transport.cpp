@@ -92,37 +92,37 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
 
   DeviceWork all_reduce(void* data, std::size_t count, DType dtype, Reduction op, plugin::Deps deps,
                         Deadline deadline) override {
-    return call("all_reduce", deps, deadline, [&](cudaStream_t s) {
+    return call("all_reduce", count, deps, deadline, [&](cudaStream_t s) {
       return lib_.ncclAllReduce(data, data, count, nccl_type(dtype), nccl_op(op, dtype), comm_, s);
     });
   }
   DeviceWork broadcast(void* data, std::size_t bytes, int root, plugin::Deps deps, Deadline deadline) override {
-    return call("broadcast", deps, deadline,
+    return call("broadcast", bytes, deps, deadline,
                 [&](cudaStream_t s) { return lib_.ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, s); });
   }
   DeviceWork reduce(void* data, std::size_t count, DType dtype, Reduction op, int root, plugin::Deps deps,
                     Deadline deadline) override {
-    return call("reduce", deps, deadline, [&](cudaStream_t s) {
+    return call("reduce", count, deps, deadline, [&](cudaStream_t s) {
       return lib_.ncclReduce(data, data, count, nccl_type(dtype), nccl_op(op, dtype), root, comm_, s);
     });
   }
   DeviceWork all_gather(const void* in, void* out, std::size_t bytes, plugin::Deps deps,
                         Deadline deadline) override {
-    return call("all_gather", deps, deadline,
+    return call("all_gather", bytes, deps, deadline,
                 [&](cudaStream_t s) { return lib_.ncclAllGather(in, out, bytes, ncclUint8, comm_, s); });
   }
   DeviceWork reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, Reduction op,
                             plugin::Deps deps, Deadline deadline) override {
-    return call("reduce_scatter", deps, deadline, [&](cudaStream_t s) {
+    return call("reduce_scatter", count, deps, deadline, [&](cudaStream_t s) {
       return lib_.ncclReduceScatter(in, out, count, nccl_type(dtype), nccl_op(op, dtype), comm_, s);
     });
   }
   DeviceWork send(const void* data, std::size_t bytes, int peer, plugin::Deps deps, Deadline deadline) override {
-    return call("send", deps, deadline,
+    return call("send", bytes, deps, deadline,
                 [&](cudaStream_t s) { return lib_.ncclSend(data, bytes, ncclUint8, peer, comm_, s); });
   }
   DeviceWork recv(void* data, std::size_t bytes, int peer, plugin::Deps deps, Deadline deadline) override {
-    return call("recv", deps, deadline,
+    return call("recv", bytes, deps, deadline,
                 [&](cudaStream_t s) { return lib_.ncclRecv(data, bytes, ncclUint8, peer, comm_, s); });
   }
 
@@ -135,14 +135,18 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     Deadline deadline;
   };
 
+  // Enqueues one NCCL call of `elements` elements (none: nothing for NCCL
+  // to do, which the ranks agree on since they pass the same shapes; the
+  // op is still ordered like one).
   template <class Enqueue>
-  DeviceWork call(const char* what, plugin::Deps deps, Deadline deadline, Enqueue&& enqueue) {
+  DeviceWork call(const char* what, std::size_t elements, plugin::Deps deps, Deadline deadline, Enqueue&& enqueue) {
     const std::string name = "nccl " + std::string(what) + " on " + device_.hardware().id();
     const Deadline started = Clock::now();
     std::unique_lock lock(mutex_);
     if (!failure_.empty())
       throw Error(ErrorCode::communication, name + ": the NCCL group failed earlier and was aborted (" + failure_ + ")");
     EventPtr enqueued = device_.enqueue(what, deps, [&](cudaStream_t stream) {
+      if (elements == 0) return;
       ncclResult_t r = enqueue(stream);
       // A non-blocking communicator may still be placing the call on the
       // stream; the op's event must be numbered after it is there.
