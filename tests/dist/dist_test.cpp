@@ -426,7 +426,9 @@ TEST(CudaFailure, SharedGpu) {
     std::cout << "NCCL accepts two ranks on one GPU\n";
   } catch (const Error& e) {
     std::cout << "NCCL refuses two ranks on one GPU: " << e.what() << "\n";
-    EXPECT_TRUE(e.code() == ErrorCode::plugin_unavailable) << e.what();
+    EXPECT_TRUE(e.code() == ErrorCode::communication || e.code() == ErrorCode::timeout ||
+                e.code() == ErrorCode::plugin_unavailable)
+        << e.what();
   }
 }
 
