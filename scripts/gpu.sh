@@ -28,6 +28,8 @@
 #                          benchmark batches: xylem_bench_convnets --backend
 #                          cuda and bench/torch_convnets.py in f32, tf32 and
 #                          bf16, then the ratio table (scripts/convnets_compare.py)
+#   scripts/gpu.sh dist    there, ctest's dist.cuda alone (xylem::dist on CUDA
+#                          tensors: NCCL), verbose, into dist_cuda.log
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -131,6 +133,16 @@ with_torch_cudnn() {
   grep -E '^conv2d' "$out/torch_cudnn.log"
 }
 
+# ctest's dist.cuda (xylem::dist on CUDA tensors through NCCL), verbose,
+# into dist_cuda.log; sets nccl_rc.
+dist_cuda() {
+  echo "== xylem::dist on CUDA tensors (NCCL)"
+  "$build/bin/xylem" info 2>&1 | grep -E '^ *nccl '
+  (cd "$build" && ctest -V -R '^dist\.cuda$') >"$out/dist_cuda.log" 2>&1
+  nccl_rc=$?
+  grep -E 'NCCL|host transport here|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed' "$out/dist_cuda.log" | head -30
+}
+
 # A short check of the convolution engines: cudnn_apis, then one round of
 # the gemm and conv2d rows of PyTorch and xylem.
 conv() {
@@ -177,11 +189,7 @@ run() {
   (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api|dist\.cuda)$') >"$out/ctest.log" 2>&1
   local ctest_rc=$?
   grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
-  echo "== xylem::dist on CUDA tensors (NCCL)"
-  grep -E '^ *nccl ' "$out/info.txt"
-  (cd "$build" && ctest -V -R '^dist\.cuda$') >"$out/dist_cuda.log" 2>&1
-  local nccl_rc=$?
-  grep -E 'NCCL|host transport here|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed' "$out/dist_cuda.log" | head -30
+  dist_cuda
 
   local t_ctest=$((SECONDS - t0))
   echo "== compute-sanitizer memcheck, CUDA conformance tests"
@@ -248,8 +256,9 @@ case "${1:-}" in
   conv) conv ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
+  dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
   *)
-    sed -n '2,45p' "${BASH_SOURCE[0]}"
+    sed -n '2,48p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac
