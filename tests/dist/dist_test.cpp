@@ -269,6 +269,56 @@ TEST(Collectives, BadArgumentsThrowBeforeAnything) {
     XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().reduce_scatter(tensor_of({1}, DType::f32)));
 }
 
+// ---- the device road, on the test framework "mirror" -------------------
+// Its collectives serve a group of one (tests/plugins/mirror_collectives.*):
+// alone, its tensors stay on it; in a larger group every rank falls back
+// to the host transport, and the results are the same.
+
+TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
+  std::optional<Backend> mirror;
+  try {
+    mirror = Backend::open("mirror");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+  }
+  const int size = comm().size(), rank = comm().rank();
+  const auto twice = [](std::vector<double> v) {
+    for (auto& x : v) x *= 2;
+    return v;
+  };
+  const Tensor x = tensor_of(values_of(rank, 12, DType::f32, 600), DType::f32);
+  Tensor t = add(*mirror, x, x);  // written on mirror alone
+  (void)comm().all_reduce(t);     // not waited for: the next op is ordered after it
+  Tensor u = add(*mirror, t, t);
+  EXPECT_EQ(t.is_current_on(Backend::native()), size > 1) << "alone, the collective runs on mirror";
+  expect_near(twice(twice(reference(12, DType::f32, ReduceOp::sum, 600, size))), u.to_doubles(), DType::f32,
+              "mirror all_reduce then add");
+
+  Tensor g = comm().all_gather(add(*mirror, x, x)).get();
+  EXPECT_EQ(g.is_current_on(*mirror), size == 1);
+  std::vector<double> gathered;
+  for (int q = 0; q < size; ++q) {
+    auto v = twice(values_of(q, 12, DType::f32, 600));
+    gathered.insert(gathered.end(), v.begin(), v.end());
+  }
+  expect_near(gathered, g.to_doubles(), DType::f32, "mirror all_gather");
+}
+
+// A group on a device transport cannot be mixed with one on the host: in
+// the checked mode that is a mismatch, named, not a hang or garbage.
+TEST(DeviceRoad, HostAndDeviceTensorsOfOneCallAreAMismatch) {
+  if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::optional<Backend> mirror;
+  try {
+    mirror = Backend::open("mirror");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+  }
+  const Tensor x = tensor_of({1.0, 2.0}, DType::f32);
+  Tensor t = comm().rank() == 0 ? add(*mirror, x, x) : add(Backend::native(), x, x);
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().all_reduce(t).get());
+}
+
 // ---- CUDA tensors: NCCL, enqueued on the GPU's stream -------------------
 
 // This rank's GPU (rank modulo the GPUs), or why there is none.
@@ -559,6 +609,11 @@ TEST(Rendezvous, CudaRankNeverJoinsNcclTimesOut) {
   if (!nccl_missing().empty()) GTEST_SKIP() << nccl_missing();
   for (const auto& child : launch_group(2, "CudaFailure.RankNeverJoinsNccl", "3", "nccl_missing_rank"))
     EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, DeviceRoadFallsBackInAGroupOfThree) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  for (const auto& child : launch_group(3, "DeviceRoad.*", "30")) EXPECT_TRUE(child.passed()) << child.describe();
 }
 
 TEST(Rendezvous, NobodyListeningTimesOut) {
