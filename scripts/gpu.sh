@@ -18,7 +18,9 @@
 #                          scripts/torch_peer.py (PyTorch's figures) and
 #                          xylem_bench_cuda, then four alternating rounds of
 #                          the gemm and conv2d rows alone (scripts/gemm_rounds.py says
-#                          why), and prints a short table last.
+#                          why), and prints a short table last. ctest's
+#                          dist.cuda (xylem::dist on CUDA tensors: NCCL) runs
+#                          apart, verbose, into dist_cuda.log.
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #   scripts/gpu.sh fashion there, scripts/gpu_fashion_mnist.sh on the build
 #                          (xylem train on CUDA against PyTorch; carry .fmnist too)
@@ -26,6 +28,8 @@
 #                          benchmark batches: xylem_bench_convnets --backend
 #                          cuda and bench/torch_convnets.py in f32, tf32 and
 #                          bf16, then the ratio table (scripts/convnets_compare.py)
+#   scripts/gpu.sh dist    there, ctest's dist.cuda alone (xylem::dist on CUDA
+#                          tensors: NCCL), verbose, into dist_cuda.log
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -129,6 +133,16 @@ with_torch_cudnn() {
   grep -E '^conv2d' "$out/torch_cudnn.log"
 }
 
+# ctest's dist.cuda (xylem::dist on CUDA tensors through NCCL), verbose,
+# into dist_cuda.log; sets nccl_rc.
+dist_cuda() {
+  echo "== xylem::dist on CUDA tensors (NCCL)"
+  "$build/bin/xylem" info 2>&1 | grep -E '^ *nccl '
+  (cd "$build" && ctest -V -R '^dist\.cuda$') >"$out/dist_cuda.log" 2>&1
+  nccl_rc=$?
+  grep -E 'NCCL|host transport here|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed' "$out/dist_cuda.log" | head -30
+}
+
 # A short check of the convolution engines: cudnn_apis, then one round of
 # the gemm and conv2d rows of PyTorch and xylem.
 conv() {
@@ -172,9 +186,10 @@ run() {
   # xylem with the build machine's CMake and compiler paths, which the GPU
   # image does not have; CI runs it where the build was made. docs.api
   # needs doxygen, which the image lacks (the headers are the same here).
-  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api)$') >"$out/ctest.log" 2>&1
+  (cd "$build" && ctest --output-on-failure -j4 --timeout 300 -E '^(consumer\.install|docs\.api|dist\.cuda)$') >"$out/ctest.log" 2>&1
   local ctest_rc=$?
   grep -E "tests passed|Failed|\*\*\*|Not Run|Skipped" "$out/ctest.log" | tail -25
+  dist_cuda
 
   local t_ctest=$((SECONDS - t0))
   echo "== compute-sanitizer memcheck, CUDA conformance tests"
@@ -221,6 +236,7 @@ run() {
   echo "================ summary ================"
   head -1 "$out/gpu.txt"
   echo "ctest:   $(grep -E 'tests passed' "$out/ctest.log" | tail -1) (rc $ctest_rc)"
+  echo "dist.cuda (NCCL): $(grep -E '\[  (PASSED|FAILED) +\]' "$out/dist_cuda.log" | tail -2 | tr '\n' ' ')(rc $nccl_rc)"
   echo "memcheck: $(grep -E 'ERROR SUMMARY' "$out/memcheck.log" | tail -1) $(grep -E '^\[  (PASSED|FAILED) ' "$out/memcheck.log" | tr '\n' ' ') $(grep -c '^\[       OK \]' "$out/memcheck.log") tests ok (rc $memcheck_rc)"
   echo "im2col:  $(grep -E '^\[  (PASSED|FAILED) ' "$out/im2col.log" | tr '\n' ' ') (rc $im2col_rc)"
   echo "cuDNN graph / legacy alone: $(grep -hE '^\[  (PASSED|FAILED) ' "$out/cudnn_graph.log" "$out/cudnn_legacy.log" | tr '\n' ' ') (rc $api_rc)"
@@ -231,7 +247,7 @@ run() {
   [ $bench_rc -eq 0 ] || tail -5 "$out/bench.txt"
   "$python" "$root/scripts/gemm_rounds.py" "$out"
   with_torch_cudnn
-  [ $ctest_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $api_rc -eq 0 ] && [ $bench_rc -eq 0 ]
+  [ $ctest_rc -eq 0 ] && [ $nccl_rc -eq 0 ] && [ $memcheck_rc -eq 0 ] && [ $im2col_rc -eq 0 ] && [ $api_rc -eq 0 ] && [ $bench_rc -eq 0 ]
 }
 
 case "${1:-}" in
@@ -240,8 +256,9 @@ case "${1:-}" in
   conv) conv ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
+  dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
   *)
-    sed -n '2,45p' "${BASH_SOURCE[0]}"
+    sed -n '2,48p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

@@ -42,7 +42,8 @@ void print_info(std::ostream& os) {
   os << "xylem dist transports\n";
   for (const auto& t : dist::transports()) {
     os << "  " << std::left << std::setw(8) << t.name << ' '
-       << (t.available ? std::string("available") : "unavailable: " + t.reason) << "\n";
+       << (t.available ? "available" + (t.reason.empty() ? std::string() : ": " + t.reason)
+                       : "unavailable: " + t.reason) << "\n";
   }
   os << "best backend: " << Backend::best() << "\n";
 }

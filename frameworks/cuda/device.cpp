@@ -172,6 +172,15 @@ EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
   return compute_->advance_locked();
 }
 
+EventPtr CudaDevice::enqueue(std::string_view what, plugin::Deps deps,
+                             const std::function<void(cudaStream_t)>& commands) {
+  make_current();
+  wait_for(*compute_, deps, what);
+  std::lock_guard lock(compute_->mutex());
+  commands(compute_->stream());
+  return compute_->advance_locked();
+}
+
 EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
   std::vector<EventPtr> waits(deps.begin(), deps.end());
   // Queue order: after everything enqueued so far on either stream,

@@ -3,6 +3,7 @@
 // so uploads and downloads overlap with kernels), lazy events, caching
 // allocator, pinned staging buffers, cuBLAS state and kernel launches.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -45,6 +46,13 @@ class CudaDevice final : public plugin::Device {
   }
 
   [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+  // Makes this GPU the calling thread's current device.
+  void select() const { make_current(); }
+  // One op of a library that takes a stream (NCCL): `commands` enqueue it
+  // on the compute stream, after `deps`; returns its event. What
+  // `commands` throws leaves nothing numbered.
+  [[nodiscard]] EventPtr enqueue(std::string_view what, plugin::Deps deps,
+                                 const std::function<void(cudaStream_t)>& commands);
 
  private:
   void make_current() const;

@@ -9,6 +9,7 @@
 
 #include "check.hpp"
 #include "device.hpp"
+#include "nccl_transport.hpp"
 #include "ops/conv2d.hpp"
 #include "xylem/error.hpp"
 
@@ -63,6 +64,8 @@ class CudaFramework final : public plugin::Framework {
     if (!devices_[index]) devices_[index] = std::make_unique<CudaDevice>(hardware_[index], hardware_[index].index);
     return *devices_[index];
   }
+
+  plugin::dist::DeviceCollectives* collectives(std::string& why) override { return nccl_collectives(why); }
 
  private:
   std::vector<Hardware> hardware_;

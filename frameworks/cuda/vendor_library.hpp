@@ -18,4 +18,12 @@ struct VendorLibrary {
 // `soname` such as "libcublas.so.13"; `build_directory` may be nullptr.
 [[nodiscard]] VendorLibrary open_vendor_library(const std::string& soname, const char* build_directory);
 
+// What `Load()` returns (a library's function table, or why there is
+// none), computed by the first caller (thread-safe) and kept until exit.
+template <auto Load>
+[[nodiscard]] const auto& load_once() {
+  static const auto once = Load();
+  return once;
+}
+
 }  // namespace xylem::cuda

@@ -10,6 +10,9 @@
 /// optional module libxylem_mpi.so loads; else a TCP exchange bootstrapped
 /// from the environment (XYLEM_RANK, XYLEM_WORLD_SIZE, XYLEM_MASTER_ADDR,
 /// XYLEM_MASTER_PORT, as torchrun sets them); else a group of one.
+/// Tensors whose data lives on a CUDA GPU go through NCCL instead (loaded
+/// at run time), enqueued on the GPU's stream like an op, without a host
+/// synchronisation; the host transport above gives NCCL its group id.
 /// A rank that dies or never joins a call gives the others
 /// Error(timeout) (or Error(communication)) once the timeout passes.
 #include <chrono>
@@ -44,13 +47,20 @@ struct Options {
   /// dtype_mismatch naming both sides, instead of a hang or garbage. Costs
   /// one small exchange per call.
   bool checked = true;
+  /// Collectives on tensors whose data lives on a GPU: "nccl" (an error
+  /// where it cannot start), "host" (through the transport above: the
+  /// data goes to the host and back), or empty: NCCL when every rank of
+  /// the group can start it, else the host. Every rank passes the same.
+  std::string device;
 };
 
 /// A transport xylem may use, and why it cannot when it cannot.
 struct TransportInfo {
-  std::string name;    ///< "mpi", "tcp", "self"
+  std::string name;    ///< "mpi", "tcp", "self", "nccl"
   bool available = false;  ///< this build and machine can start it
-  std::string reason;  ///< why not, when unavailable
+  /// Why not, when unavailable; when available, what was found where it
+  /// says more than the name ("NCCL 2.21.5 (/usr/lib/.../libnccl.so.2)").
+  std::string reason;
 };
 
 /// Every transport, usable or not and why (what `xylem info` shows). Loads
@@ -77,7 +87,8 @@ class Communicator {
 
   [[nodiscard]] int rank() const;  ///< this process's place in the group, 0..size()-1
   [[nodiscard]] int size() const;  ///< how many ranks
-  [[nodiscard]] std::string_view transport() const;  ///< "mpi", "tcp", "self"
+  /// The host transport: "mpi", "tcp", "self" (GPU tensors may use NCCL).
+  [[nodiscard]] std::string_view transport() const;
   [[nodiscard]] std::chrono::milliseconds timeout() const;  ///< the limit on each call
 
   /// A sub-group (collective over this group): ranks with the same
@@ -105,7 +116,8 @@ class Communicator {
   /// block r of the combination, a new tensor of shape [n / size(), ...].
   Future<Tensor> reduce_scatter(const Tensor& t, ReduceOp op = ReduceOp::sum) const;
   /// Point to point: `t` to rank `peer`, which calls recv with the same
-  /// tag, dtype and shape. The future holds `t`.
+  /// tag, dtype and shape. The future holds `t`. On NCCL (GPU tensors)
+  /// tags are not matched: the calls between two ranks pair in order.
   Future<Tensor> send(const Tensor& t, int peer, int tag = 0) const;
   /// Point to point: `t` is overwritten with what `peer` sends.
   Future<Tensor> recv(const Tensor& t, int peer, int tag = 0) const;
@@ -114,6 +126,7 @@ class Communicator {
 
  private:
   explicit Communicator(std::shared_ptr<detail::Group> group) : group_(std::move(group)) {}
+  Future<Tensor> point_to_point(const Tensor& t, int peer, int tag, bool sending) const;
   [[nodiscard]] detail::Group& group() const;
   std::shared_ptr<detail::Group> group_;
 };

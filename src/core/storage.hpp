@@ -88,6 +88,7 @@ class Storage {
   [[nodiscard]] std::uint64_t transfers() const noexcept { return transfers_.load(std::memory_order_relaxed); }
 
   [[nodiscard]] DeviceCopy* find(const plugin::Device& device) noexcept;
+  [[nodiscard]] const std::deque<DeviceCopy>& copies() const noexcept { return copies_; }
   // Another copy than `copy` holds the latest version.
   [[nodiscard]] bool current_elsewhere(const DeviceCopy& copy) const noexcept;
   // The copy on `device`, made and allocated if needed (throws out_of_memory).

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "dist/average.hpp"
+#include "dist/device_link.hpp"
 #include "dist/group.hpp"
 #include "dist/host_work.hpp"
 #include "dist/work_queue.hpp"
@@ -16,10 +17,13 @@
 namespace xylem::dist {
 namespace {
 
-using detail::HostUse;
+using detail::TensorUse;
 using detail::Signature;
 using plugin::dist::Combine;
 using plugin::dist::Deadline;
+using plugin::dist::DeviceTransport;
+using plugin::dist::DeviceWork;
+using plugin::dist::Reduction;
 using plugin::dist::Transport;
 
 constexpr std::chrono::milliseconds kDefaultTimeout{300'000};
@@ -95,7 +99,7 @@ Future<Tensor> tensor_future(EventPtr done, Tensor value) {
 
 // Runs `body` on the work queue over the host copies of `uses`.
 using Body = std::function<void(Transport&, Deadline, std::span<std::byte* const>)>;
-EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<HostUse> uses, Signature signature,
+EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<TensorUse> uses, Signature signature,
                 Body body) {
   const std::string name = "dist::" + signature.call;
   return detail::enqueue_host_work(
@@ -108,10 +112,77 @@ EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<HostUse
 
 Signature signature_of(std::string call, const Tensor& t) { return Signature{std::move(call), describe(t), t.dtype()}; }
 
+Reduction reduction_of(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+      return Reduction::sum;
+    case ReduceOp::avg:
+      return Reduction::avg;
+    case ReduceOp::max:
+      return Reduction::max;
+    case ReduceOp::min:
+      return Reduction::min;
+  }
+  return Reduction::sum;
+}
+
+// A collective on device memory: the transport and the device it runs on.
+struct DeviceRoute {
+  std::shared_ptr<DeviceTransport> transport;
+  plugin::Device* device = nullptr;
+  explicit operator bool() const noexcept { return transport != nullptr; }
+};
+
+// The device transport for a call on `t` (its data on a GPU), or an empty
+// route for the host transport. In the checked mode the ranks first
+// compare the call with where it runs, so a rank with the tensor on the
+// host and one with it on a GPU get a mismatch instead of a hang.
+DeviceRoute route(const std::shared_ptr<detail::Group>& group, const Tensor& t, const Signature& signature) {
+  if (group->device() == "host") return {};
+  plugin::Device* device = detail::collective_device(t);
+  if (device == nullptr) return {};
+  if (group->checked()) {
+    Signature placed = signature;
+    placed.shape += " on " + device->hardware().framework;
+    detail::enqueue([&] { group->run(placed, [](Transport&, Deadline) {}); })->wait();
+  }
+  auto transport = detail::device_transport(*group, *device);
+  if (!transport) return {};
+  return DeviceRoute{std::move(transport), device};
+}
+
+// A bucket takes the device route when every tensor lives on one device.
+DeviceRoute bucket_route(const std::shared_ptr<detail::Group>& group, const std::vector<Tensor>& tensors,
+                         const Signature& signature) {
+  if (tensors.empty()) return {};
+  plugin::Device* first = detail::collective_device(tensors.front());
+  for (const Tensor& t : tensors)
+    if (first == nullptr || detail::collective_device(t) != first) return {};
+  return route(group, tensors.front(), signature);
+}
+
+// Enqueues one device call over `uses` on the route's device: ordered
+// after the tensors' last writes and reads there, recorded as their write
+// or read. Returns the event that completes when it is done (or fails).
+using DeviceBody = std::function<DeviceWork(DeviceTransport&, std::span<std::byte* const>, plugin::Deps, Deadline)>;
+EventPtr submit_device(const detail::Group& group, const DeviceRoute& r, std::span<const TensorUse> uses,
+                       const std::string& call, const DeviceBody& body) {
+  const std::string name = "dist::" + call;
+  detail::TensorUses prepared(*r.device, uses, name.c_str());
+  std::vector<EventPtr> deps = prepared.data_deps();
+  deps.insert(deps.end(), prepared.order_deps().begin(), prepared.order_deps().end());
+  DeviceWork work = body(*r.transport, prepared.data(), deps, plugin::dist::Clock::now() + group.timeout());
+  prepared.record(work.enqueued);
+  return work.done;
+}
+
 }  // namespace
 
 Communicator Communicator::world(const Options& options) {
   const auto timeout = timeout_of(options);
+  if (!options.device.empty() && options.device != "nccl" && options.device != "host")
+    throw Error(ErrorCode::invalid_argument,
+                "dist: no device transport '" + options.device + "' (nccl, host, or empty for the best)");
   static std::mutex mutex;
   static std::shared_ptr<detail::Link> link;
   std::shared_ptr<detail::Link> mine;
@@ -132,7 +203,7 @@ Communicator Communicator::world(const Options& options) {
     }
     mine = link;
   }
-  return Communicator(std::make_shared<detail::Group>(mine, timeout, options.checked));
+  return Communicator(std::make_shared<detail::Group>(mine, timeout, options.checked, options.device));
 }
 
 detail::Group& Communicator::group() const {
@@ -158,7 +229,7 @@ Communicator Communicator::split(int color, int key) const {
   done->wait();
   if (!*result) return Communicator(nullptr);
   auto link = std::make_shared<detail::Link>(std::shared_ptr<Transport>(std::move(*result)));
-  return Communicator(std::make_shared<detail::Group>(std::move(link), g.timeout(), g.checked()));
+  return Communicator(std::make_shared<detail::Group>(std::move(link), g.timeout(), g.checked(), g.device()));
 }
 
 Future<Tensor> Communicator::all_reduce(const Tensor& t, ReduceOp op) const {
@@ -166,7 +237,15 @@ Future<Tensor> Communicator::all_reduce(const Tensor& t, ReduceOp op) const {
   require_dense(t, call);
   require_reducible(t.dtype(), op, call);
   (void)group();
-  EventPtr done = submit(group_, {{t, true, true}}, signature_of(call, t),
+  const std::vector<TensorUse> uses{{t, true, true}};
+  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_device(*group_, r, uses, call,
+                                       [count = count_of(t), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
+                                                                                    auto d) {
+                                         return tr.all_reduce(data[0], count, dtype, reduction_of(op), deps, d);
+                                       }),
+                         t);
+  EventPtr done = submit(group_, uses, signature_of(call, t),
                          [count = count_of(t), dtype = t.dtype(), op](Transport& tr, Deadline d, auto data) {
                            reduce_in_place(tr, data[0], count, dtype, op, d);
                          });
@@ -175,7 +254,7 @@ Future<Tensor> Communicator::all_reduce(const Tensor& t, ReduceOp op) const {
 
 Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors, ReduceOp op) const {
   const std::string call = with("all_reduce", std::string(op_name(op)) + ", bucket");
-  std::vector<HostUse> uses;
+  std::vector<TensorUse> uses;
   std::string shapes;
   for (const Tensor& t : tensors) {
     require_dense(t, call);
@@ -184,6 +263,21 @@ Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors
     shapes += (shapes.empty() ? "" : ", ") + describe(t);
   }
   (void)group();
+  const Signature signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()};
+  if (const DeviceRoute r = bucket_route(group_, tensors, signature)) {
+    // One call per tensor, in order on one stream: the last one's end is
+    // the bucket's (a failure aborts the group and fails them all).
+    EventPtr done;
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+      done = submit_device(*group_, r, std::span(uses).subspan(i, 1), call,
+                           [count = count_of(tensors[i]), dtype = tensors[i].dtype(), op](auto& tr, auto data,
+                                                                                         auto deps, auto d) {
+                             return tr.all_reduce(data[0], count, dtype, reduction_of(op), deps, d);
+                           });
+    auto state = std::make_shared<xylem::detail::FutureState<std::vector<Tensor>>>();
+    state->value = std::move(tensors);
+    return Future<std::vector<Tensor>>(std::move(done), std::move(state));
+  }
   // One exchange per dtype: same-dtype tensors are packed into one buffer.
   std::vector<DType> dtypes;
   std::vector<std::size_t> counts;
@@ -192,7 +286,7 @@ Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors
     counts.push_back(count_of(t));
   }
   EventPtr done = submit(
-      group_, std::move(uses), Signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()},
+      group_, std::move(uses), signature,
       [dtypes, counts, op](Transport& tr, Deadline d, std::span<std::byte* const> data) {
         std::map<DType, std::vector<std::size_t>> by_dtype;
         for (std::size_t i = 0; i < dtypes.size(); ++i) by_dtype[dtypes[i]].push_back(i);
@@ -228,7 +322,15 @@ Future<Tensor> Communicator::broadcast(const Tensor& t, int root) const {
   require_dense(t, call);
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
-  EventPtr done = submit(group_, {{t, is_root, !is_root}}, signature_of(call, t),
+  const std::vector<TensorUse> uses{{t, is_root, !is_root}};
+  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(
+        submit_device(*group_, r, uses, call,
+                      [bytes = count_of(t) * size_of(t.dtype()), root](auto& tr, auto data, auto deps, auto d) {
+                        return tr.broadcast(data[0], bytes, root, deps, d);
+                      }),
+        t);
+  EventPtr done = submit(group_, uses, signature_of(call, t),
                          [bytes = count_of(t) * size_of(t.dtype()), root](Transport& tr, Deadline d, auto data) {
                            tr.broadcast(data[0], bytes, root, d);
                          });
@@ -241,7 +343,15 @@ Future<Tensor> Communicator::reduce(const Tensor& t, int root, ReduceOp op) cons
   require_reducible(t.dtype(), op, call);
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
-  EventPtr done = submit(group_, {{t, true, is_root}}, signature_of(call, t),
+  const std::vector<TensorUse> uses{{t, true, is_root}};
+  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_device(*group_, r, uses, call,
+                                       [count = count_of(t), dtype = t.dtype(), op, root](auto& tr, auto data,
+                                                                                          auto deps, auto d) {
+                                         return tr.reduce(data[0], count, dtype, reduction_of(op), root, deps, d);
+                                       }),
+                         t);
+  EventPtr done = submit(group_, uses, signature_of(call, t),
                          [count = count_of(t), dtype = t.dtype(), op, root](Transport& tr, Deadline d, auto data) {
                            tr.reduce(data[0], count, dtype, combine_of(op), root, d);
                            if (op == ReduceOp::avg && tr.rank() == root) detail::divide(data[0], count, dtype, tr.size());
@@ -255,7 +365,15 @@ Future<Tensor> Communicator::all_gather(const Tensor& t) const {
   std::vector<std::int64_t> dims{size()};
   dims.insert(dims.end(), t.shape().begin(), t.shape().end());
   Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
-  EventPtr done = submit(group_, {{t, true, false}, {out, false, true}}, signature_of(call, t),
+  const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
+  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_device(*group_, r, uses, call,
+                                       [bytes = count_of(t) * size_of(t.dtype())](auto& tr, auto data, auto deps,
+                                                                                  auto d) {
+                                         return tr.all_gather(data[0], data[1], bytes, deps, d);
+                                       }),
+                         out);
+  EventPtr done = submit(group_, uses, signature_of(call, t),
                          [bytes = count_of(t) * size_of(t.dtype())](Transport& tr, Deadline d, auto data) {
                            tr.all_gather(data[0], data[1], bytes, d);
                          });
@@ -273,7 +391,16 @@ Future<Tensor> Communicator::reduce_scatter(const Tensor& t, ReduceOp op) const 
   std::vector<std::int64_t> dims(t.shape().begin(), t.shape().end());
   dims[0] /= n;
   Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
-  EventPtr done = submit(group_, {{t, true, false}, {out, false, true}}, signature_of(call, t),
+  const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
+  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_device(*group_, r, uses, call,
+                                       [count = count_of(out), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
+                                                                                      auto d) {
+                                         return tr.reduce_scatter(data[0], data[1], count, dtype, reduction_of(op),
+                                                                  deps, d);
+                                       }),
+                         out);
+  EventPtr done = submit(group_, uses, signature_of(call, t),
                          [count = count_of(out), dtype = t.dtype(), op](Transport& tr, Deadline d, auto data) {
                            tr.reduce_scatter(data[0], data[1], count, dtype, combine_of(op), d);
                            if (op == ReduceOp::avg) detail::divide(data[1], count, dtype, tr.size());
@@ -281,28 +408,32 @@ Future<Tensor> Communicator::reduce_scatter(const Tensor& t, ReduceOp op) const 
   return tensor_future(std::move(done), out);
 }
 
-Future<Tensor> Communicator::send(const Tensor& t, int peer, int tag) const {
-  const std::string call = "send";
+Future<Tensor> Communicator::send(const Tensor& t, int peer, int tag) const { return point_to_point(t, peer, tag, true); }
+
+Future<Tensor> Communicator::recv(const Tensor& t, int peer, int tag) const { return point_to_point(t, peer, tag, false); }
+
+Future<Tensor> Communicator::point_to_point(const Tensor& t, int peer, int tag, bool sending) const {
+  const std::string call = sending ? "send" : "recv";
   require_dense(t, call);
   require_rank(peer, size(), "peer", call);
   // Point to point: no group-wide check (only two ranks take part).
-  auto g = std::make_shared<detail::Group>(group().link(), group().timeout(), false);
-  EventPtr done = submit(g, {{t, true, false}}, signature_of(call, t),
-                         [bytes = count_of(t) * size_of(t.dtype()), peer, tag](Transport& tr, Deadline d, auto data) {
-                           tr.send(data[0], bytes, peer, tag, d);
-                         });
-  return tensor_future(std::move(done), t);
-}
-
-Future<Tensor> Communicator::recv(const Tensor& t, int peer, int tag) const {
-  const std::string call = "recv";
-  require_dense(t, call);
-  require_rank(peer, size(), "peer", call);
-  auto g = std::make_shared<detail::Group>(group().link(), group().timeout(), false);
-  EventPtr done = submit(g, {{t, false, true}}, signature_of(call, t),
-                         [bytes = count_of(t) * size_of(t.dtype()), peer, tag](Transport& tr, Deadline d, auto data) {
-                           tr.recv(data[0], bytes, peer, tag, d);
-                         });
+  auto g = std::make_shared<detail::Group>(group().link(), group().timeout(), false, group().device());
+  const std::vector<TensorUse> uses{{t, sending, !sending}};
+  const std::size_t bytes = count_of(t) * size_of(t.dtype());
+  if (const DeviceRoute r = route(g, t, signature_of(call, t)))
+    return tensor_future(submit_device(*g, r, uses, call,
+                                       [bytes, peer, sending](auto& tr, auto data, auto deps, auto d) {
+                                         return sending ? tr.send(data[0], bytes, peer, deps, d)
+                                                        : tr.recv(data[0], bytes, peer, deps, d);
+                                       }),
+                         t);
+  EventPtr done = submit(g, uses, signature_of(call, t), [bytes, peer, tag, sending](Transport& tr, Deadline d, auto data) {
+    if (sending) {
+      tr.send(data[0], bytes, peer, tag, d);
+    } else {
+      tr.recv(data[0], bytes, peer, tag, d);
+    }
+  });
   return tensor_future(std::move(done), t);
 }
 

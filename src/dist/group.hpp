@@ -4,7 +4,9 @@
 // each call (the deadline, the checked mode, a transport that failed).
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "dist/check.hpp"
@@ -22,17 +24,28 @@ struct Link {
   ~Link();
   std::shared_ptr<plugin::dist::Transport> transport;
   std::string failure;
+
+  // The device transports over the same ranks (device_link.hpp), one per
+  // device, started on first use. Device calls are enqueued on the
+  // caller's thread, so these are under their own mutex.
+  struct DeviceSlot {
+    std::shared_ptr<plugin::dist::DeviceTransport> transport;  // null: the host transport serves the device
+    std::string why;  // when null
+  };
+  std::mutex devices_mutex;
+  std::map<const plugin::Device*, DeviceSlot> devices;
 };
 
 class Group {
  public:
-  Group(std::shared_ptr<Link> link, std::chrono::milliseconds timeout, bool checked)
-      : link_(std::move(link)), timeout_(timeout), checked_(checked) {}
+  Group(std::shared_ptr<Link> link, std::chrono::milliseconds timeout, bool checked, std::string device)
+      : link_(std::move(link)), timeout_(timeout), checked_(checked), device_(std::move(device)) {}
 
   [[nodiscard]] const std::shared_ptr<Link>& link() const noexcept { return link_; }
   [[nodiscard]] plugin::dist::Transport& transport() const noexcept { return *link_->transport; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   [[nodiscard]] bool checked() const noexcept { return checked_; }
+  [[nodiscard]] const std::string& device() const noexcept { return device_; }  // Options::device
 
   // On the work queue: refuses a failed link, compares signatures in the
   // checked mode, then runs `body` against the call's deadline. A timeout
@@ -44,6 +57,7 @@ class Group {
   std::shared_ptr<Link> link_;
   std::chrono::milliseconds timeout_;
   bool checked_;
+  std::string device_;
 };
 
 }  // namespace xylem::dist::detail

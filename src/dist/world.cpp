@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/plugin_loader.hpp"
+#include "core/registry.hpp"
 #include "dist/rendezvous.hpp"
 #include "dist/tcp_transport.hpp"
 #include "xylem/dist.hpp"
@@ -103,6 +104,17 @@ std::vector<TransportInfo> transports() {
   list.push_back({"mpi", mpi, mpi ? std::string() : reason});
   list.push_back({"tcp", true, {}});
   list.push_back({"self", true, {}});
+  // NCCL lives in the cuda plugin; asking loads the plugin and NCCL, but
+  // starts no communication.
+  TransportInfo nccl{"nccl", false, {}};
+  const xylem::detail::FrameworkEntry* cuda = xylem::detail::find_framework("cuda");
+  if (cuda == nullptr || !cuda->available()) {
+    nccl.reason = "no CUDA framework (" + (cuda ? cuda->reason : std::string("no cuda plugin")) + ")";
+  } else if (plugin::dist::DeviceCollectives* lib = cuda->framework->collectives(nccl.reason)) {
+    nccl.available = true;
+    nccl.reason = lib->description();
+  }
+  list.push_back(std::move(nccl));
   return list;
 }
 

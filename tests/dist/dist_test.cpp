@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <thread>
@@ -268,6 +269,219 @@ TEST(Collectives, BadArgumentsThrowBeforeAnything) {
     XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().reduce_scatter(tensor_of({1}, DType::f32)));
 }
 
+// ---- the device road, on the test framework "mirror" -------------------
+// Its collectives serve a group of one (tests/plugins/mirror_collectives.*):
+// alone, its tensors stay on it; in a larger group every rank falls back
+// to the host transport, and the results are the same.
+
+TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
+  std::optional<Backend> mirror;
+  try {
+    mirror = Backend::open("mirror");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+  }
+  const int size = comm().size(), rank = comm().rank();
+  const auto twice = [](std::vector<double> v) {
+    for (auto& x : v) x *= 2;
+    return v;
+  };
+  const Tensor x = tensor_of(values_of(rank, 12, DType::f32, 600), DType::f32);
+  Tensor t = add(*mirror, x, x);  // written on mirror alone
+  (void)comm().all_reduce(t);     // not waited for: the next op is ordered after it
+  Tensor u = add(*mirror, t, t);
+  EXPECT_EQ(t.is_current_on(Backend::native()), size > 1) << "alone, the collective runs on mirror";
+  expect_near(twice(twice(reference(12, DType::f32, ReduceOp::sum, 600, size))), u.to_doubles(), DType::f32,
+              "mirror all_reduce then add");
+
+  Tensor g = comm().all_gather(add(*mirror, x, x)).get();
+  EXPECT_EQ(g.is_current_on(*mirror), size == 1);
+  std::vector<double> gathered;
+  for (int q = 0; q < size; ++q) {
+    auto v = twice(values_of(q, 12, DType::f32, 600));
+    gathered.insert(gathered.end(), v.begin(), v.end());
+  }
+  expect_near(gathered, g.to_doubles(), DType::f32, "mirror all_gather");
+}
+
+// A group on a device transport cannot be mixed with one on the host: in
+// the checked mode that is a mismatch, named, not a hang or garbage.
+TEST(DeviceRoad, HostAndDeviceTensorsOfOneCallAreAMismatch) {
+  if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::optional<Backend> mirror;
+  try {
+    mirror = Backend::open("mirror");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+  }
+  const Tensor x = tensor_of({1.0, 2.0}, DType::f32);
+  Tensor t = comm().rank() == 0 ? add(*mirror, x, x) : add(Backend::native(), x, x);
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().all_reduce(t).get());
+}
+
+// ---- CUDA tensors: NCCL, enqueued on the GPU's stream -------------------
+
+// This rank's GPU (rank modulo the GPUs), or why there is none.
+std::optional<Backend> gpu(std::string& why) {
+  for (const auto& f : Backend::frameworks())
+    if (f.name == "cuda" && f.available && !f.hardware.empty())
+      return Backend::open("cuda:" + std::to_string(comm().rank() % int(f.hardware.size())));
+  why = "no CUDA GPU";
+  return std::nullopt;
+}
+
+int gpu_count() {
+  for (const auto& f : Backend::frameworks())
+    if (f.name == "cuda" && f.available) return int(f.hardware.size());
+  return 0;
+}
+
+std::string nccl_missing() {
+  for (const auto& t : dist::transports())
+    if (t.name == "nccl") return t.available ? std::string() : t.reason;
+  return "no nccl entry in dist::transports()";
+}
+
+// NCCL is required (an error fails the test) where it can run: every rank
+// on a GPU of its own (NCCL refuses two ranks of one group on one GPU).
+// Elsewhere CUDA tensors go through the host transport, and are checked
+// the same way.
+bool nccl_required() { return nccl_missing().empty() && comm().size() <= gpu_count(); }
+
+Communicator& cuda_comm() {
+  static Communicator c = Communicator::world({.device = nccl_required() ? "nccl" : ""});
+  return c;
+}
+
+// `host`'s values written on `b` (its copy there alone is current).
+Tensor on(const Backend& b, const Tensor& host) { return cast(b, host, host.dtype()); }
+
+TEST(CudaCollectives, EveryCollectiveEveryDtype) {
+  std::string why;
+  const auto cuda = gpu(why);
+  if (!cuda) GTEST_SKIP() << why;
+  if (!nccl_required())
+    std::cout << "CUDA tensors use the host transport here: "
+              << (nccl_missing().empty() ? "more ranks than GPUs" : nccl_missing()) << "\n";
+  Communicator& c = cuda_comm();
+  const int size = c.size(), rank = c.rank();
+  std::uint64_t salt = 2000;
+  for (DType dtype : kDtypes)
+    for (std::int64_t n : kSizes) {
+      for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max, ReduceOp::min}) {
+        ++salt;
+        if (op == ReduceOp::avg && dtype == DType::boolean) continue;
+        Tensor t = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+        (void)c.all_reduce(t, op).get();
+        if (n > 0 && nccl_required()) {
+          EXPECT_FALSE(t.is_current_on(Backend::native())) << "the result must stay on the GPU";
+        }
+        expect_near(reference(n, dtype, op, salt, size), t.to_doubles(), dtype, label("cuda all_reduce", dtype, n));
+      }
+      ++salt;
+      const int root = size - 1;
+      Tensor b = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+      (void)c.broadcast(b, root).get();
+      expect_near(values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("cuda broadcast", dtype, n));
+      const ReduceOp op = dtype == DType::boolean ? ReduceOp::min : ReduceOp::max;
+      Tensor r = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+      (void)c.reduce(r, 0, op).get();
+      expect_near(rank == 0 ? reference(n, dtype, op, salt, size) : values_of(rank, n, dtype, salt), r.to_doubles(),
+                  dtype, label("cuda reduce", dtype, n));
+      Tensor g = c.all_gather(on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype))).get();
+      std::vector<double> gathered;
+      for (int q = 0; q < size; ++q) {
+        auto v = values_of(q, n, dtype, salt);
+        gathered.insert(gathered.end(), v.begin(), v.end());
+      }
+      expect_near(gathered, g.to_doubles(), dtype, label("cuda all_gather", dtype, n));
+      const std::int64_t total = n * size;
+      Tensor s = c.reduce_scatter(on(*cuda, tensor_of(values_of(rank, total, dtype, salt), dtype)), op).get();
+      const auto whole = reference(total, dtype, op, salt, size);
+      expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
+                  label("cuda reduce_scatter", dtype, n));
+    }
+  EXPECT_NO_THROW(c.barrier()->wait());
+}
+
+TEST(CudaCollectives, ResultFeedsTheNextOpOnTheGpu) {
+  std::string why;
+  const auto cuda = gpu(why);
+  if (!cuda) GTEST_SKIP() << why;
+  Communicator& c = cuda_comm();
+  Tensor t = on(*cuda, tensor_of(values_of(c.rank(), 4099, DType::f32, 78), DType::f32));
+  std::vector<Tensor> bucket{on(*cuda, tensor_of(values_of(c.rank(), 5, DType::f64, 79), DType::f64)), t};
+  (void)c.all_reduce(bucket);  // not waited for: the add below is ordered after it on the GPU
+  Tensor doubled = add(*cuda, t, t);
+  auto want = reference(4099, DType::f32, ReduceOp::sum, 78, c.size());
+  for (auto& x : want) x *= 2;
+  expect_near(want, doubled.to_doubles(), DType::f32, "cuda all_reduce then add");
+  expect_near(reference(5, DType::f64, ReduceOp::sum, 79, c.size()), bucket[0].to_doubles(), DType::f64, "bucket");
+}
+
+TEST(CudaCollectives, SendRecv) {
+  std::string why;
+  const auto cuda = gpu(why);
+  if (!cuda) GTEST_SKIP() << why;
+  Communicator& c = cuda_comm();
+  // NCCL pairs a send to oneself only inside a group call, which one
+  // enqueued call is not.
+  if (c.size() < 2) GTEST_SKIP() << "needs two ranks";
+  const int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
+  Tensor mine = on(*cuda, tensor_of(values_of(c.rank(), 33, DType::f32, 90), DType::f32));
+  Tensor got = on(*cuda, tensor_of(std::vector<double>(33, 0.0), DType::f32));
+  if (c.rank() % 2 == 0) {
+    (void)c.send(mine, next).get();
+    (void)c.recv(got, prev).get();
+  } else {
+    (void)c.recv(got, prev).get();
+    (void)c.send(mine, next).get();
+  }
+  expect_near(values_of(prev, 33, DType::f32, 90), got.to_doubles(), DType::f32, "cuda send/recv");
+}
+
+// Run by Rendezvous.CudaRankNeverJoinsNcclTimesOut: rank 0 starts NCCL;
+// rank 1 answers the host side of the start (the agreement and the id,
+// through the same host calls the library makes, unchecked) but never
+// joins the NCCL group, as a rank that hangs before NCCL would. Rank 0 must
+// get Error(timeout) by its deadline, not hang in ncclCommInitRankConfig.
+TEST(CudaFailure, RankNeverJoinsNccl) {
+  if (!xylem_test::is_child("nccl_missing_rank")) GTEST_SKIP() << "run by Rendezvous.CudaRankNeverJoinsNcclTimesOut";
+  Communicator c = Communicator::world({.checked = false, .device = "nccl"});
+  const auto limit = c.timeout();
+  if (c.rank() == 1) {
+    (void)c.all_reduce(Tensor::from(std::vector<std::int32_t>{1}), ReduceOp::min).get();
+    (void)c.broadcast(Tensor::from(std::vector<std::int64_t>{0}), 0).get();
+    (void)c.broadcast(tensor_of(std::vector<double>(128, 0.0), DType::u8), 0).get();
+    std::this_thread::sleep_for(limit + std::chrono::seconds(2));
+    return;
+  }
+  std::string why;
+  const auto cuda = gpu(why);
+  ASSERT_TRUE(cuda) << why;
+  Tensor t = on(*cuda, tensor_of({1.0, 2.0}, DType::f32));
+  const auto start = std::chrono::steady_clock::now();
+  XY_EXPECT_ERROR(ErrorCode::timeout, (void)c.all_reduce(t).get());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, limit + std::chrono::seconds(5));
+}
+
+TEST(CudaFailure, SharedGpu) {
+  if (!xylem_test::is_child("nccl_shared_gpu")) GTEST_SKIP() << "run by Rendezvous.CudaTwoProcessesOnOneGpu";
+  Communicator c = Communicator::world({.device = "nccl"});
+  const Backend cuda = Backend::open("cuda:0");
+  Tensor t = on(cuda, tensor_of({1.0, 2.0}, DType::f32));
+  try {
+    (void)c.all_reduce(t).get();
+    expect_near({2.0, 4.0}, t.to_doubles(), DType::f32, "all_reduce of two ranks on one GPU");
+    std::cout << "NCCL accepts two ranks on one GPU\n";
+  } catch (const Error& e) {
+    std::cout << "NCCL refuses two ranks on one GPU: " << e.what() << "\n";
+    EXPECT_TRUE(e.code() == ErrorCode::communication || e.code() == ErrorCode::timeout ||
+                e.code() == ErrorCode::plugin_unavailable)
+        << e.what();
+  }
+}
+
 // Run on its own (a failed group cannot be used again): the last rank
 // skips a collective; the others must get Error(timeout) within the
 // timeout (XYLEM_DIST_TIMEOUT, set short by the test's command), then
@@ -355,6 +569,51 @@ TEST(Rendezvous, DeadRankIsACommunicationError) {
   if (launched()) GTEST_SKIP() << "already in a group";
   const auto children = launch_group(2, "Dying.*", "30", "dying");
   EXPECT_TRUE(children[0].passed()) << children[0].describe();
+}
+
+// 1..4 processes of CUDA tensors: NCCL where each has a GPU of its own, the
+// host transport otherwise (then the test prints why).
+TEST(Rendezvous, CudaGroupsOfOneToFour) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  std::string why;
+  if (!gpu(why)) GTEST_SKIP() << why;
+  for (int n = 1; n <= 4; ++n)
+    for (const auto& child : launch_group(n, "CudaCollectives.*", "60")) {
+      EXPECT_TRUE(child.passed()) << n << " processes: " << child.describe();
+      if (const auto at = child.output.find("host transport here"); at != std::string::npos)
+        std::cout << n << " processes: CUDA tensors use the " << child.output.substr(at, child.output.find('\n', at) - at) << "\n";
+    }
+}
+
+// Two processes on one GPU with NCCL required: NCCL either forms the
+// group or refuses it (two ranks on one GPU), which must be a typed error
+// on both ranks, by the deadline, not a hang.
+TEST(Rendezvous, CudaTwoProcessesOnOneGpu) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  std::string why;
+  if (!gpu(why)) GTEST_SKIP() << why;
+  if (!nccl_missing().empty()) GTEST_SKIP() << nccl_missing();
+  for (const auto& child : launch_group(2, "CudaFailure.SharedGpu", "30", "nccl_shared_gpu")) {
+    EXPECT_TRUE(child.passed()) << child.describe();
+    // What NCCL said, for the log.
+    for (const char* said : {"NCCL accepts", "NCCL refuses"})
+      if (const auto at = child.output.find(said); at != std::string::npos)
+        std::cout << child.output.substr(at, child.output.find('\n', at) - at) << "\n";
+  }
+}
+
+TEST(Rendezvous, CudaRankNeverJoinsNcclTimesOut) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  std::string why;
+  if (!gpu(why)) GTEST_SKIP() << why;
+  if (!nccl_missing().empty()) GTEST_SKIP() << nccl_missing();
+  for (const auto& child : launch_group(2, "CudaFailure.RankNeverJoinsNccl", "3", "nccl_missing_rank"))
+    EXPECT_TRUE(child.passed()) << child.describe();
+}
+
+TEST(Rendezvous, DeviceRoadFallsBackInAGroupOfThree) {
+  if (launched()) GTEST_SKIP() << "already in a group";
+  for (const auto& child : launch_group(3, "DeviceRoad.*", "30")) EXPECT_TRUE(child.passed()) << child.describe();
 }
 
 TEST(Rendezvous, NobodyListeningTimesOut) {

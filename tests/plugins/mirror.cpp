@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "mirror_collectives.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/math.h"
 #include "xylem/plugin/plugin.hpp"
@@ -364,6 +365,7 @@ class MirrorFramework final : public xylem::plugin::Framework {
     std::call_once(once_, [&] { device_ = std::make_unique<MirrorDevice>(hardware_[0]); });
     return *device_;
   }
+  xylem::plugin::dist::DeviceCollectives* collectives(std::string&) override { return &mirror::collectives(); }
 
  private:
   std::vector<xylem::Hardware> hardware_;

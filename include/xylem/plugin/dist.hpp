@@ -13,9 +13,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "xylem/dtype.hpp"
+#include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::plugin::dist {
@@ -60,6 +64,64 @@ class Transport {
   // The ranks that give the same `color` form a new group, ordered by
   // `key`, then by rank here. A negative color joins no group: null.
   [[nodiscard]] virtual std::unique_ptr<Transport> split(int color, int key, Deadline deadline) = 0;
+};
+
+// How a device transport combines: the device library averages itself
+// (NCCL's ncclAvg), which the core cannot do on device memory.
+enum class Reduction { sum, avg, max, min };
+
+// A device collective in flight: `enqueued` orders it on the device like an
+// op (the tensors' coherence records it as their write or read, so later
+// ops wait for it on the device, not on the host); `done` completes when
+// it has finished there, or fails with Error(timeout) once its deadline
+// passes (the group is then aborted) or Error(communication) when a peer
+// fails. The caller's future holds `done`.
+struct DeviceWork {
+  EventPtr enqueued;
+  EventPtr done;
+};
+
+// A group of ranks over one device's memory (NCCL on CUDA). Each call is
+// enqueued on the device's queue after `deps`, without waiting on the host
+// for the device, collective over the group, in the same order on every
+// rank. Thread-safe. `count` elements of `dtype`, or `bytes`.
+class DeviceTransport {
+ public:
+  virtual ~DeviceTransport() = default;
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;  // "nccl"
+  // The same calls as Transport's, for every dtype, bool combined as
+  // there (sum and max "or", min "and"); point to point has no tag
+  // (messages between two ranks arrive in order).
+  virtual DeviceWork all_reduce(void* data, std::size_t count, DType dtype, Reduction op, Deps deps,
+                                Deadline deadline) = 0;
+  virtual DeviceWork broadcast(void* data, std::size_t bytes, int root, Deps deps, Deadline deadline) = 0;
+  virtual DeviceWork reduce(void* data, std::size_t count, DType dtype, Reduction op, int root, Deps deps,
+                            Deadline deadline) = 0;
+  virtual DeviceWork all_gather(const void* in, void* out, std::size_t bytes, Deps deps, Deadline deadline) = 0;
+  virtual DeviceWork reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, Reduction op,
+                                    Deps deps, Deadline deadline) = 0;
+  virtual DeviceWork send(const void* data, std::size_t bytes, int peer, Deps deps, Deadline deadline) = 0;
+  virtual DeviceWork recv(void* data, std::size_t bytes, int peer, Deps deps, Deadline deadline) = 0;
+};
+
+// A framework's collective library (NCCL for CUDA), loaded at run time.
+// A group starts from an id one rank makes and the host transport gives
+// to the others.
+class DeviceCollectives {
+ public:
+  virtual ~DeviceCollectives() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;  // "nccl"
+  // "NCCL 2.21.5 (/usr/lib/x86_64-linux-gnu/libnccl.so.2)".
+  [[nodiscard]] virtual std::string description() const = 0;
+  // A new group's id (ncclGetUniqueId), made on one rank.
+  [[nodiscard]] virtual std::vector<std::byte> new_group_id() = 0;
+  // This process's rank `rank` of the `size` ranks sharing `id`, on
+  // `device`. Collective: every rank joins, each by `deadline`
+  // (Error(timeout) after it, the half-made group aborted).
+  [[nodiscard]] virtual std::unique_ptr<DeviceTransport> join(std::span<const std::byte> id, Device& device,
+                                                              int rank, int size, Deadline deadline) = 0;
 };
 
 // The one reduction formula every host transport uses: into[i] =

@@ -31,6 +31,10 @@ class Backend;
 
 namespace xylem::plugin {
 
+namespace dist {
+class DeviceCollectives;
+}
+
 // The layout of XylemPluginInfo below; the loader reads nothing else of a
 // plugin whose api_version differs.
 inline constexpr std::uint32_t kApiVersion = 3;
@@ -132,6 +136,13 @@ class Framework {
   [[nodiscard]] virtual std::string unavailable_reason() const { return {}; }
   // Opens hardware()[index] on first call; the framework keeps it.
   [[nodiscard]] virtual Device& device(std::size_t index) = 0;
+  // Collectives between processes on this framework's devices (NCCL for
+  // CUDA; plugin/dist.hpp), loaded on first call; null with `why` where the
+  // framework or the machine has none.
+  [[nodiscard]] virtual dist::DeviceCollectives* collectives(std::string& why) {
+    why = name() + " has no device collectives";
+    return nullptr;
+  }
 };
 
 // Builds each op set's Package once per device, on first use, thread-safe.
