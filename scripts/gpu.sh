@@ -26,6 +26,12 @@
 #                          benchmark batches: xylem_bench_convnets --backend
 #                          cuda and bench/torch_convnets.py in f32, tf32 and
 #                          bf16, then the ratio table (scripts/convnets_compare.py)
+#   scripts/gpu.sh python  there, the Python package on CUDA: builds the module
+#                          alone (python/standalone) for the GPU machine's
+#                          Python against the carried libxylem, then
+#                          scripts/gpu_python.py (DLPack with PyTorch, CuPy,
+#                          JAX) and bench/python_small_op.py beside
+#                          xylem_bench_cuda's figures.
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -161,6 +167,26 @@ convnets() {
   return $rc
 }
 
+# The module for this machine's Python (nanobind from its venv), the
+# DLPack checks, and the Python benchmark against the C++ one.
+python_checks() {
+  setup
+  local module=$build-python rc=0
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S "$root/python/standalone" -B "$module" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DXYLEM_BUILD="$build" -DPython_EXECUTABLE="$python" >"$out/python_build.log" 2>&1 &&
+    cmake --build "$module" -j"$(nproc)" >>"$out/python_build.log" 2>&1 || { tail -20 "$out/python_build.log"; return 1; }
+  export PYTHONPATH=$module
+  echo "== DLPack with PyTorch, CuPy, JAX"
+  "$python" "$root/scripts/gpu_python.py" 2>&1 | tee "$out/gpu_python.log" || rc=1
+  echo "== Python small ops and large ops against C++"
+  "$build/bin/xylem_bench_cuda" --quick --json "$out/xylem_quick.json" >"$out/bench_quick.log" 2>&1
+  "$python" "$root/bench/python_small_op.py" --backends cuda --gemm 1024 --elements $((1 << 22)) \
+    --cxx "$out/xylem_quick.json" --json "$out/python_small_op.json" 2>&1 | tee "$out/python_small_op.log" || rc=1
+  return $rc
+}
+
 run() {
   setup
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
@@ -238,10 +264,11 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   conv) conv ;;
+  python) python_checks ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   *)
-    sed -n '2,45p' "${BASH_SOURCE[0]}"
+    sed -n '2,50p' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac
