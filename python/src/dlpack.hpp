@@ -1,7 +1,10 @@
 #pragma once
 // The DLPack ABI (dlpack.h of dmlc/dlpack, version 1.x): the structs a
-// capsule carries between array libraries. Declared here rather than
-// taken from nanobind, whose copy has no versioned struct.
+// capsule carries between array libraries. Declared here and used
+// directly rather than through nb::ndarray: nanobind keeps its versioned
+// struct private (and older nanobinds lack it), and its export cannot
+// order the consumer's CUDA stream after xylem's queue, which
+// __dlpack__(stream=...) must.
 #include <cstdint>
 
 namespace xylem::python::dlpack {
