@@ -30,6 +30,12 @@
 #                          bf16, then the ratio table (scripts/convnets_compare.py)
 #   scripts/gpu.sh dist    there, ctest's dist.cuda alone (xylem::dist on CUDA
 #                          tensors: NCCL), verbose, into dist_cuda.log
+#   scripts/gpu.sh python  there, the Python package on CUDA: builds the module
+#                          alone (python/standalone) for the GPU machine's
+#                          Python against the carried libxylem, then
+#                          scripts/gpu_python.py (DLPack with PyTorch, CuPy,
+#                          JAX) and bench/python_small_op.py beside
+#                          xylem_bench_cuda's figures.
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -54,8 +60,11 @@ build=${XYLEM_GPU_BUILD:-/tmp/xylem-gpu}
 
 pack() {
   set -e
-  mkdir -p "$root/.git/info"
-  grep -qxF '/.gpu/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu/' >>"$root/.git/info/exclude"
+  # The repository's exclude file (a worktree's .git is a file that points to it).
+  local exclude
+  exclude=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir)/info/exclude
+  mkdir -p "$(dirname "$exclude")"
+  grep -qxF '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DXYLEM_CUDA=ON \
     -DXYLEM_BUILD_TESTS=ON -DXYLEM_BUILD_BENCH=ON
   # XYLEM_GPU_TARGETS: build only these (say "xylem_cuda xylem_bench_convnets"
@@ -78,7 +87,7 @@ pack() {
     grep -hvE "^$build/|/libxylem[^/]*\.so|/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|ld-linux[^/]*)\.so|/libcu(blas|blasLt|dart|da)\.so" |
     while read -r lib; do cp -L "$lib" "$pack/deps/"; done
   # The device tool carries at most 64 MiB: the pack goes compressed.
-  grep -qxF '/.gpu.tar.xz' "$root/.git/info/exclude" || echo '/.gpu.tar.xz' >>"$root/.git/info/exclude"
+  grep -qxF '/.gpu.tar.xz' "$exclude" || echo '/.gpu.tar.xz' >>"$exclude"
   tar -C "$root" -cf - .gpu | xz -T0 -6 >"$root/.gpu.tar.xz"
   echo "packed into $pack: $(du -sh "$pack" | cut -f1) ($(ls "$pack/deps" | tr '\n' ' ')); carry .gpu.tar.xz ($(du -sh "$root/.gpu.tar.xz" | cut -f1))"
 }
@@ -175,6 +184,28 @@ convnets() {
   return $rc
 }
 
+# The module for this machine's Python (nanobind from its venv), the
+# DLPack checks, and the Python benchmark against the C++ one.
+python_checks() {
+  setup
+  local module=$build-python rc=0
+  local generator=()
+  command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S "$root/python/standalone" -B "$module" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DXYLEM_BUILD="$build" -DPython_EXECUTABLE="$python" >"$out/python_build.log" 2>&1 &&
+    cmake --build "$module" -j"$(nproc)" >>"$out/python_build.log" 2>&1 || { tail -20 "$out/python_build.log"; return 1; }
+  export PYTHONPATH=$module
+  echo "== DLPack with PyTorch, CuPy, JAX"
+  "$python" "$root/scripts/gpu_python.py" 2>&1 | tee "$out/gpu_python.log" || rc=1
+  echo "== Python small ops and large ops against C++"
+  local cxx=()
+  "$build/bin/xylem_bench_cuda" --quick --json "$out/xylem_quick.json" >"$out/bench_quick.log" 2>&1 &&
+    cxx=(--cxx "$out/xylem_quick.json")
+  "$python" "$root/bench/python_small_op.py" --backends cuda --gemm 1024 --elements $((1 << 22)) "${cxx[@]}" \
+    --json "$out/python_small_op.json" 2>&1 | tee "$out/python_small_op.log" || rc=1
+  return $rc
+}
+
 run() {
   setup
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
@@ -254,11 +285,13 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   conv) conv ;;
+  python) python_checks ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
   *)
-    sed -n '2,48p' "${BASH_SOURCE[0]}"
+    # The comment block at the top of this file is the usage.
+    awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

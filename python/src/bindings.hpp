@@ -20,6 +20,7 @@ void bind_backend(nb::module_& m);
 void bind_future(nb::module_& m);
 void bind_tensor(nb::module_& m);
 void bind_numpy(nb::module_& m);
+void bind_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_creation(nb::module_& m);
 void bind_math(nb::module_& m);
 void bind_blas(nb::module_& blas);
@@ -35,13 +36,17 @@ void bind_optim(nb::module_& optim);
 // random seed at first use; xylem.seed() restarts it).
 [[nodiscard]] std::shared_ptr<Generator> generator_or_default(Generator* given);
 
-// The seam between NumPy (or any array-like) and tensors: the only two
-// places data crosses, one each way. Both copy now; zero-copy goes here.
-// A tensor of obj's data (converted to `dtype` when given), on the host.
+// The seam between NumPy (or any array-like) and tensors.
+// A tensor of obj's data (converted to `dtype` when given), on the host:
+// a NumPy array's own memory where its layout and dtype allow, else a copy.
 [[nodiscard]] Tensor from_python(nb::handle obj, std::optional<DType> dtype);
-// A NumPy array of t's elements (its dtype; bf16 as ml_dtypes.bfloat16).
-// Waits for the work that writes t, without the GIL.
+// A NumPy array of t's elements (its dtype; bf16 as ml_dtypes.bfloat16),
+// copied. Waits for the work that writes t, without the GIL.
 [[nodiscard]] nb::object to_numpy(const Tensor& t);
+// A NumPy view of t's host copy (made current, xylem's work on it waited
+// for without the GIL), which then counts as written: the array keeps the
+// tensor alive.
+[[nodiscard]] nb::object host_view(const Tensor& t);
 // The NumPy array a host read returned: `bytes` of `shape`'s elements.
 [[nodiscard]] nb::object bytes_to_numpy(std::vector<unsigned char> bytes, const Layout& shape, DType dtype);
 

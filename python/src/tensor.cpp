@@ -213,16 +213,23 @@ nb::object item(const Tensor& t) {
 }
 
 void bind_reads(nb::class_<Tensor>& cls) {
-  cls.def("numpy", &to_numpy, "A NumPy array of the elements (a copy); waits only for the work that writes them.")
+  cls.def("numpy", &host_view,
+          "The elements as a NumPy array sharing the tensor's host copy (no copy on native): waits for xylem's "
+          "work on the tensor, and counts the host copy as written (docs/PYTHON.md has the rule).")
       .def(
           "__array__",
           [](const Tensor& t, nb::handle dtype, nb::handle copy) {
-            nb::object a = to_numpy(t);
-            if (!dtype.is_none()) a = a.attr("astype")(dtype);
-            (void)copy;  // always a fresh array: no copy is ever shared
+            nb::object a = host_view(t);
+            const bool same = dtype.is_none() || a.attr("dtype").equal(nb::module_::import_("numpy").attr("dtype")(dtype));
+            if (!copy.is_none() && !nb::cast<bool>(copy) && !same) {
+              throw nb::value_error("np.asarray(t, dtype, copy=False): converting the dtype copies");
+            }
+            if (!same) return a.attr("astype")(dtype);
+            if (!copy.is_none() && nb::cast<bool>(copy)) return a.attr("copy")();
             return a;
           },
-          "dtype"_a = nb::none(), "copy"_a = nb::none(), "np.asarray(t): the elements as a NumPy array.")
+          "dtype"_a = nb::none(), "copy"_a = nb::none(),
+          "np.asarray(t): t.numpy(), converted or copied when asked.")
       .def(
           "read",
           [](const Tensor& t) {
@@ -327,6 +334,7 @@ void bind_tensor(nb::module_& m) {
   bind_views(cls);
   bind_reads(cls);
   bind_operators(cls);
+  bind_dlpack(m, cls);
   m.def("matmul", [](const Tensor& x, const Tensor& y, std::optional<Backend> b) { return matmul(resolve(b), x, y); },
         "x"_a, "y"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
         "x @ y: gemm for matrices (rank 3 on either side: batched, a rank-2 side shared), gemv for a matrix and a "
