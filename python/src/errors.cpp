@@ -38,6 +38,10 @@ ErrorClass error_class(ErrorCode code) {
       return {"DeviceLost", PyExc_RuntimeError, "The device failed or went away while running work."};
     case ErrorCode::io:
       return {"IOError", PyExc_OSError, "A file could not be read or written."};
+    case ErrorCode::timeout:
+      return {"Timeout", PyExc_TimeoutError, "A peer of a communicator did not answer within its deadline."};
+    case ErrorCode::communication:
+      return {"CommunicationError", PyExc_ConnectionError, "A communicator lost a peer or its transport failed."};
     case ErrorCode::internal:
       return {"InternalError", PyExc_RuntimeError, "A bug in xylem: please report it with the message."};
   }

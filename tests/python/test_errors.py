@@ -12,7 +12,8 @@ HIERARCHY = {
     "InvalidArgument": ValueError, "ShapeMismatch": ValueError, "DTypeMismatch": TypeError,
     "OutOfMemory": MemoryError, "Unsupported": NotImplementedError, "UninitializedRead": RuntimeError,
     "CompileFailed": RuntimeError, "PluginUnavailable": RuntimeError, "DeviceLost": RuntimeError,
-    "IOError": OSError, "InternalError": RuntimeError,
+    "IOError": OSError, "InternalError": RuntimeError, "Timeout": TimeoutError,
+    "CommunicationError": ConnectionError,
 }
 
 
