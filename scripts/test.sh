@@ -35,7 +35,8 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 if [[ -n "${XYLEM_TEST_QUICK:-}" ]]; then exit 0; fi
 
 step "Python package (pip install . in a fresh venv, then pytest tests/python)"
-CMAKE_ARGS="${CMAKE_ARGS:-} ${cuda_arch[*]}" scripts/python_test.sh
+# XYLEM_CLI: the Release step's command, which `python -m xylem info` must match.
+XYLEM_CLI=$PWD/build/bin/xylem CMAKE_ARGS="${CMAKE_ARGS:-} ${cuda_arch[*]}" scripts/python_test.sh
 
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DXYLEM_SANITIZE=address,undefined \
