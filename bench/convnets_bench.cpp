@@ -7,7 +7,7 @@
 //
 //   xylem_bench_convnets [--backend native|opencl|cuda|best] [--batch N]
 //                        [--dtype f32|tf32|bf16] [--nets alexnet,vgg_a]
-//                        [--reps N] [--warmup N] [--json FILE]
+//                        [--reps N] [--warmup N] [--layers on] [--json FILE]
 //
 // dtype: f32 is full f32 (on CUDA: XYLEM_CUDA_TF32=0 and
 // XYLEM_CUDA_CONV_TF32=0); tf32 lets CUDA's gemm and convolutions use TF32
@@ -45,12 +45,13 @@ struct Options : xylem_bench::CommonOptions {
   std::string nets;  // comma-separated; empty: all
   std::int64_t batch = 0;  // 0: each network's benchmark batch
   int warmup = 2;
+  bool layers = false;  // --layers on: each layer's forward and backward too
   Options() { reps = 10; }
 };
 
 constexpr std::string_view kUsage =
     "xylem_bench_convnets [--backend native|opencl|cuda|best] [--batch N] [--dtype f32|tf32|bf16] "
-    "[--nets alexnet,overfeat_fast,vgg_a] [--reps N] [--warmup N] [--json FILE]";
+    "[--nets alexnet,overfeat_fast,vgg_a] [--reps N] [--warmup N] [--layers on] [--json FILE]";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -61,6 +62,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--nets") o.nets = value;
     else if (a == "--batch") o.batch = std::atoll(value);
     else if (a == "--warmup") o.warmup = std::atoi(value);
+    else if (a == "--layers") o.layers = value == std::string_view("1") || value == std::string_view("on");
     else return 0;
     return 2;
   });
@@ -112,6 +114,37 @@ double median_ms(const xylem::Backend& b, const Options& o, F&& f) {
   return median(t);
 }
 
+// Each layer alone, on the input the layers before it give: its forward,
+// and its backward after an untimed forward (backward releases what forward
+// saved). Where a whole network loses time to a peer, this says which layer.
+void print_layers(const xylem::Backend& b, const Options& o, std::string_view net_name,
+                  xylem::layers::Sequential& net, const xylem::Tensor& x) {
+  using namespace xylem;
+  Generator gen(3);
+  std::printf("\n%s, per layer (ms, medians of %d)\n%-4s %-50s %10s %10s\n", std::string(net_name).c_str(), o.reps,
+              "#", "layer", "forward", "backward");
+  Tensor in = x;
+  for (std::size_t i = 0; i < net.size(); ++i) {
+    layers::Layer& layer = net[i];
+    const double fwd = median_ms(b, o, [&] { (void)layer.forward(b, in); });
+    const Tensor out = layer.forward(b, in);
+    const Tensor dy = cast(b, uniform(b, out.layout(), f32, gen, -1, 1), out.dtype());
+    (void)layer.backward(b, dy);
+    std::vector<double> t;
+    for (int r = 0; r < o.warmup + o.reps; ++r) {
+      (void)layer.forward(b, in);
+      b.synchronize();
+      const auto t0 = Clock::now();
+      (void)layer.backward(b, dy);
+      b.synchronize();
+      if (r >= o.warmup) t.push_back(seconds_since(t0) * 1e3);
+    }
+    layer.zero_grad();
+    std::printf("%-4zu %-50s %10.3f %10.3f\n", i, layer.describe().c_str(), fwd, median(t));
+    in = out;
+  }
+}
+
 Row measure(const xylem::Backend& b, const Options& o, const xylem::models::Reference& ref, xylem::DType dtype) {
   using namespace xylem;
   Row row{std::string(ref.name), o.batch > 0 ? o.batch : ref.batch};
@@ -138,6 +171,7 @@ Row measure(const xylem::Backend& b, const Options& o, const xylem::models::Refe
   b.reset_peak_memory();
   row.fwd_bwd_ms = median_ms(b, o, step);
   row.peak_bytes = b.memory().peak;
+  if (o.layers) print_layers(b, o, ref.name, net, x);
   return row;
 }
 

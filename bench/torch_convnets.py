@@ -103,6 +103,40 @@ def median_ms(fn, a, cuda):
     return statistics.median(times)
 
 
+def print_layers(name, model, x, a, cuda, autocast):
+    """Each layer alone on the input the layers before it give: its forward,
+    and its backward (the input's gradient and the weights'), as xylem's
+    --layers on prints them."""
+    print(f"\n{name}, per layer (ms, medians of {a.reps})\n{'#':<4} {'layer':<50} {'forward':>10} {'backward':>10}")
+    inp = x.detach()
+    for i, layer in enumerate(model):
+        src = inp.detach().requires_grad_(True)
+        with autocast:
+            out = layer(src)
+        dy = torch.empty_like(out).uniform_(-1, 1)
+
+        def forward():
+            with autocast:
+                layer(src)
+
+        fwd = median_ms(forward, a, cuda)
+        times = []
+        for r in range(a.warmup + a.reps):
+            with autocast:
+                y = layer(src)
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            y.backward(dy)
+            if cuda:
+                torch.cuda.synchronize()
+            if r >= a.warmup:
+                times.append((time.perf_counter() - t0) * 1e3)
+        layer.zero_grad(set_to_none=True)
+        print(f"{i:<4} {str(layer)[:50]:<50} {fwd:10.3f} {statistics.median(times):10.3f}")
+        inp = out.detach()
+
+
 def measure(name, a, dev):
     build, c, h, w, default_batch = NETS[name]
     batch = a.batch or default_batch
@@ -141,6 +175,8 @@ def measure(name, a, dev):
     row["fwd_bwd_ms"] = median_ms(step, a, cuda)
     if cuda:
         row["peak_bytes"] = torch.cuda.max_memory_allocated(dev)
+    if a.layers:
+        print_layers(name, model, x, a, cuda, autocast)
     return row
 
 
@@ -153,6 +189,7 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: PyTorch's default)")
+    ap.add_argument("--layers", action="store_true", help="each layer's forward and backward too")
     ap.add_argument("--json")
     a = ap.parse_args()
     dev = torch.device(a.device)
