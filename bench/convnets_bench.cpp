@@ -9,6 +9,9 @@
 //                        [--dtype f32|tf32|bf16] [--nets alexnet,vgg_a]
 //                        [--reps N] [--warmup N] [--layers on] [--json FILE]
 //
+// On CUDA, convolutions run in cuDNN's benchmark mode (XYLEM_CUDA_CUDNN_FIND=1
+// unless set), as the PyTorch peer's cudnn.benchmark.
+//
 // dtype: f32 is full f32 (on CUDA: XYLEM_CUDA_TF32=0 and
 // XYLEM_CUDA_CONV_TF32=0); tf32 lets CUDA's gemm and convolutions use TF32
 // tensor cores (both switches on; other frameworks have no such switch and
@@ -203,9 +206,15 @@ std::string json_line(const Row& r, const xylem::Backend& b, const Options& o) {
 
 }  // namespace
 
+// cuDNN's benchmark mode, as the PyTorch peer runs (cudnn.benchmark): each
+// convolution's engines are timed at first use and the fastest kept. Left
+// alone where the caller set it.
+void set_cudnn_find() { setenv("XYLEM_CUDA_CUDNN_FIND", "1", 0); }
+
 int main(int argc, char** argv) try {
   const Options o = parse(argc, argv);
   set_tf32(o.dtype == "tf32");
+  set_cudnn_find();
   const xylem::Backend b = o.backend == "best" ? xylem::Backend::best() : xylem::Backend::open(o.backend);
   if (o.dtype == "tf32" && b.framework() != "cuda") {
     std::cerr << "--dtype tf32: only the CUDA framework has a TF32 switch (" << b << " computes f32 in full f32)\n";
