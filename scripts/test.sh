@@ -68,7 +68,12 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXYLEM_SANI
 cmake --build build-tsan -j"$jobs" --target xylem_runtime_tests
 # The soak test here is native only (OpenCL is off) and shorter than in the
 # Release step: TSan slows it about tenfold.
-XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
+# OPENBLAS_NUM_THREADS=1: OpenBLAS's own thread pool hands results back to
+# the calling thread through spin-waits TSan cannot see (libopenblas is not
+# built with it), so a gemm's output written by a pool thread and read by
+# the next op reads as a race (unit.models' Linear layers). With one thread
+# OpenBLAS computes in the calling thread: our ordering is what TSan checks.
+OPENBLAS_NUM_THREADS=1 XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
 TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L 'unit|soak'
 
