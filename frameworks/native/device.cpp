@@ -2,14 +2,60 @@
 
 #include <tbb/parallel_for.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
 
 namespace xylem::native {
+
+namespace {
+
+// Every native device made. Never freed, as the devices are not: the
+// registry that owns them lives to the end of the process.
+std::mutex& devices_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::vector<NativeDevice*>& devices() {
+  static auto* v = new std::vector<NativeDevice*>;
+  return *v;
+}
+
+// At exit: let the work still queued finish before the libraries it calls
+// are torn down.
+void drain_at_exit() noexcept {
+  std::lock_guard lock(devices_mutex());
+  for (NativeDevice* d : devices()) {
+    try {
+      d->synchronize();
+    } catch (...) {
+      // A failed task's error has nobody left to reach.
+    }
+  }
+}
+
+}  // namespace
+
+// Nothing joins a native queue at exit (the registry owning the device is
+// never destroyed), so a program returning from main with work queued has
+// the worker still running kernels while exit tears down static state.
+// oneTBB creates its scheduler's state at first use and destroys it at exit
+// in reverse order of creation: a kernel inside tbb::parallel_for then calls
+// into destroyed objects ("pure virtual method called"). So oneTBB is started
+// here, before the exit handler is registered: exit runs the handler, which
+// waits for the queue, before it destroys oneTBB's state.
+NativeDevice::NativeDevice(Hardware hardware) : hardware_(std::move(hardware)) {
+  tbb::parallel_for(0, 2, [](int) {});
+  std::lock_guard lock(devices_mutex());
+  if (devices().empty()) std::atexit(drain_at_exit);
+  devices().push_back(this);
+}
 
 void* NativeDevice::allocate(std::size_t bytes) {
   try {

@@ -8,7 +8,7 @@ namespace xylem::native {
 
 class NativeDevice final : public plugin::Device {
  public:
-  explicit NativeDevice(Hardware hardware) : hardware_(std::move(hardware)) {}
+  explicit NativeDevice(Hardware hardware);
 
   const Hardware& hardware() const noexcept override { return hardware_; }
   void* allocate(std::size_t bytes) override;
