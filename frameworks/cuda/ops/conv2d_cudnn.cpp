@@ -1,5 +1,6 @@
 // cuDNN convolutions: the per-device package and the choice between the
 // graph and legacy engines (see cudnn_package.hpp).
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -13,8 +14,14 @@ namespace {
 
 enum class ApiChoice { automatic, graph_only, legacy_only };
 
+bool flag_set(const char* name) noexcept {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
 // XYLEM_CUDA_CUDNN_API: unset or "auto" (the graph engine, the legacy one
-// for shapes it has no plan for), "graph" (the graph engine alone: a shape
+// for shapes it has no plan for; with XYLEM_CUDA_CUDNN_FIND=1, whichever
+// engine's timed plan is faster), "graph" (the graph engine alone: a shape
 // it has no plan for raises unsupported, which shows where the fallback
 // would act) or "legacy". Read at each call.
 ApiChoice api_choice(int device) {
@@ -25,6 +32,22 @@ ApiChoice api_choice(int device) {
   if (s == "legacy") return ApiChoice::legacy_only;
   throw Error(ErrorCode::invalid_argument, "cuda:" + std::to_string(device) + " nn::conv2d: XYLEM_CUDA_CUDNN_API=" +
                                                std::string(s) + " is none of auto, graph, legacy");
+}
+
+// Whether the legacy engine's timed plan beats the graph engine's for the
+// shape; both plans are made (and timed) on the shape's first call.
+bool legacy_faster(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
+                   const Context& ctx) {
+  const CudnnKey key = cudnn_key(CudnnApi::either, pass, dtype, s, dtype == DType::f32 && conv_tf32_allowed(), true, ops);
+  auto& known = pkg.legacy_faster();
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  const float legacy_ms = conv_cudnn_legacy_timed_ms(pkg, pass, dtype, s, ops, ctx),
+              graph_ms = conv_cudnn_graph_timed_ms(pkg, pass, dtype, s, ops, ctx);
+  if (cudnn_log_wanted())
+    std::fprintf(stderr, "xylem cudnn find: %s N%lld C%lld H%lld W%lld K%lld R%lld: graph %.3f ms, legacy %.3f ms\n",
+                 conv_what(pass), (long long)s.N, (long long)s.C, (long long)s.H, (long long)s.W, (long long)s.K,
+                 (long long)s.R, double(graph_ms), double(legacy_ms));
+  return known.emplace(key, legacy_ms < graph_ms).first->second;
 }
 
 }  // namespace
@@ -46,10 +69,8 @@ CudnnPackage::~CudnnPackage() {
   if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: destructors run at exit too
 }
 
-bool cudnn_find_wanted() noexcept {
-  const char* v = std::getenv("XYLEM_CUDA_CUDNN_FIND");
-  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
-}
+bool cudnn_find_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_FIND"); }
+bool cudnn_log_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_LOG"); }
 
 bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops, const Context& ctx) {
   auto& pkg = ctx.packages->get<CudnnPackage>(kCudnnPackage, [&] {
@@ -57,6 +78,12 @@ bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperan
   });
   if (!pkg.available()) return false;
   const ApiChoice api = api_choice(ctx.device);
+  // Timed, both engines' fastest candidates compete: in full f32 the legacy
+  // API's cudnnFind reaches Winograd algorithms that no graph-API engine
+  // list offers (on the H100, Overfeat's 1024->1024 3x3 convolution ran in
+  // 2.3 ms through it against 8.0 ms for the graph API's best).
+  if (api == ApiChoice::automatic && cudnn_find_wanted() && legacy_faster(pkg, pass, dtype, s, ops, ctx))
+    return conv_cudnn_legacy(pkg, pass, dtype, s, ops, ctx);
   if (api != ApiChoice::legacy_only) {
     std::string why_not;
     if (conv_cudnn_graph(pkg, pass, dtype, s, ops, ctx, &why_not)) return true;

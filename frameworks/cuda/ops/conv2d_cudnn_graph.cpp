@@ -16,6 +16,7 @@
 // (cudnn.benchmark on), which writes only the output. Later calls of the
 // shape only enqueue the plan.
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -38,8 +39,9 @@ constexpr cudnnBackendAttributeName_t kGraphHandle = CUDNN_ATTR_OPERATIONGRAPH_H
 constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
 #pragma GCC diagnostic pop
 
-// How many buildable candidates XYLEM_CUDA_CUDNN_FIND times.
-constexpr int kMaxTimed = 8;
+// How many buildable candidates of each heuristics list
+// XYLEM_CUDA_CUDNN_FIND times (PyTorch's default cudnn.benchmark_limit).
+constexpr int kMaxTimed = 10;
 
 // One backend descriptor, destroyed with its owner.
 class Descriptor {
@@ -83,6 +85,7 @@ struct GraphPlan final : CudnnPlan {
   std::optional<Descriptor> plan;  // none: no engine takes the shape
   std::int64_t workspace = 0;
   std::string why_not;             // when there is no plan
+  float timed_ms = std::numeric_limits<float>::infinity();  // the plan's time when candidates were timed
   [[nodiscard]] bool usable() const noexcept override { return plan.has_value(); }
 };
 
@@ -317,23 +320,30 @@ class GraphEngine {
     auto result = std::make_unique<GraphPlan>();
     const std::optional<Descriptor> g = graph(result->why_not);
     if (!g) return result;
+    // Untimed, the first buildable configuration of the heuristics' list
+    // wins, the fallback list serving only when that list has none. Timed,
+    // candidates come from both lists (up to kMaxTimed from each), as
+    // PyTorch's benchmark mode takes them: the fallback list holds engines of
+    // reduced arithmetic (Winograd, FFT) that mode A may not rank, which in
+    // full f32 can beat every direct engine on large 3x3 convolutions.
     std::vector<std::pair<Descriptor, std::int64_t>> built;  // plans and their workspaces
+    std::size_t from_heuristics = 0;                          // how many of them mode A listed
     for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+      const std::size_t before = built.size();
       for (const Descriptor& config : configurations(*g, mode)) {
+        if (built.size() - before == std::size_t(timed ? kMaxTimed : 1)) break;
         if (!numerics_allowed(config, tf32)) continue;
         std::int64_t workspace = 0;
-        if (std::optional<Descriptor> plan = build(config, workspace)) {
-          built.emplace_back(std::move(*plan), workspace);
-          if (!timed || built.size() == std::size_t(kMaxTimed)) break;
-        }
+        if (std::optional<Descriptor> plan = build(config, workspace)) built.emplace_back(std::move(*plan), workspace);
       }
-      if (!built.empty()) break;  // the fallback list only when the heuristics gave nothing
+      if (mode == CUDNN_HEUR_MODE_A) from_heuristics = built.size();
+      if (!timed && !built.empty()) break;
     }
     if (built.empty()) {
       result->why_not = "no engine configuration builds for this shape";
       return result;
     }
-    const std::size_t best = built.size() > 1 ? fastest(built) : 0;
+    const std::size_t best = timed ? fastest(built, from_heuristics, result->timed_ms) : 0;
     result->workspace = built[best].second;
     result->plan.emplace(std::move(built[best].first));
     return result;
@@ -341,15 +351,20 @@ class GraphEngine {
 
   // Index of the fastest plan, timed on the call's tensors (each once to
   // warm up, then the best of three); blocks the host, once per shape.
-  std::size_t fastest(const std::vector<std::pair<Descriptor, std::int64_t>>& plans) const {
+  // With cudnn_log_wanted() each candidate's time goes to stderr, naming
+  // the list it came from (the first `from_heuristics` are mode A's).
+  std::size_t fastest(const std::vector<std::pair<Descriptor, std::int64_t>>& plans, std::size_t from_heuristics,
+                      float& best_ms) const {
+    const bool log = cudnn_log_wanted();
     std::int64_t most = 0;
     for (const auto& p : plans) most = std::max(most, p.second);
     TempBuffer workspace = ctx_.temp(std::max<std::size_t>(std::size_t(most), 1));
     const TimingEvent start(device(), what_), stop(device(), what_);
     std::size_t best = 0;
-    float best_ms = std::numeric_limits<float>::infinity();
+    best_ms = std::numeric_limits<float>::infinity();
     for (std::size_t i = 0; i < plans.size(); ++i) {
       execute(plans[i].first.get(), workspace.get());
+      float plan_ms = std::numeric_limits<float>::infinity();
       for (int rep = 0; rep < 3; ++rep) {
         XY_CUDA(cudaEventRecord(start.get(), ctx_.stream), device(), what_);
         execute(plans[i].first.get(), workspace.get());
@@ -357,9 +372,16 @@ class GraphEngine {
         XY_CUDA(cudaEventSynchronize(stop.get()), device(), what_);
         float ms = 0;
         XY_CUDA(cudaEventElapsedTime(&ms, start.get(), stop.get()), device(), what_);
-        if (ms < best_ms) best_ms = ms, best = i;
+        plan_ms = std::min(plan_ms, ms);
       }
+      if (plan_ms < best_ms) best_ms = plan_ms, best = i;
+      if (log)
+        std::fprintf(stderr, "xylem cudnn find: %s N%lld C%lld H%lld W%lld K%lld R%lld %s #%zu: %.3f ms, workspace %lld\n",
+                     what_, (long long)s_.N, (long long)s_.C, (long long)s_.H, (long long)s_.W, (long long)s_.K,
+                     (long long)s_.R, i < from_heuristics ? "heuristics" : "fallback",
+                     i < from_heuristics ? i : i - from_heuristics, double(plan_ms), (long long)plans[i].second);
     }
+    if (log) std::fprintf(stderr, "xylem cudnn find: %s took #%zu of %zu\n", what_, best, plans.size());
     return best;
   }
 
@@ -385,6 +407,12 @@ class GraphEngine {
 };
 
 }  // namespace
+
+float conv_cudnn_graph_timed_ms(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                const ConvOperands& ops, const Context& ctx) {
+  GraphEngine engine(pkg, pass, dtype, s, ops, ctx);
+  return engine.plan().timed_ms;
+}
 
 bool conv_cudnn_graph(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
                       const Context& ctx, std::string* why_not) {

@@ -14,6 +14,7 @@
 // f64 computes in f64.
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <memory>
@@ -48,6 +49,7 @@ struct Plan final : CudnnPlan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = -1;  // of the pass's algorithm enum; -1: none (use im2col)
   std::size_t workspace = 0;
+  float timed_ms = std::numeric_limits<float>::infinity();  // cudnnFind's time for the algorithm, when timed
 };
 
 struct Types {
@@ -81,11 +83,12 @@ struct Candidate {
   cudnnStatus_t status;
   std::size_t memory;
   cudnnMathType_t math;
+  float ms;  // cudnnFind's time; heuristics leave it negative
 };
 
 template <class Perf>
 Candidate candidate(const Perf& p) {
-  return {int(p.algo), p.status, p.memory, p.mathType};
+  return {int(p.algo), p.status, p.memory, p.mathType, p.time};
 }
 
 class Engine {
@@ -105,6 +108,7 @@ class Engine {
   }
 
   [[nodiscard]] bool has_plan() const noexcept { return plan_->algo >= 0; }
+  [[nodiscard]] float timed_ms() const noexcept { return plan_->timed_ms; }
 
   void run(DType dtype) {
     TempBuffer workspace = ctx_.temp(std::max<std::size_t>(plan_->workspace, 1));
@@ -178,6 +182,7 @@ class Engine {
         if (list[i].status == CUDNN_STATUS_SUCCESS && list[i].memory <= allowed) {
           plan->algo = list[i].algo;
           plan->workspace = list[i].memory;
+          if (list == timed) plan->timed_ms = list[i].ms;
           XY_CUDNN(lib_, cudnnSetConvolutionMathType(plan->conv, list[i].math), device(), what_);
           return plan;
         }
@@ -285,6 +290,12 @@ class Engine {
 };
 
 }  // namespace
+
+float conv_cudnn_legacy_timed_ms(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                 const ConvOperands& ops, const Context& ctx) {
+  if (!fits_cudnn(s)) return std::numeric_limits<float>::infinity();
+  return Engine(pkg, pass, dtype, s, ops, ctx).timed_ms();
+}
 
 bool conv_cudnn_legacy(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
                        const Context& ctx) {

@@ -5,9 +5,9 @@
 //
 // The engines: conv2d_cudnn_graph.cpp (cuDNN's graph API, engine heuristics
 // as PyTorch uses them; the default) and conv2d_cudnn_legacy.cpp (the
-// cudnnConvolution* functions; XYLEM_CUDA_CUDNN_API=legacy, and the
-// fallback for shapes the graph API gives no plan for). conv2d_cudnn.cpp
-// picks between them.
+// cudnnConvolution* functions; XYLEM_CUDA_CUDNN_API=legacy, the fallback
+// for shapes the graph API gives no plan for, and the faster of the two when
+// both are timed). conv2d_cudnn.cpp picks between them.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -19,7 +19,8 @@
 
 namespace xylem::cuda {
 
-enum class CudnnApi : std::int64_t { graph, legacy };
+// `either`: the choice between the two engines' timed plans.
+enum class CudnnApi : std::int64_t { graph, legacy, either };
 
 // Everything a plan depends on: API, pass, dtype, sizes, parameters, math
 // mode, how it was chosen (heuristics or timing) and the operands' pointer
@@ -78,12 +79,16 @@ class CudnnPackage final : public plugin::Package {
   // Launches are serialised per device (the compute stream's lock), so the
   // plans need no lock of their own.
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash>& plans() noexcept { return plans_; }
+  // Per shape (keys of CudnnApi::either), whether the legacy engine's timed
+  // plan beat the graph engine's.
+  std::unordered_map<CudnnKey, bool, CudnnKeyHash>& legacy_faster() noexcept { return legacy_faster_; }
 
  private:
   int device_;
   const CudnnLibrary* lib_;
   cudnnHandle_t handle_ = nullptr;
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
+  std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
 };
 
 // The two engines: each returns false (nothing enqueued) when it has no
@@ -94,9 +99,19 @@ class CudnnPackage final : public plugin::Package {
 [[nodiscard]] bool conv_cudnn_legacy(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
                                      const ConvOperands& ops, const Context& ctx);
 
+// With XYLEM_CUDA_CUDNN_FIND=1, the time of each engine's fastest candidate
+// for the shape (its plan is made on the first call and kept); infinity
+// where the engine has no plan or did not time it.
+[[nodiscard]] float conv_cudnn_graph_timed_ms(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                              const ConvOperands& ops, const Context& ctx);
+[[nodiscard]] float conv_cudnn_legacy_timed_ms(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
+                                               const ConvOperands& ops, const Context& ctx);
+
 // XYLEM_CUDA_CUDNN_FIND=1: time the candidates on the call's own tensors
 // instead of taking the heuristics' first (torch.backends.cudnn.benchmark).
 [[nodiscard]] bool cudnn_find_wanted() noexcept;
+// XYLEM_CUDA_CUDNN_LOG=1: print each timed candidate's time to stderr.
+[[nodiscard]] bool cudnn_log_wanted() noexcept;
 
 // The largest workspace a convolution may take.
 inline constexpr std::size_t kMaxCudnnWorkspace = std::size_t{1} << 30;

@@ -106,6 +106,78 @@ __global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const Storag
   }
 }
 
+// ---- max, windows that tile the input -------------------------------------
+// Stride equal to the window, no padding, the windows covering the input
+// exactly, contiguous NCHW tensors: VGG's and Overfeat's 2x2 pools. One
+// thread per window reads its inputs once. The gradient needs no winners
+// buffer and no gather: each input lies in exactly one window, whose thread
+// writes it (the window's gradient at its first maximum, zero elsewhere).
+// Index arithmetic is 32-bit below 2^31 elements, by FastDivider.
+struct Tiling {
+  std::int64_t W, Q, kh, kw;  // input row length, output row length, window
+};
+
+[[nodiscard]] bool tiles_exactly(const Window& w, const TensorArg& x, const TensorArg& y) {
+  return w.ph == 0 && w.pw == 0 && w.sh == w.kh && w.sw == w.kw && w.H == w.P * w.kh && w.W == w.Q * w.kw &&
+         x.view.is_contiguous() && y.view.is_contiguous();
+}
+
+// Output k's window: its first input's offset.
+template <class I>
+__device__ __forceinline__ I tile_base(I k, const Tiling& t, FastDivider by_q) {
+  const I row = sizeof(I) == 4 ? I(by_q.div(std::uint32_t(k))) : k / I(t.Q);  // (n, c, p) flattened
+  return row * I(t.kh) * I(t.W) + (k - row * I(t.Q)) * I(t.kw);
+}
+
+// The window's first maximum (NaN the maximum) from its first input, as window_max.
+template <DType D, class I>
+__device__ __forceinline__ int tile_max(const StorageT<D>* x, I base, const Tiling& t, ComputeT<D>& best) {
+  using A = ComputeT<D>;
+  best = A(-INFINITY);
+  int where = -1;
+  for (int r = 0; r < int(t.kh); ++r)
+    for (int s = 0; s < int(t.kw); ++s) {
+      const A v = Real<D>::load(x[base + I(r) * I(t.W) + I(s)]);
+      if (where < 0 || (!isnan(best) && (isnan(v) || v > best))) best = v, where = r * int(t.kw) + s;
+    }
+  return where;
+}
+
+template <DType D, class I>
+__global__ void __launch_bounds__(kThreads) max_pool_tiled_forward(const StorageT<D>* x, StorageT<D>* y, Tiling t,
+                                                                   FastDivider by_q, I total) {
+  for (I k = I(blockIdx.x) * blockDim.x + threadIdx.x; k < total; k += I(gridDim.x) * blockDim.x) {
+    ComputeT<D> best;
+    (void)tile_max<D>(x, tile_base(k, t, by_q), t, best);
+    y[k] = Real<D>::store(best);
+  }
+}
+
+template <DType D, class I>
+__global__ void __launch_bounds__(kThreads) max_pool_tiled_backward(const StorageT<D>* x, const StorageT<D>* dy,
+                                                                    StorageT<D>* dx, Tiling t, FastDivider by_q,
+                                                                    I total) {
+  for (I k = I(blockIdx.x) * blockDim.x + threadIdx.x; k < total; k += I(gridDim.x) * blockDim.x) {
+    const I base = tile_base(k, t, by_q);
+    ComputeT<D> best;
+    const int where = tile_max<D>(x, base, t, best);
+    const StorageT<D> g = dy[k], zero = Real<D>::store(ComputeT<D>(0));
+    for (int r = 0; r < int(t.kh); ++r)
+      for (int s = 0; s < int(t.kw); ++s) dx[base + I(r) * I(t.W) + I(s)] = r * int(t.kw) + s == where ? g : zero;
+  }
+}
+
+// Launches the tiled kernel with 32-bit indices where the input allows.
+template <class Launch>
+void launch_tiled(const Window& w, std::int64_t inputs, std::int64_t outputs, const Context& ctx, Launch launch) {
+  const Tiling t{w.W, w.Q, w.kh, w.kw};
+  const int grid = grid_over(outputs, kThreads, ctx);
+  if (inputs < (std::int64_t{1} << 31))
+    launch(grid, t, FastDivider(std::uint32_t(w.Q)), std::int32_t(outputs));
+  else
+    launch(grid, t, FastDivider(), outputs);
+}
+
 template <DType D>
 void max_pool2d(const OpCall& c, const Context& ctx) {
   using S = StorageT<D>;
@@ -113,8 +185,16 @@ void max_pool2d(const OpCall& c, const Context& ctx) {
   const TensorArg &x = args.x, &y = args.y;
   const std::int64_t total = y.view.numel();
   if (total == 0) return;
-  max_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(x), view4<S>(y), window_of(args, x, y), Split4(y.view.dims(), total), total);
+  const Window w = window_of(args, x, y);
+  if (tiles_exactly(w, x, y)) {
+    launch_tiled(w, x.view.numel(), total, ctx, [&](int grid, const Tiling& t, FastDivider by_q, auto n) {
+      max_pool_tiled_forward<D><<<grid, kThreads, 0, ctx.stream>>>(element_ptr<const S>(x), element_ptr<S>(y), t,
+                                                                   by_q, n);
+    });
+  } else {
+    max_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+        view4<const S>(x), view4<S>(y), w, Split4(y.view.dims(), total), total);
+  }
   XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d");
 }
 
@@ -126,6 +206,14 @@ void max_pool2d_grad(const OpCall& c, const Context& ctx) {
   const std::int64_t outputs = dy.view.numel(), inputs = dx.view.numel();
   if (inputs == 0) return;
   const Window w = window_of(args, x, dy);
+  if (tiles_exactly(w, x, dy) && dx.view.is_contiguous()) {
+    launch_tiled(w, inputs, outputs, ctx, [&](int grid, const Tiling& t, FastDivider by_q, auto n) {
+      max_pool_tiled_backward<D><<<grid, kThreads, 0, ctx.stream>>>(
+          element_ptr<const S>(x), element_ptr<const S>(dy), element_ptr<S>(dx), t, by_q, n);
+    });
+    XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
+    return;
+  }
   TempBuffer winners = ctx.temp(std::size_t(std::max<std::int64_t>(outputs, 1)) * sizeof(int));
   if (outputs > 0) {
     max_pool_winners<D><<<grid_over(outputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
