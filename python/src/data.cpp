@@ -29,9 +29,15 @@ void bind_files(nb::module_& m) {
       .def_rw("labels", &Split::labels, "[N]; Fashion-MNIST's: i64 class indices 0..9.");
   nb::class_<data::FashionMnist>(m, "FashionMnist",
                                  "Fashion-MNIST (28x28 grey clothing images, 10 classes) from its four IDX files.")
-      .def(nb::init<const std::filesystem::path&>(), "directory"_a = std::filesystem::path{},
-           "Finds the files in `directory` when given, else in $XYLEM_DATA_DIR, else in "
-           "/usr/share/datasets/fashion-mnist (IOError naming every place looked in when none has them).")
+      // None, not an empty path: Python spells an empty path "." (the current folder).
+      .def(
+          "__init__",
+          [](data::FashionMnist* self, const std::optional<std::filesystem::path>& directory) {
+            new (self) data::FashionMnist(directory.value_or(std::filesystem::path{}));
+          },
+          "directory"_a = nb::none(),
+          "Finds the files in `directory` when given, else in $XYLEM_DATA_DIR, else in "
+          "/usr/share/datasets/fashion-mnist (IOError naming every place looked in when none has them).")
       .def_prop_ro("directory", &data::FashionMnist::directory, "Where the files were found.")
       .def("train", &data::FashionMnist::train, release_gil(), "The 60000 training images and labels.")
       .def("test", &data::FashionMnist::test, release_gil(), "The 10000 test images and labels.");

@@ -36,7 +36,7 @@ def test_bad_idx(tmp_path):
         data.read_idx(tmp_path / "bad")
 
 
-def test_fashion_mnist_from_a_folder(tmp_path, rng):
+def test_fashion_mnist_from_a_folder(tmp_path, rng, monkeypatch):
     images = {"train": rng.integers(0, 256, size=(6, 28, 28)).astype(np.uint8),
               "t10k": rng.integers(0, 256, size=(2, 28, 28)).astype(np.uint8)}
     labels = {k: rng.integers(0, 10, size=len(v)).astype(np.uint8) for k, v in images.items()}
@@ -52,6 +52,8 @@ def test_fashion_mnist_from_a_folder(tmp_path, rng):
     np.testing.assert_array_equal(np.asarray(test.labels), labels["t10k"])
     with pytest.raises(xylem.IOError):
         data.FashionMnist(tmp_path / "nowhere")
+    monkeypatch.setenv("XYLEM_DATA_DIR", str(tmp_path))
+    assert data.FashionMnist().directory == tmp_path
 
 
 def numbered(n):
