@@ -9,6 +9,7 @@ synchronisation in between. Then a small CNN trained a few steps through
 xylem.layers, losses and optim on CUDA and on native from one seed: the loss
 falls, the same on both. Prints one line per check; exits 1 if any fails.
 """
+import os
 import sys
 
 import numpy as np
@@ -91,35 +92,14 @@ def jax_checks():
     print(f"     jax -> xylem pointer {cuda_address(t):#x}, jax's {x.unsafe_buffer_pointer():#x}")
 
 
-def training_losses(backend, x, t):
-    """Losses of 8 SGD steps of a small CNN on `backend`, its weights drawn from one seed."""
-    from xylem import layers, losses, optim
-    with backend:
-        gen = xylem.Generator(5)
-        model = layers.Sequential(layers.Conv2d(1, 4, 3, padding=1, generator=gen), layers.BatchNorm2d(4),
-                                  layers.ReLU(), layers.MaxPool2d(2), layers.Flatten(),
-                                  layers.Linear(64, 3, generator=gen))
-        opt = optim.SGD(model, lr=0.1, momentum=0.9)
-        xt, tt = xylem.contiguous(xylem.asarray(x)), xylem.contiguous(xylem.asarray(t))
-        values = []
-        for _ in range(8):
-            opt.zero_grad()
-            loss, dy = losses.cross_entropy(model(xt), tt)
-            model.backward(dy)
-            opt.step()
-            values.append(loss.item())
-        return values
-
-
 def training_checks():
     """The Python layers, losses and optimizers on CUDA against native: same seed, same losses."""
-    rng = np.random.default_rng(0)
-    t = np.arange(24, dtype=np.int64) % 3
-    x = rng.normal(0, 0.1, size=(24, 1, 8, 8)).astype(np.float32)
-    for k, c in enumerate(t):
-        x[k, 0, 2 * c:2 * c + 3, 2 * c:2 * c + 3] += 1
-    cuda = training_losses(xylem.Backend.open("cuda"), x, t)
-    native = training_losses(xylem.Backend.native(), x, t)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+    import tiny_cnn
+    x, t = tiny_cnn.task(np.random.default_rng(0))
+    runs = {name: tiny_cnn.train(backend, x, t, 8, lambda model: xylem.optim.SGD(model, lr=0.1, momentum=0.9))
+            for name, backend in (("cuda", xylem.Backend.open("cuda")), ("native", xylem.Backend.native()))}
+    cuda, native = runs["cuda"], runs["native"]
     check("layers on cuda: the loss falls", cuda[-1] < 0.5 * cuda[0], f"{cuda[0]:.4f} -> {cuda[-1]:.4f}")
     check("layers on cuda match native", np.allclose(cuda, native, rtol=1e-3, atol=1e-4),
           f"max difference {np.max(np.abs(np.subtract(cuda, native))):.2e}")

@@ -5,6 +5,7 @@ import pytest
 
 import xylem
 from conftest import check, float_dtypes, put
+import tiny_cnn
 
 layers, losses = xylem.layers, xylem.losses
 
@@ -143,24 +144,8 @@ def test_sequential(backend, rng):
 
 
 def test_tiny_cnn_learns(backend, rng):
-    gen = xylem.Generator(11)
-    model = layers.Sequential(layers.Conv2d(1, 4, 3, padding=1, generator=gen), layers.BatchNorm2d(4),
-                              layers.ReLU(), layers.MaxPool2d(2), layers.Flatten(),
-                              layers.Linear(4 * 4 * 4, 3, generator=gen))
-    opt = xylem.optim.Adam(model, lr=0.02)
-    # Three classes told apart by where the bright square is.
-    t = np.arange(24) % 3
-    x = rng.normal(0, 0.1, size=(24, 1, 8, 8))
-    for k, c in enumerate(t):
-        x[k, 0, 2 * c:2 * c + 3, 2 * c:2 * c + 3] += 1
-    xt, tt = put(x, xylem.f32, backend), put(t, xylem.i64, backend)
-    values = []
-    for _ in range(15):
-        opt.zero_grad()
-        loss, dy = losses.cross_entropy(model(xt), tt)
-        model.backward(dy)
-        opt.step()
-        values.append(loss.item())
+    x, t = tiny_cnn.task(rng)
+    values = tiny_cnn.train(backend, x, t, 15, lambda model: xylem.optim.Adam(model, lr=0.02))
     assert values[-1] < 0.5 * values[0], values
 
 
