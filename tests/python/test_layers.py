@@ -44,6 +44,16 @@ def test_linear_cross_entropy(backend, rng, smoothing):
         check(lin.bias.grad, dz.sum(axis=0), dtype)
 
 
+def test_initialisation(backend):
+    made = {name: layers.Linear(50, 40, init=layers.Init.xavier_uniform, generator=xylem.Generator(9), backend=b)
+            for name, b in (("here", backend), ("native", xylem.Backend.native()))}
+    w = host(made["here"].weight.value)
+    np.testing.assert_array_equal(w, host(made["native"].weight.value))  # one seed, the same weights anywhere
+    bound = np.sqrt(6 / (50 + 40))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert np.abs(host(made["here"].bias.value)).max() <= 1 / np.sqrt(50)
+
+
 def test_mse_and_gradients_accumulate(backend, rng):
     lin = layers.Linear(3, 2, bias=False, generator=xylem.Generator(1))
     assert lin.bias is None and [p.name for p in lin.parameters()] == ["weight"]
