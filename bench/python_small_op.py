@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
-"""Host time per op through Python, and large ops through Python against C++.
+"""Host time per op through Python, and the same ops through Python and C++.
 
 Rows:
   small op   exp of 1024 f32 into an existing output, N calls then one wait:
              host time per call. xylem on each backend asked for, NumPy on the
              host; PyTorch and CuPy on CUDA where they import. Also xylem's
-             nn.sigmoid of 1024, the op xylem_bench_cuda's "small_op_us" and
-             xylem_bench_native's enqueue row time from C++.
-  sigmoid    nn.sigmoid over a large f32 tensor: read + write GB/s.
-  gemm       f32 n^3: GFLOP/s.
---cxx FILE   the JSON of xylem_bench_native or xylem_bench_cuda from the same
-             machine: its figures are printed beside ours (Python / C++).
+             nn.sigmoid of 1024.
+  sigmoid    nn.sigmoid over --elements f32: read + write GB/s.
+  gemm       f32 n^3 (--gemm): GFLOP/s.
+--cxx-bin PATH   xylem_bench_same_ops (bench/same_ops_bench.cpp): run in this
+             run for each backend, right after the Python rows, with the same
+             ops, sizes, calls and rounds, timed by the same per_call; its
+             figures are printed beside ours with the ratio Python / C++
+             (time for the us rows, throughput for GB/s and GFLOP/s). The
+             two sides alternate --pairs times; each prints its medians.
 Medians of --rounds rounds after warm-up. --json FILE writes the rows.
 """
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import tempfile
 import time
 
 import numpy as np
 
 import xylem
+
+
+# Calls per round of each row; xylem_bench_same_ops is given the same.
+SIGMOID_CALLS = 3
+GEMM_CALLS = 2
 
 
 def per_call(fn, calls, wait, rounds):
@@ -42,7 +53,7 @@ def xylem_rows(b, args):
     rows = {}
     name = b.framework
     with b:
-        x = xylem.contiguous(xylem.asarray(np.random.default_rng(0).uniform(-1, 1, 1024).astype(np.float32)))
+        x = xylem.contiguous(xylem.asarray(np.ones(1024, np.float32)))
         y = xylem.Tensor([1024])
         rows[f"small_op_exp_us/xylem-{name}"] = 1e6 * per_call(lambda: xylem.exp(x, out=y), args.calls, b.synchronize,
                                                                 args.rounds)
@@ -51,18 +62,18 @@ def xylem_rows(b, args):
         n = args.elements
         big = xylem.contiguous(xylem.asarray(np.ones(n, np.float32)))
         out = xylem.Tensor([n])
-        t = per_call(lambda: xylem.nn.sigmoid(big, out=out), 3, b.synchronize, args.rounds)
+        t = per_call(lambda: xylem.nn.sigmoid(big, out=out), SIGMOID_CALLS, b.synchronize, args.rounds)
         rows[f"sigmoid_gbs/xylem-{name}"] = 8 * n / t / 1e9
         m = args.gemm
         a = xylem.contiguous(xylem.asarray(np.ones((m, m), np.float32)))
         c = xylem.Tensor([m, m])
-        t = per_call(lambda: xylem.blas.gemm(a, a, c), 2, b.synchronize, args.rounds)
+        t = per_call(lambda: xylem.blas.gemm(a, a, c), GEMM_CALLS, b.synchronize, args.rounds)
         rows[f"gemm_f32_gflops/xylem-{name}"] = 2 * m**3 / t / 1e9
     return rows
 
 
 def numpy_rows(args):
-    x = np.random.default_rng(0).uniform(-1, 1, 1024).astype(np.float32)
+    x = np.ones(1024, np.float32)
     y = np.empty_like(x)
     return {"small_op_exp_us/numpy": 1e6 * per_call(lambda: np.exp(x, out=y), args.calls, lambda: None, args.rounds)}
 
@@ -83,19 +94,21 @@ def cupy_rows(args):
     return {"small_op_exp_us/cupy-cuda": 1e6 * per_call(lambda: cp.exp(x, out=y), args.calls, wait, args.rounds)}
 
 
-def cxx_figures(path):
-    """The C++ benchmark's figures under our row names."""
-    if not path:
-        return {}
-    j = json.load(open(path))
-    if j.get("benchmark") == "xylem_bench_native":
-        return {"small_op_sigmoid_us/xylem-native": j["enqueue"]["total_us_per_op"],
-                "sigmoid_gbs/xylem-native": j.get("sigmoid_f32", {}).get("gbps"),
-                "gemm_f32_gflops/xylem-native": j.get("gemm_f32", {}).get("gflops"),
-                "gemm_n": j.get("gemm_f32", {}).get("n"), "sigmoid_n": j.get("sigmoid_f32", {}).get("elements")}
-    return {"small_op_sigmoid_us/xylem-cuda": j.get("small_op_drained_us"),
-            "sigmoid_gbs/xylem-cuda": j.get("sigmoid_gbs"),
-            "gemm_f32_gflops/xylem-cuda": 1e3 * j["gemm_fp32_tflops"] if "gemm_fp32_tflops" in j else None}
+def cxx_rows(binary, spec, args):
+    """xylem_bench_same_ops's rows for backend `spec`: the same ops, sizes and timing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "same_ops.json")
+        subprocess.run([binary, "--backend", spec, "--small", "1024", "--elements", str(args.elements),
+                        "--gemm", str(args.gemm), "--small-calls", str(args.calls),
+                        "--sigmoid-calls", str(SIGMOID_CALLS), "--gemm-calls", str(GEMM_CALLS),
+                        "--reps", str(args.rounds), "--json", out], check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            return json.load(f)["rows"]
+
+
+def medians(runs):
+    """Each row's median over the runs (dicts of the same rows)."""
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]} if runs else {}
 
 
 def main():
@@ -105,30 +118,42 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--elements", type=int, default=1 << 24, help="sigmoid size")
     p.add_argument("--gemm", type=int, default=512, help="gemm n")
-    p.add_argument("--cxx", help="xylem_bench_native / xylem_bench_cuda JSON to compare with")
+    p.add_argument("--cxx-bin", help="xylem_bench_same_ops, run for each backend to compare with")
+    p.add_argument("--pairs", type=int, default=3, help="Python and C++ runs, alternated; the median of each")
     p.add_argument("--json")
     args = p.parse_args()
 
-    rows = numpy_rows(args)
+    load = os.getloadavg()
+    pairs = args.pairs if args.cxx_bin else 1
+    rows, cxx = numpy_rows(args), {}
     for spec in args.backends.split(","):
-        rows.update(xylem_rows(xylem.Backend.open(spec), args))
+        # Python and C++ alternate, so that drift in the machine's load hits both alike.
+        ours, theirs = [], []
+        for _ in range(pairs):
+            ours.append(xylem_rows(xylem.Backend.open(spec), args))
+            if args.cxx_bin:
+                theirs.append(cxx_rows(args.cxx_bin, spec, args))
+        rows.update(medians(ours))
+        cxx.update(medians(theirs))
     if "cuda" in args.backends:
         for peer in (torch_rows, cupy_rows):
             try:
                 rows.update(peer(args))
             except ImportError as e:
                 print(f"({peer.__name__[:-5]} skipped: {e})")
-    cxx = cxx_figures(args.cxx)
-    if cxx:
-        print(f"C++ figures from {args.cxx} (its sizes: gemm n={cxx.get('gemm_n')}, "
-              f"sigmoid {cxx.get('sigmoid_n')} elements; ours: n={args.gemm}, {args.elements})")
+    print(f"sizes: small op 1024, sigmoid {args.elements} f32, gemm n={args.gemm}; median of {args.rounds} rounds "
+          f"(and of {pairs} alternated Python and C++ runs); "
+          f"load average {load[0]:.2f} before, {os.getloadavg()[0]:.2f} after on {os.cpu_count()} cores")
     print(f"{'row':44} {'Python':>10} {'C++':>10} {'Py/C++':>7}")
     for key, value in rows.items():
         ref = cxx.get(key)
         extra = f" {ref:10.3f} {value / ref:7.3f}" if ref else ""
         print(f"{key:44} {value:10.3f}{extra}")
     if args.json:
-        json.dump({"benchmark": "python_small_op", "rows": rows, "cxx": cxx}, open(args.json, "w"), indent=1)
+        with open(args.json, "w") as f:
+            json.dump({"benchmark": "python_small_op", "rows": rows, "cxx": cxx,
+                       "sizes": {"small": 1024, "elements": args.elements, "gemm": args.gemm},
+                       "rounds": args.rounds, "pairs": pairs, "load_average": [load[0], os.getloadavg()[0]]}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@
 #                          Python against the carried libxylem, then
 #                          scripts/gpu_python.py (DLPack with PyTorch, CuPy,
 #                          JAX) and bench/python_small_op.py beside
-#                          xylem_bench_cuda's figures.
+#                          xylem_bench_same_ops (the same ops at the same
+#                          sizes from C++, in the same run; a pack of
+#                          XYLEM_GPU_TARGETS needs that target).
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -198,11 +200,10 @@ python_checks() {
   echo "== DLPack with PyTorch, CuPy, JAX"
   "$python" "$root/scripts/gpu_python.py" 2>&1 | tee "$out/gpu_python.log" || rc=1
   echo "== Python small ops and large ops against C++"
-  local cxx=()
-  "$build/bin/xylem_bench_cuda" --quick --json "$out/xylem_quick.json" >"$out/bench_quick.log" 2>&1 &&
-    cxx=(--cxx "$out/xylem_quick.json")
-  "$python" "$root/bench/python_small_op.py" --backends cuda --gemm 1024 --elements $((1 << 22)) "${cxx[@]}" \
-    --json "$out/python_small_op.json" 2>&1 | tee "$out/python_small_op.log" || rc=1
+  # The C++ side runs in the same run, the same ops at the same sizes.
+  "$python" "$root/bench/python_small_op.py" --backends cuda --gemm 1024 --elements $((1 << 22)) \
+    --cxx-bin "$build/bin/xylem_bench_same_ops" --json "$out/python_small_op.json" 2>&1 |
+    tee "$out/python_small_op.log" || rc=1
   return $rc
 }
 

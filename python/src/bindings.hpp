@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "xylem/xylem.hpp"
@@ -26,6 +27,14 @@ void bind_math(nb::module_& m);
 void bind_blas(nb::module_& blas);
 void bind_nn(nb::module_& nn);
 void bind_optim(nb::module_& optim);
+void bind_optimizers(nb::module_& optim);
+void bind_layers(nb::module_& layers);
+void bind_layer_kinds(nb::module_& layers);
+void bind_sequential(nb::module_& layers);
+void bind_losses(nb::module_& losses);
+void bind_data(nb::module_& data);
+void bind_models(nb::module_& models);
+void bind_safetensors(nb::module_& m);
 
 // The backend an op runs on: the one given, else the calling thread's
 // (a `with backend:` block), else the module's default (Backend::best() at
@@ -49,6 +58,12 @@ void bind_optim(nb::module_& optim);
 [[nodiscard]] nb::object host_view(const Tensor& t);
 // The NumPy array a host read returned: `bytes` of `shape`'s elements.
 [[nodiscard]] nb::object bytes_to_numpy(std::vector<unsigned char> bytes, const Layout& shape, DType dtype);
+
+// A shape (or strides) as a Python tuple of ints.
+[[nodiscard]] nb::tuple as_tuple(std::span<const std::int64_t> values);
+
+// An empty handle (no gradient yet, no state before a first step) as None.
+[[nodiscard]] std::optional<Tensor> defined_or_none(const Tensor& t);
 
 // a @ b: gemm for matrices (rank 3: batched), gemv for a matrix and a
 // vector, dot for two vectors.

@@ -1,5 +1,6 @@
 // xylem.optim: the fused optimizer updates (PyTorch's SGD, Adam, AdamW
-// rules), one kernel per parameter, and their settings.
+// rules), one kernel per parameter, and their settings; then the optimizer
+// objects built on them (optimizers.cpp).
 #include "bindings.hpp"
 
 namespace xylem::python {
@@ -57,6 +58,7 @@ void bind_optim(nb::module_& m) {
       release_gil(),
       "One Adam/AdamW update of param in place, its step-th (from 1); exp_avg and exp_avg_sq are the running "
       "moments, updated too.");
+  bind_optimizers(m);
 }
 
 }  // namespace xylem::python

@@ -10,13 +10,14 @@
 #include "future.hpp"
 
 namespace xylem::python {
-namespace {
 
 nb::tuple as_tuple(std::span<const std::int64_t> values) {
   nb::list list;
   for (const std::int64_t v : values) list.append(v);
   return nb::tuple(list);
 }
+
+namespace {
 
 std::vector<std::int64_t> int_list(nb::handle seq) {
   std::vector<std::int64_t> values;
