@@ -9,6 +9,7 @@
 // a NaN beating any number) in temporary memory.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "nchw.cuh"
 
@@ -34,12 +35,23 @@ Window window_of(const Args& a, const TensorArg& input, const TensorArg& output)
 }
 
 // The outputs along one axis whose windows hold input position h:
-// p*stride - pad <= h < p*stride - pad + k, clipped to [0, P).
+// p*stride - pad <= h < p*stride - pad + k, clipped to [0, P). The
+// divisions are 32-bit where every size fits (`Small`): a 64-bit division
+// costs dozens of instructions, and the gradients do four per element.
+template <bool Small>
 __device__ __forceinline__ void covering(std::int64_t h, std::int64_t k, std::int64_t stride, std::int64_t pad,
                                          std::int64_t P, std::int64_t& first, std::int64_t& last) {
-  const std::int64_t lo = h + pad - k + 1;  // p*stride >= lo
-  first = lo <= 0 ? 0 : (lo + stride - 1) / stride;
-  last = std::min(P - 1, (h + pad) / stride);
+  using I = std::conditional_t<Small, std::int32_t, std::int64_t>;
+  const I lo = I(h + pad - k + 1);  // p*stride >= lo
+  first = lo <= 0 ? 0 : (lo + I(stride) - 1) / I(stride);
+  last = std::min(P - 1, std::int64_t(I(h + pad) / I(stride)));
+}
+
+// Whether every position and size of a pooling fits the 32-bit divisions
+// of covering().
+[[nodiscard]] bool small_window(const Window& w) {
+  const std::int64_t most = std::max({w.H + w.ph + w.kh, w.W + w.pw + w.kw, w.sh, w.sw});
+  return most < (std::int64_t{1} << 31);
 }
 
 // ---- max ------------------------------------------------------------------
@@ -85,7 +97,7 @@ __global__ void __launch_bounds__(kThreads) max_pool_winners(View4<const Storage
   }
 }
 
-template <DType D>
+template <DType D, bool Small>
 __global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const StorageT<D>> dy, const int* winners,
                                                               View4<StorageT<D>> dx, Window w, std::int64_t C,
                                                               Split4 split, std::int64_t total) {
@@ -94,8 +106,8 @@ __global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const Storag
        k += std::int64_t(gridDim.x) * blockDim.x) {
     const Coord4 i = split(k);
     std::int64_t p0, p1, q0, q1;
-    covering(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
-    covering(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
+    covering<Small>(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
+    covering<Small>(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
     A sum = 0;
     for (std::int64_t p = p0; p <= p1; ++p)
       for (std::int64_t q = q0; q <= q1; ++q) {
@@ -220,7 +232,8 @@ void max_pool2d_grad(const OpCall& c, const Context& ctx) {
         view4<const S>(x), winners.as<int>(), w, Split4(dy.view.dims(), outputs), outputs);
     XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
   }
-  max_pool_backward<D><<<grid_over(inputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+  const auto backward = small_window(w) ? &max_pool_backward<D, true> : &max_pool_backward<D, false>;
+  backward<<<grid_over(inputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
       view4<const S>(dy), winners.as<int>(), view4<S>(dx), w, dx.view.dims()[1], Split4(dx.view.dims(), inputs),
       inputs);
   XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
@@ -254,7 +267,7 @@ __global__ void __launch_bounds__(kThreads) avg_pool_forward(View4<const Storage
   }
 }
 
-template <DType D>
+template <DType D, bool Small>
 __global__ void __launch_bounds__(kThreads) avg_pool_backward(View4<const StorageT<D>> dy, View4<StorageT<D>> dx,
                                                               Window w, bool count_padding, Split4 split,
                                                               std::int64_t total) {
@@ -263,8 +276,8 @@ __global__ void __launch_bounds__(kThreads) avg_pool_backward(View4<const Storag
        k += std::int64_t(gridDim.x) * blockDim.x) {
     const Coord4 i = split(k);
     std::int64_t p0, p1, q0, q1;
-    covering(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
-    covering(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
+    covering<Small>(i.i2, w.kh, w.sh, w.ph, w.P, p0, p1);
+    covering<Small>(i.i3, w.kw, w.sw, w.pw, w.Q, q0, q1);
     A sum = 0;
     for (std::int64_t p = p0; p <= p1; ++p)
       for (std::int64_t q = q0; q <= q1; ++q)
@@ -293,9 +306,10 @@ void avg_pool2d_grad(const OpCall& c, const Context& ctx) {
   const TensorArg &dy = args.dy, &dx = args.dx;
   const std::int64_t total = dx.view.numel();
   if (total == 0) return;
-  avg_pool_backward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
-      view4<const S>(dy), view4<S>(dx), window_of(args, dx, dy), args.count_include_pad != 0,
-      Split4(dx.view.dims(), total), total);
+  const Window w = window_of(args, dx, dy);
+  const auto backward = small_window(w) ? &avg_pool_backward<D, true> : &avg_pool_backward<D, false>;
+  backward<<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+      view4<const S>(dy), view4<S>(dx), w, args.count_include_pad != 0, Split4(dx.view.dims(), total), total);
   XY_CUDA_LAUNCHED(ctx.device, "nn::avg_pool2d_grad");
 }
 
