@@ -40,6 +40,33 @@ void drain_at_exit() noexcept {
   }
 }
 
+// Whether a kernel is short enough to run on the launching thread when the
+// queue is idle (NativeQueue::enqueue): a few microseconds at most, so the
+// caller hardly waits longer than a hand-off to the worker would take. By
+// the elements it touches, for ops whose work grows with them; gemm and
+// convolutions do more work per element the larger they are, so they stay
+// queued.
+bool runs_here(const plugin::OpCall& call) noexcept {
+  using plugin::OpId;
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 13;
+  switch (call.op) {
+    case OpId::blas_gemm:
+    case OpId::blas_gemm_batched:
+    case OpId::nn_conv2d:
+    case OpId::nn_conv2d_grad_data:
+    case OpId::nn_conv2d_grad_filter:
+      return false;
+    default:
+      break;
+  }
+  std::int64_t elements = 0;
+  for (std::size_t k = 0; k < call.num_tensors; ++k) {
+    elements += call.t[k].view.numel();
+    if (elements > kMaxElements) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 // Nothing joins a native queue at exit (the registry owning the device is
@@ -125,7 +152,7 @@ EventPtr NativeDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
   if (kernel == nullptr)
     throw Error(ErrorCode::unsupported, std::string(plugin::op_name(call.op)) + " has no native kernel for " +
                                             std::string(name(dispatch_dtype(call))));
-  return queue_.enqueue(kernel, call, deps);
+  return queue_.enqueue(kernel, call, deps, runs_here(call));
 }
 
 EventPtr NativeDevice::host_task(std::function<void()> fn, plugin::Deps deps) {

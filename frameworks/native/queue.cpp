@@ -44,7 +44,8 @@ void NativeEvent::complete(std::exception_ptr error) noexcept {
   for (auto& fn : callbacks) fn();
 }
 
-NativeQueue::NativeQueue(bool worker) {
+NativeQueue::NativeQueue(bool worker) : done_(std::make_shared<NativeEvent>(this)) {
+  done_->complete(nullptr);
   if (worker) worker_ = std::thread([this] { loop(); });
 }
 
@@ -61,8 +62,14 @@ NativeQueue::~NativeQueue() {
   while (take()) run_batch(nullptr);
 }
 
-EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps) {
-  return push(deps, OnFailedDep::fail, [&](Task& task) {
+EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps, bool may_run_here) {
+  TaskDeps kept = keep(deps);
+  // A dep kept is one not complete or failed: the kernel must wait for it
+  // or fail with its error, which the queued path does.
+  if (may_run_here && kept.empty()) {
+    if (EventPtr event = run_here(kernel, call)) return event;
+  }
+  return push(std::move(kept), OnFailedDep::fail, [&](Task& task) {
     task.kernel = kernel;
     // Copy only the arguments in use: an OpCall is mostly empty slots.
     task.call.op = call.op;
@@ -74,7 +81,7 @@ EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin:
 }
 
 EventPtr NativeQueue::enqueue(std::function<void()> fn, plugin::Deps deps, OnFailedDep on_failed_dep) {
-  return push(deps, on_failed_dep, [&](Task& task) {
+  return push(keep(deps), on_failed_dep, [&](Task& task) {
     task.kernel = nullptr;
     task.fn = std::move(fn);
   });
@@ -122,9 +129,8 @@ NativeQueue::TaskDeps NativeQueue::keep(plugin::Deps deps) const {
 }
 
 template <class Fill>
-EventPtr NativeQueue::push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& fill) {
+EventPtr NativeQueue::push(TaskDeps kept, OnFailedDep on_failed_dep, Fill&& fill) {
   auto event = std::make_shared<NativeEvent>(this);
-  TaskDeps kept = keep(deps);
   bool wake;
   {
     std::lock_guard lock(mutex_);
@@ -137,6 +143,36 @@ EventPtr NativeQueue::push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& 
     wake = sleeping_;
   }
   if (wake) wake_.notify_one();
+  return event;
+}
+
+EventPtr NativeQueue::run_here(Kernel kernel, const plugin::OpCall& call) {
+  // Without a worker, a waiter that finds the token taken would sleep with
+  // no one left to run its task.
+  if (!worker_.joinable()) return nullptr;
+  // Only a try, as in help(): a runner busy with earlier work means the
+  // queue is not idle.
+  std::unique_lock token(runner_, std::try_to_lock);
+  if (!token) return nullptr;
+  // Under the token, batch_ is ours to read. has_work_ tells whether
+  // pending_ holds tasks: those enqueued by anything that happened before
+  // this call are seen here (their store of true, or the take() that moved
+  // them into batch_, precedes ours in has_work_'s order). A task another
+  // thread is enqueuing at this very moment may be missed: it is then
+  // ordered after this kernel, behind the token we hold.
+  if (next_ < batch_.size() || has_work_.load(std::memory_order_relaxed)) return nullptr;
+  std::exception_ptr error;
+  // Isolated for the reason help() gives.
+  tbb::this_task_arena::isolate([&] {
+    try {
+      kernel(call);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  if (!error) return done_;
+  auto event = std::make_shared<NativeEvent>(this);
+  event->complete(std::move(error));
   return event;
 }
 
