@@ -64,7 +64,8 @@ XYLEM_UNARY_DEF(cos, XY_UN_COS)
 #undef XYLEM_UNARY_DEF
 
 void clamp(const Backend& b, const Tensor& x, double low, double high, Tensor& out) {
-  ops::require_argument(!(low > high), "clamp", "low " + std::to_string(low) + " > high " + std::to_string(high));
+  ops::require_argument(!(low > high), "clamp",
+                        [&] { return "low " + std::to_string(low) + " > high " + std::to_string(high); });
   unary(b, "clamp", XY_UN_CLAMP, x, out, low, high);
 }
 Tensor clamp(const Backend& b, const Tensor& x, double low, double high) {
