@@ -31,9 +31,9 @@ void binary(const Backend& b, std::string_view name, OpId op, int code, const Te
   const Tensor a = ops::expand(x, dims);
   const Tensor bm = ops::expand(y, dims);
   if (op == OpId::math_compare) {
-    detail::launch(b, detail::args::math_compare<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+    detail::launch(b, detail::args::math_compare<detail::TensorRef>{.a = a, .b = bm, .y = out, .code = code}, name);
   } else {
-    detail::launch(b, detail::args::math_binary<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+    detail::launch(b, detail::args::math_binary<detail::TensorRef>{.a = a, .b = bm, .y = out, .code = code}, name);
   }
 }
 
