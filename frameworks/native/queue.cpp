@@ -4,8 +4,29 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace xylem::native {
+
+namespace {
+
+// The queue whose task this thread is running, if any: it holds that
+// queue's run token, which it must not try to take again (a task that
+// launches an op, say an application's release callback, has it queued).
+thread_local const NativeQueue* running_task_of = nullptr;
+
+class RunningTask {
+ public:
+  explicit RunningTask(const NativeQueue* queue) noexcept : outer_(std::exchange(running_task_of, queue)) {}
+  ~RunningTask() { running_task_of = outer_; }
+  RunningTask(const RunningTask&) = delete;
+  RunningTask& operator=(const RunningTask&) = delete;
+
+ private:
+  const NativeQueue* outer_;
+};
+
+}  // namespace
 
 void NativeEvent::wait() const {
   // ready() first, for two reasons. A task that waits on an earlier event of
@@ -148,8 +169,9 @@ EventPtr NativeQueue::push(TaskDeps kept, OnFailedDep on_failed_dep, Fill&& fill
 
 EventPtr NativeQueue::run_here(Kernel kernel, const plugin::OpCall& call) {
   // Without a worker, a waiter that finds the token taken would sleep with
-  // no one left to run its task.
-  if (!worker_.joinable()) return nullptr;
+  // no one left to run its task. Inside one of this queue's tasks, this
+  // thread holds the token already.
+  if (!worker_.joinable() || running_task_of == this) return nullptr;
   // Only a try, as in help(): a runner busy with earlier work means the
   // queue is not idle.
   std::unique_lock token(runner_, std::try_to_lock);
@@ -162,6 +184,7 @@ EventPtr NativeQueue::run_here(Kernel kernel, const plugin::OpCall& call) {
   // ordered after this kernel, behind the token we hold.
   if (next_ < batch_.size() || has_work_.load(std::memory_order_relaxed)) return nullptr;
   std::exception_ptr error;
+  const RunningTask running(this);
   // Isolated for the reason help() gives.
   tbb::this_task_arena::isolate([&] {
     try {
@@ -178,6 +201,7 @@ EventPtr NativeQueue::run_here(Kernel kernel, const plugin::OpCall& call) {
 
 void NativeQueue::run(Task& task) noexcept {
   std::exception_ptr error;
+  const RunningTask running(this);
   try {
     // This queue's deps ran before this task (the queue is in order): their
     // wait() only rethrows an error. Others' may still run.

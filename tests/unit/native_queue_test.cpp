@@ -198,6 +198,23 @@ TEST(NativeQueueRunHere, ErrorsAreCarriedByTheEvent) {
   EXPECT_NO_THROW(clean->wait());
 }
 
+// A task of the queue that launches a small kernel on it (this thread holds
+// the queue's token then) has it queued, to run after the task.
+TEST(NativeQueueRunHere, FromInsideATaskOfTheQueue) {
+  NativeQueue queue;
+  std::vector<std::int64_t> log;
+  EventPtr inner;
+  EventPtr outer = queue.enqueue(
+      [&] {
+        inner = queue.enqueue(&log_value, call_on(&log, 2), {}, true);
+        log.push_back(1);
+      },
+      {});
+  outer->wait();
+  inner->wait();
+  EXPECT_EQ(log, (std::vector<std::int64_t>{1, 2}));
+}
+
 // A dep not yet complete (another queue's, held) keeps the kernel queued:
 // the submitter never waits for it.
 TEST(NativeQueueRunHere, PendingDepKeepsTheKernelQueued) {
