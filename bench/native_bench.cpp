@@ -8,7 +8,8 @@
 //   gemm      2048^3 f32 and f64 through blas::gemm, against cblas called
 //             directly on host buffers
 //   enqueue   host time to enqueue one small op (100k tiny relus, the loop
-//             timed alone, then one synchronize)
+//             timed alone, then one synchronize); a tiny op on an idle
+//             queue runs on the caller, so this is then its whole cost
 //   round trip  one tiny relu then a host read of its result, waited for
 //             (what reading a loss each step costs), and an empty host task
 //             waited for; the median of 20k (5k with --quick) of each

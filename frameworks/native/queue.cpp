@@ -4,8 +4,29 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace xylem::native {
+
+namespace {
+
+// The queue whose task this thread is running, if any: it holds that
+// queue's run token, which it must not try to take again (a task that
+// launches an op, say an application's release callback, has it queued).
+thread_local const NativeQueue* running_task_of = nullptr;
+
+class RunningTask {
+ public:
+  explicit RunningTask(const NativeQueue* queue) noexcept : outer_(std::exchange(running_task_of, queue)) {}
+  ~RunningTask() { running_task_of = outer_; }
+  RunningTask(const RunningTask&) = delete;
+  RunningTask& operator=(const RunningTask&) = delete;
+
+ private:
+  const NativeQueue* outer_;
+};
+
+}  // namespace
 
 void NativeEvent::wait() const {
   // ready() first, for two reasons. A task that waits on an earlier event of
@@ -44,7 +65,8 @@ void NativeEvent::complete(std::exception_ptr error) noexcept {
   for (auto& fn : callbacks) fn();
 }
 
-NativeQueue::NativeQueue(bool worker) {
+NativeQueue::NativeQueue(bool worker) : done_(std::make_shared<NativeEvent>(this)) {
+  done_->complete(nullptr);
   if (worker) worker_ = std::thread([this] { loop(); });
 }
 
@@ -61,8 +83,14 @@ NativeQueue::~NativeQueue() {
   while (take()) run_batch(nullptr);
 }
 
-EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps) {
-  return push(deps, OnFailedDep::fail, [&](Task& task) {
+EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps, bool may_run_here) {
+  TaskDeps kept = keep(deps);
+  // A dep kept is one not complete or failed: the kernel must wait for it
+  // or fail with its error, which the queued path does.
+  if (may_run_here && kept.empty()) {
+    if (EventPtr event = run_here(kernel, call)) return event;
+  }
+  return push(std::move(kept), OnFailedDep::fail, [&](Task& task) {
     task.kernel = kernel;
     // Copy only the arguments in use: an OpCall is mostly empty slots.
     task.call.op = call.op;
@@ -74,7 +102,7 @@ EventPtr NativeQueue::enqueue(Kernel kernel, const plugin::OpCall& call, plugin:
 }
 
 EventPtr NativeQueue::enqueue(std::function<void()> fn, plugin::Deps deps, OnFailedDep on_failed_dep) {
-  return push(deps, on_failed_dep, [&](Task& task) {
+  return push(keep(deps), on_failed_dep, [&](Task& task) {
     task.kernel = nullptr;
     task.fn = std::move(fn);
   });
@@ -122,9 +150,8 @@ NativeQueue::TaskDeps NativeQueue::keep(plugin::Deps deps) const {
 }
 
 template <class Fill>
-EventPtr NativeQueue::push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& fill) {
+EventPtr NativeQueue::push(TaskDeps kept, OnFailedDep on_failed_dep, Fill&& fill) {
   auto event = std::make_shared<NativeEvent>(this);
-  TaskDeps kept = keep(deps);
   bool wake;
   {
     std::lock_guard lock(mutex_);
@@ -140,8 +167,41 @@ EventPtr NativeQueue::push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& 
   return event;
 }
 
+EventPtr NativeQueue::run_here(Kernel kernel, const plugin::OpCall& call) {
+  // Without a worker, a waiter that finds the token taken would sleep with
+  // no one left to run its task. Inside one of this queue's tasks, this
+  // thread holds the token already.
+  if (!worker_.joinable() || running_task_of == this) return nullptr;
+  // Only a try, as in help(): a runner busy with earlier work means the
+  // queue is not idle.
+  std::unique_lock token(runner_, std::try_to_lock);
+  if (!token) return nullptr;
+  // Under the token, batch_ is ours to read. has_work_ tells whether
+  // pending_ holds tasks: those enqueued by anything that happened before
+  // this call are seen here (their store of true, or the take() that moved
+  // them into batch_, precedes ours in has_work_'s order). A task another
+  // thread is enqueuing at this very moment may be missed: it is then
+  // ordered after this kernel, behind the token we hold.
+  if (next_ < batch_.size() || has_work_.load(std::memory_order_relaxed)) return nullptr;
+  std::exception_ptr error;
+  const RunningTask running(this);
+  // Isolated for the reason help() gives.
+  tbb::this_task_arena::isolate([&] {
+    try {
+      kernel(call);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  if (!error) return done_;
+  auto event = std::make_shared<NativeEvent>(this);
+  event->complete(std::move(error));
+  return event;
+}
+
 void NativeQueue::run(Task& task) noexcept {
   std::exception_ptr error;
+  const RunningTask running(this);
   try {
     // This queue's deps ran before this task (the queue is in order): their
     // wait() only rethrows an error. Others' may still run.

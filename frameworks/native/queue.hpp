@@ -9,6 +9,14 @@
 // two thread wake-ups that take ~50 us each when no core is free. Whoever
 // runs tasks holds the run token `runner_`, so tasks still run one at a
 // time and in order, on the worker or on a waiting caller.
+//
+// A small kernel submitted to an idle queue runs at once on the submitting
+// thread (enqueue's `may_run_here`): with nothing queued before it and every
+// dep complete, it would be the worker's next task anyway, and running it here
+// saves building the task and handing it over (the hand-off, not the kernel,
+// is most of a small op's cost). The caller takes the run token for it, so the
+// queue stays in order: a task another thread enqueues meanwhile waits for the
+// token like any task behind a running one.
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -72,8 +80,12 @@ class NativeQueue {
 
   // Both return the event of the task; deps from other queues are waited
   // for by whoever runs the task, never by the caller of enqueue. A kernel
-  // fails when a dep failed.
-  EventPtr enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps);
+  // fails when a dep failed. With `may_run_here` (a kernel short enough to
+  // run on the caller's thread) the kernel runs before enqueue returns when
+  // the queue is idle: nothing queued or running, every dep complete and
+  // clean, a worker present. Its error, if any, is carried by the returned
+  // event just as a queued kernel's is.
+  EventPtr enqueue(Kernel kernel, const plugin::OpCall& call, plugin::Deps deps, bool may_run_here = false);
   EventPtr enqueue(std::function<void()> fn, plugin::Deps deps, OnFailedDep on_failed_dep = OnFailedDep::fail);
   // Waits until everything enqueued so far has run (running it here when
   // the worker is not).
@@ -88,6 +100,7 @@ class NativeQueue {
   class TaskDeps {
    public:
     void push(const EventPtr& event);
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     template <class F>
     void for_each(F&& f) const {
       for (std::size_t i = 0; i < size_; ++i) f(*inline_[i]);
@@ -115,7 +128,10 @@ class NativeQueue {
   // Builds the task in place in the pending list, under the lock: the
   // caller fills it through `fill`.
   template <class Fill>
-  EventPtr push(plugin::Deps deps, OnFailedDep on_failed_dep, Fill&& fill);
+  EventPtr push(TaskDeps kept, OnFailedDep on_failed_dep, Fill&& fill);
+  // Runs the kernel on this thread if the queue is idle (see enqueue);
+  // null when it is not, and the kernel must be queued.
+  EventPtr run_here(Kernel kernel, const plugin::OpCall& call);
   void run(Task& task) noexcept;
   void loop();
   // False once the queue is stopping and nothing is left to run.
@@ -148,6 +164,9 @@ class NativeQueue {
   std::atomic<bool> has_work_{false};
   bool sleeping_ = false;
   bool stop_ = false;
+  // The event of every kernel that ran at once without error: complete from
+  // the start, so such a kernel allocates no event of its own.
+  std::shared_ptr<NativeEvent> done_;
   std::thread worker_;
 };
 

@@ -8,8 +8,9 @@
 namespace xylem::python {
 
 // name(<args>, *, out=None, backend=None): make(b, args...) without out,
-// into(b, args..., out) with it (returning out). `names` are the nb::arg of
-// args, in order.
+// into(b, args..., out) with it, returning `out` itself (as NumPy's out=
+// does): no new Python object, no copy of the tensor handle. `names` are the
+// nb::arg of args, in order. The GIL is released around the C++ calls only.
 // (`into` is a plain template parameter: a pack before its last parameter
 // would not be deduced.)
 template <class... Args, class Into, class... Names>
@@ -17,12 +18,24 @@ void def_with_out(nb::module_& m, const char* name, Tensor (*make)(const Backend
                   const std::string& doc, const Names&... names) {
   m.def(
       name,
-      [make, into](Args... args, std::optional<Tensor> out, std::optional<Backend> b) {
-        if (!out) return make(resolve(b), args...);
-        into(resolve(b), args..., *out);
-        return *out;
+      [make, into](Args... args, std::optional<nb::handle_t<Tensor>> out,
+                   const std::optional<Backend>& b) -> nb::typed<nb::object, Tensor> {
+        if (!out) {
+          std::optional<Tensor> made;
+          {
+            nb::gil_scoped_release unlocked;
+            made.emplace(make(resolve(b), args...));
+          }
+          return nb::typed<nb::object, Tensor>(nb::cast(std::move(*made)));
+        }
+        Tensor& target = nb::cast<Tensor&>(*out);
+        {
+          nb::gil_scoped_release unlocked;
+          into(resolve(b), args..., target);
+        }
+        return nb::typed<nb::object, Tensor>(nb::borrow(*out));
       },
-      names..., nb::kw_only(), "out"_a = nb::none(), "backend"_a = nb::none(), release_gil(), doc.c_str());
+      names..., nb::kw_only(), "out"_a = nb::none(), "backend"_a = nb::none(), doc.c_str());
 }
 
 }  // namespace xylem::python

@@ -144,10 +144,12 @@ void OpLaunch::copy_inputs(const Backend& backend, const InputsToCopy& copy) {
   for (int r = 0; r < call_.num_tensors; ++r) {
     if (!copy[r]) continue;
     const Tensor& input = *tensors_[r];
-    copies_[r] = Tensor(Layout(input.layout().dims()), input.dtype());
-    OpLaunch(backend, args::core_copy_view<Tensor>{.x = input, .y = copies_[r]}, name_).launch_on(backend);
-    tensors_[r] = &copies_[r];
-    call_.t[r].view = copies_[r].layout();
+    if (!copies_) copies_ = std::make_unique<std::array<Tensor, plugin::kMaxOpTensors>>();
+    Tensor& copy_of_input = (*copies_)[r];
+    copy_of_input = Tensor(Layout(input.layout().dims()), input.dtype());
+    OpLaunch(backend, args::core_copy_view<Tensor>{.x = input, .y = copy_of_input}, name_).launch_on(backend);
+    tensors_[r] = &copy_of_input;
+    call_.t[r].view = copy_of_input.layout();
   }
 }
 

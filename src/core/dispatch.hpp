@@ -4,6 +4,8 @@
 // the call with an OpLaunch and launch it.
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -16,17 +18,23 @@ namespace xylem::detail {
 namespace args = plugin::args;
 using plugin::Access;
 
+// The tensors of an op's arguments (args::math_unary<TensorRef>), where the
+// caller's tensors outlive the launch: a launch from a hot wrapper then
+// copies no tensor handle (each copy is an atomic reference count up and
+// down again).
+using TensorRef = std::reference_wrapper<const Tensor>;
+
 class OpLaunch {
  public:
   // The op's arguments by name, as the op list declares them
-  // (args::blas_gemm<Tensor>{.a = ..., .beta = ...}); each tensor's access
+  // (args::blas_gemm<Tensor>{.a = ..., .beta = ...}, or of TensorRef); each tensor's access
   // comes from the list. `args` must outlive the launch. `name` is what
   // errors call the op: the public function ("nn::relu") where several
   // share one kernel op (math::unary).
-  template <template <class> class A>
-  OpLaunch(const Backend& backend, const A<Tensor>& args, std::string_view name = plugin::op_name(A<Tensor>::id))
+  template <template <class> class A, class T>
+  OpLaunch(const Backend& backend, const A<T>& args, std::string_view name = plugin::op_name(A<T>::id))
       : backend_(backend), name_(name) {
-    call_.op = A<Tensor>::id;
+    call_.op = A<T>::id;
     Collect collect{*this};
     plugin::detail::ArgsTraits<A>::visit(args, collect);
   }
@@ -72,15 +80,17 @@ class OpLaunch {
   plugin::OpCall call_;
   std::array<const Tensor*, plugin::kMaxOpTensors> tensors_{};
   std::array<Access, plugin::kMaxOpTensors> access_{};
-  std::array<Tensor, plugin::kMaxOpTensors> copies_{};  // inputs copied away from an output
+  // Inputs copied away from an output: made only when one is (a launch
+  // otherwise builds and destroys no tensor here).
+  std::unique_ptr<std::array<Tensor, plugin::kMaxOpTensors>> copies_;
   std::optional<Backend> fallback_;                      // native, when the op falls back to it
   int num_f_ = 0;
   int num_i_ = 0;
 };
 
 // Launches one op: OpLaunch(backend, args, name).launch().
-template <template <class> class A>
-EventPtr launch(const Backend& backend, const A<Tensor>& args, std::string_view name = plugin::op_name(A<Tensor>::id)) {
+template <template <class> class A, class T>
+EventPtr launch(const Backend& backend, const A<T>& args, std::string_view name = plugin::op_name(A<T>::id)) {
   return OpLaunch(backend, args, name).launch();
 }
 

@@ -26,7 +26,7 @@ void backward(const Backend& b, std::string_view name, int code, const char* in_
 }
 
 void require_softplus(std::string_view name, double beta) {
-  ops::require_argument(beta > 0, name, "beta must be positive, not " + std::to_string(beta));
+  ops::require_argument(beta > 0, name, [&] { return "beta must be positive, not " + std::to_string(beta); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // a message that names the op, the argument and its shape and dtype.
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "xylem/error.hpp"
 #include "xylem/tensor.hpp"
@@ -55,8 +56,18 @@ inline void require_dims(std::string_view op, std::string_view arg, const Tensor
                                                t.layout().dims_string() + "; expected " + dims.dims_string());
 }
 
-inline void require_argument(bool ok, std::string_view op, const std::string& what) {
-  if (!ok) throw Error(ErrorCode::invalid_argument, std::string(op) + ": " + what);
+// `what` says what is wrong: a string, or a function returning one, called
+// only on failure, so that a check on a hot path (every optimizer step)
+// builds no message when it passes.
+template <class What>
+void require_argument(bool ok, std::string_view op, What&& what) {
+  if (ok) [[likely]]
+    return;
+  if constexpr (std::is_invocable_v<What>) {
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": " + std::string(what()));
+  } else {
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": " + std::string(what));
+  }
 }
 
 // gemm also takes f16 and bf16 storage (accumulating in f32).

@@ -74,9 +74,10 @@ Layout conv_output(std::string_view name, const Layout& x, const Layout& w, cons
   if (w.dims()[2] < 1 || w.dims()[3] < 1)
     throw Error(ErrorCode::invalid_argument,
                 std::string(name) + ": the filter window is empty (" + shapes() + "); R and S must be at least 1");
-  ops::require_argument(c % p.groups == 0 && k % p.groups == 0, name,
-                        "groups " + str(p.groups) + " must divide the input channels (" + str(c) +
-                            ") and the output channels (" + str(k) + ")");
+  ops::require_argument(c % p.groups == 0 && k % p.groups == 0, name, [&] {
+    return "groups " + str(p.groups) + " must divide the input channels (" + str(c) + ") and the output channels (" +
+           str(k) + ")";
+  });
   if (w.dims()[1] != c / p.groups)
     throw Error(ErrorCode::shape_mismatch, std::string(name) + ": w has shape " + w.dims_string() + " but x " +
                                                x.dims_string() + " with groups " + str(p.groups) + " needs " +

@@ -31,9 +31,9 @@ void binary(const Backend& b, std::string_view name, OpId op, int code, const Te
   const Tensor a = ops::expand(x, dims);
   const Tensor bm = ops::expand(y, dims);
   if (op == OpId::math_compare) {
-    detail::launch(b, detail::args::math_compare<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+    detail::launch(b, detail::args::math_compare<detail::TensorRef>{.a = a, .b = bm, .y = out, .code = code}, name);
   } else {
-    detail::launch(b, detail::args::math_binary<Tensor>{.a = a, .b = bm, .y = out, .code = code}, name);
+    detail::launch(b, detail::args::math_binary<detail::TensorRef>{.a = a, .b = bm, .y = out, .code = code}, name);
   }
 }
 
@@ -64,7 +64,8 @@ XYLEM_UNARY_DEF(cos, XY_UN_COS)
 #undef XYLEM_UNARY_DEF
 
 void clamp(const Backend& b, const Tensor& x, double low, double high, Tensor& out) {
-  ops::require_argument(!(low > high), "clamp", "low " + std::to_string(low) + " > high " + std::to_string(high));
+  ops::require_argument(!(low > high), "clamp",
+                        [&] { return "low " + std::to_string(low) + " > high " + std::to_string(high); });
   unary(b, "clamp", XY_UN_CLAMP, x, out, low, high);
 }
 Tensor clamp(const Backend& b, const Tensor& x, double low, double high) {

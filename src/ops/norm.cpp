@@ -34,9 +34,9 @@ Tensor optional_vector(const Backend& b, std::string_view name, const char* arg,
 }
 
 int layer_norm_cut(std::string_view name, const Tensor& x, int normalized_rank) {
-  ops::require_argument(normalized_rank >= 1 && normalized_rank <= x.rank(), name,
-                        "normalized_rank " + std::to_string(normalized_rank) + " does not fit shape " +
-                            x.layout().dims_string());
+  ops::require_argument(normalized_rank >= 1 && normalized_rank <= x.rank(), name, [&] {
+    return "normalized_rank " + std::to_string(normalized_rank) + " does not fit shape " + x.layout().dims_string();
+  });
   return x.rank() - normalized_rank;
 }
 

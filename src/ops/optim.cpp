@@ -13,7 +13,8 @@ namespace xylem::optim {
 namespace {
 
 void require_setting(bool ok, std::string_view op, const char* setting, double value, const char* range) {
-  ops::require_argument(ok, op, std::string(setting) + " must be " + range + ", not " + std::to_string(value));
+  ops::require_argument(ok, op,
+                        [&] { return std::string(setting) + " must be " + range + ", not " + std::to_string(value); });
 }
 
 void require_contiguous(std::string_view op, std::string_view arg, const Tensor& t) {
@@ -87,7 +88,7 @@ void adam_step(const Backend& b, Tensor& param, const Tensor& grad, Tensor& exp_
   require_param(name, param, grad);
   require_state(name, param, "exp_avg", exp_avg);
   require_state(name, param, "exp_avg_sq", exp_avg_sq);
-  ops::require_argument(step >= 1, name, "step must be >= 1, not " + std::to_string(step));
+  ops::require_argument(step >= 1, name, [&] { return "step must be >= 1, not " + std::to_string(step); });
   const auto t = static_cast<double>(step);
   detail::launch(b,
                  detail::args::optim_adam_step<Tensor>{.param = param,

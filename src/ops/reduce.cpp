@@ -30,10 +30,11 @@ std::vector<int> normalise_axes(std::string_view name, const Layout& x, const Re
   }
   for (int a : r.axes) {
     const int n = a < 0 ? a + x.rank() : a;
-    ops::require_argument(n >= 0 && n < x.rank(), name,
-                          "axis " + std::to_string(a) + " is out of range for shape " + x.dims_string());
+    ops::require_argument(n >= 0 && n < x.rank(), name, [&] {
+      return "axis " + std::to_string(a) + " is out of range for shape " + x.dims_string();
+    });
     ops::require_argument(std::find(axes.begin(), axes.end(), n) == axes.end(), name,
-                          "axis " + std::to_string(a) + " is given twice");
+                          [&] { return "axis " + std::to_string(a) + " is given twice"; });
     axes.push_back(n);
   }
   std::sort(axes.begin(), axes.end());
@@ -69,9 +70,10 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
   // max, min, argmax and argmin have no answer, even where out is empty.
   if (count == 0) {
     const bool has_identity = code == XY_RED_SUM || code == XY_RED_MEAN || code == XY_RED_VAR;
-    ops::require_argument(has_identity, name,
-                          "reducing along an axis of size 0 (x has shape " + x.layout().dims_string() +
-                              ") has no result; expected reduction axes of non-zero size");
+    ops::require_argument(has_identity, name, [&] {
+      return "reducing along an axis of size 0 (x has shape " + x.layout().dims_string() +
+             ") has no result; expected reduction axes of non-zero size";
+    });
     ops::fill_output(b, name, out, code == XY_RED_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN());
     return;
   }

@@ -16,8 +16,9 @@ using plugin::OpId;
 int normalise_axis(std::string_view name, const Tensor& x, int axis) {
   const int rank = x.rank();
   const int a = axis < 0 ? axis + rank : axis;
-  ops::require_argument(a >= 0 && a < rank, name,
-                        "axis " + std::to_string(axis) + " is out of range for shape " + x.layout().dims_string());
+  ops::require_argument(a >= 0 && a < rank, name, [&] {
+    return "axis " + std::to_string(axis) + " is out of range for shape " + x.layout().dims_string();
+  });
   return a;
 }
 

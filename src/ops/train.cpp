@@ -24,7 +24,7 @@ DropoutMask dropout(const Backend& b, const Tensor& x, Tensor& y, double p, Gene
   constexpr std::string_view name = "nn::dropout";
   ops::require_float(name, "x", x);
   ops::require_like(name, "x", x, "y", y);
-  ops::require_argument(p >= 0 && p < 1, name, "p must be in [0, 1), not " + std::to_string(p));
+  ops::require_argument(p >= 0 && p < 1, name, [&] { return "p must be in [0, 1), not " + std::to_string(p); });
   const DropoutMask mask{p, gen.seed(), gen.advance(std::uint64_t(x.numel()))};
   if (x.numel() == 0) {
     ops::fill_output(b, name, y);

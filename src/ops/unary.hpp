@@ -14,8 +14,8 @@ inline void launch_unary(const Backend& b, std::string_view name, int code, cons
   require_defined(name, out_name, out);
   require_same_dtype(name, "x", x, out_name, out);
   require_same_dims(name, "x", x, out_name, out);
-  detail::launch(b, detail::args::math_unary<Tensor>{.x = x, .y = out, .code = code, .param0 = p0, .param1 = p1},
-                 name);
+  detail::launch(
+      b, detail::args::math_unary<detail::TensorRef>{.x = x, .y = out, .code = code, .param0 = p0, .param1 = p1}, name);
 }
 
 }  // namespace xylem::ops
