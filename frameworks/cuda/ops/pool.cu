@@ -55,6 +55,13 @@ __device__ __forceinline__ void covering(std::int64_t h, std::int64_t k, std::in
 }
 
 // ---- max ------------------------------------------------------------------
+// Whether v takes the window's lead from `best` (none yet where `where` < 0):
+// the first maximum in row-major order wins, a NaN beating any number.
+template <class A>
+__device__ __forceinline__ bool beats(A v, A best, int where) {
+  return where < 0 || (!isnan(best) && (isnan(v) || v > best));
+}
+
 // Window (n, c, p, q)'s first maximum in row-major order, NaN the maximum:
 // its value and its position r*kw + s within the window.
 template <DType D>
@@ -68,7 +75,7 @@ __device__ __forceinline__ void window_max(const View4<const StorageT<D>>& x, co
   for (std::int64_t r = std::max<std::int64_t>(0, -h0); r < w.kh && h0 + r < w.H; ++r)
     for (std::int64_t s = std::max<std::int64_t>(0, -w0); s < w.kw && w0 + s < w.W; ++s) {
       const A v = Real<D>::load(x.at(n, c, h0 + r, w0 + s));
-      if (where < 0 || (!isnan(best) && (isnan(v) || v > best))) best = v, where = int(r * w.kw + s);
+      if (beats(v, best, where)) best = v, where = int(r * w.kw + s);
     }
 }
 
@@ -118,6 +125,74 @@ __global__ void __launch_bounds__(kThreads) max_pool_backward(View4<const Storag
   }
 }
 
+// ---- max, contiguous tensors below 2^31 elements --------------------------
+// The general windows (AlexNet's overlapping 3x3, stride 2) on contiguous
+// NCHW tensors, with 32-bit index arithmetic and one multiply-shift division
+// per coordinate: the strided kernels above spend most of their time in
+// 64-bit index arithmetic (on the H100, 2-4x their memory bound).
+struct Compact {
+  int H, W, P, Q, kh, kw, sh, sw, ph, pw;
+  FastDivider by_pq, by_q, by_hw, by_w;
+};
+
+[[nodiscard]] bool compact(const TensorArg& x, const TensorArg& y) {
+  return x.view.is_contiguous() && y.view.is_contiguous() && x.view.numel() < (std::int64_t{1} << 31) &&
+         y.view.numel() < (std::int64_t{1} << 31);
+}
+
+[[nodiscard]] Compact compact_of(const Window& w) {
+  const auto u = [](std::int64_t v) { return std::uint32_t(v); };
+  return {int(w.H), int(w.W), int(w.P), int(w.Q), int(w.kh), int(w.kw), int(w.sh), int(w.sw), int(w.ph), int(w.pw),
+          FastDivider(u(w.P * w.Q)), FastDivider(u(w.Q)), FastDivider(u(w.H * w.W)), FastDivider(u(w.W))};
+}
+
+// Output k's window maximum: its value into y, or with Winners its position
+// within the window into winners (max_pool2d_grad's first pass).
+template <DType D, bool Winners>
+__global__ void __launch_bounds__(kThreads) max_pool_compact(const StorageT<D>* x, StorageT<D>* y, int* winners,
+                                                             Compact g, int total) {
+  using A = ComputeT<D>;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < total; k += gridDim.x * blockDim.x) {
+    const int plane = int(g.by_pq.div(std::uint32_t(k))), rem = k - plane * g.P * g.Q;
+    const int p = int(g.by_q.div(std::uint32_t(rem))), q = rem - p * g.Q;
+    const int h0 = p * g.sh - g.ph, w0 = q * g.sw - g.pw;
+    const StorageT<D>* xp = x + plane * g.H * g.W;
+    A best = A(-INFINITY);
+    int where = -1;
+    for (int r = max(0, -h0); r < g.kh && h0 + r < g.H; ++r)
+      for (int s = max(0, -w0); s < g.kw && w0 + s < g.W; ++s) {
+        const A v = Real<D>::load(xp[(h0 + r) * g.W + w0 + s]);
+        if (beats(v, best, where)) best = v, where = r * g.kw + s;
+      }
+    if constexpr (Winners)
+      winners[k] = where;
+    else
+      y[k] = Real<D>::store(best);
+  }
+}
+
+// Input k's gradient: the sum of the gradients of the windows it won.
+template <DType D>
+__global__ void __launch_bounds__(kThreads) max_pool_compact_backward(const StorageT<D>* dy, const int* winners,
+                                                                      StorageT<D>* dx, Compact g, int total) {
+  using A = ComputeT<D>;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < total; k += gridDim.x * blockDim.x) {
+    const int plane = int(g.by_hw.div(std::uint32_t(k))), rem = k - plane * g.H * g.W;
+    const int h = int(g.by_w.div(std::uint32_t(rem))), w = rem - h * g.W;
+    std::int64_t p0, p1, q0, q1;
+    covering<true>(h, g.kh, g.sh, g.ph, g.P, p0, p1);
+    covering<true>(w, g.kw, g.sw, g.pw, g.Q, q0, q1);
+    const int out0 = plane * g.P * g.Q;
+    A sum = 0;
+    for (int p = int(p0); p <= int(p1); ++p)
+      for (int q = int(q0); q <= int(q1); ++q) {
+        const int o = out0 + p * g.Q + q;
+        if (winners[o] == (h - (p * g.sh - g.ph)) * g.kw + (w - (q * g.sw - g.pw))) sum += Real<D>::load(dy[o]);
+      }
+    dx[k] = Real<D>::store(sum);
+  }
+}
+
 // ---- max, windows that tile the input -------------------------------------
 // Stride equal to the window, no padding, the windows covering the input
 // exactly, contiguous NCHW tensors: VGG's and Overfeat's 2x2 pools. One
@@ -150,7 +225,7 @@ __device__ __forceinline__ int tile_max(const StorageT<D>* x, I base, const Tili
   for (int r = 0; r < int(t.kh); ++r)
     for (int s = 0; s < int(t.kw); ++s) {
       const A v = Real<D>::load(x[base + I(r) * I(t.W) + I(s)]);
-      if (where < 0 || (!isnan(best) && (isnan(v) || v > best))) best = v, where = r * int(t.kw) + s;
+      if (beats(v, best, where)) best = v, where = r * int(t.kw) + s;
     }
   return where;
 }
@@ -203,6 +278,9 @@ void max_pool2d(const OpCall& c, const Context& ctx) {
       max_pool_tiled_forward<D><<<grid, kThreads, 0, ctx.stream>>>(element_ptr<const S>(x), element_ptr<S>(y), t,
                                                                    by_q, n);
     });
+  } else if (compact(x, y)) {
+    max_pool_compact<D, false><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+        element_ptr<const S>(x), element_ptr<S>(y), nullptr, compact_of(w), int(total));
   } else {
     max_pool_forward<D><<<grid_over(total, kThreads, ctx), kThreads, 0, ctx.stream>>>(
         view4<const S>(x), view4<S>(y), w, Split4(y.view.dims(), total), total);
@@ -227,6 +305,18 @@ void max_pool2d_grad(const OpCall& c, const Context& ctx) {
     return;
   }
   TempBuffer winners = ctx.temp(std::size_t(std::max<std::int64_t>(outputs, 1)) * sizeof(int));
+  if (compact(x, dy) && dx.view.is_contiguous()) {
+    const Compact g = compact_of(w);
+    if (outputs > 0) {
+      max_pool_compact<D, true><<<grid_over(outputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+          element_ptr<const S>(x), nullptr, winners.as<int>(), g, int(outputs));
+      XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
+    }
+    max_pool_compact_backward<D><<<grid_over(inputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
+        element_ptr<const S>(dy), winners.as<int>(), element_ptr<S>(dx), g, int(inputs));
+    XY_CUDA_LAUNCHED(ctx.device, "nn::max_pool2d_grad");
+    return;
+  }
   if (outputs > 0) {
     max_pool_winners<D><<<grid_over(outputs, kThreads, ctx), kThreads, 0, ctx.stream>>>(
         view4<const S>(x), winners.as<int>(), w, Split4(dy.view.dims(), outputs), outputs);
