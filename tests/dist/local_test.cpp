@@ -34,9 +34,10 @@ std::uint64_t seed() {
 
 collectives::Reference ref() { return {seed()}; }
 
-// `v` as `dtype`, written on `b`.
+// `v` as `dtype` (converted on the host), written on `b`.
 Tensor tensor_on(const Backend& b, const std::vector<double>& v, DType dtype) {
-  return cast(b, Tensor::from(v), dtype);
+  const Tensor host = cast(Backend::native(), Tensor::from(v), dtype);
+  return b == Backend::native() ? host : cast(b, host, dtype);
 }
 
 std::string label(const char* call, DType dtype, std::int64_t n, int rank) {
