@@ -9,7 +9,10 @@
 
 #include <cstdio>
 #include <functional>
+#include <fstream>
 #include <iostream>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -56,13 +59,21 @@ int main(int argc, char** argv) {
     auto raw = xylem::dist::Communicator::world(raw_options);
     const int n = checked.size();
     const bool lead = checked.rank() == 0;
+    // The ratio is only as clean as the host is quiet: say what it was.
+    std::string load[3] = {"?", "?", "?"};
+    std::ifstream("/proc/loadavg") >> load[0] >> load[1] >> load[2];
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (lead)
+      std::printf("host: %u cores, load average %s %s %s\n", cores, load[0].c_str(), load[1].c_str(), load[2].c_str());
     if (lead)
       std::printf("all_reduce f32 sum, %d ranks over %.*s; bus bandwidth GB/s (median of %d)\n%10s %10s %10s %10s %10s %8s %8s %8s\n",
                   n, int(checked.transport().size()), checked.transport().data(), o.reps, "bytes", "MPI", "MPI_I", "xylem",
                   "checked", "ratio", "ratio_ck", "ratio_I");
     std::ofstream json;
     if (lead && !o.json.empty()) json = open_json(o.json);
-    if (json.is_open()) json << "{\"benchmark\": \"dist_all_reduce\", \"ranks\": " << n << ", \"results\": [\n";
+    if (json.is_open())
+      json << "{\"benchmark\": \"dist_all_reduce\", \"ranks\": " << n << ", \"cores\": " << cores
+           << ", \"results\": [\n";
     const std::size_t top = o.quick ? (1u << 20) : (256u << 20);
     bool first = true;
     for (std::size_t bytes = 1024; bytes <= top; bytes *= 4) {

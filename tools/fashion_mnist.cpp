@@ -109,15 +109,23 @@ std::int64_t correct(const Tensor& logits, const std::vector<std::int64_t>& labe
   return hits;
 }
 
-// Test accuracy in percent, the model in evaluation mode.
-double evaluate(const Backend& b, Sequential& model, const data::Split& test, std::int64_t batch) {
+// Test accuracy in percent, the model in evaluation mode. Under
+// data-parallel training each rank evaluates its block of the test images
+// (every rank holds the same weights) and the hits are summed, instead of
+// every rank evaluating all of them.
+double evaluate(const Backend& b, Sequential& model, const data::Split& test, std::int64_t batch,
+                const parallel::DataParallel* ddp) {
+  const std::int64_t rows = test.images.shape()[0];
+  const parallel::Shard mine = ddp ? ddp->shard(rows) : parallel::Shard{0, rows, rows};
   model.train(false);
-  data::BatchLoader loader(test, batch, false, 0);
-  std::int64_t hits = 0;
+  data::BatchLoader loader({test.images.slice(0, mine.begin, mine.end), test.labels.slice(0, mine.begin, mine.end)},
+                           batch, false, 0);
+  double hits = 0;
   while (std::optional<data::Batch> next = loader.next())
-    hits += correct(model.forward(b, next->images), next->labels.to_vector<std::int64_t>());
+    hits += static_cast<double>(correct(model.forward(b, next->images), next->labels.to_vector<std::int64_t>()));
   model.train(true);
-  return 100.0 * static_cast<double>(hits) / static_cast<double>(loader.samples());
+  if (ddp) hits = ddp->communicator().all_reduce(Tensor::from(std::vector<double>{hits})).get().to_vector<double>()[0];
+  return 100.0 * hits / static_cast<double>(rows);
 }
 
 // A step whose loss and logits are read one step later, so that reading
@@ -287,7 +295,7 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
     r.loss = tally.loss();
     r.train_accuracy = tally.accuracy();
     r.samples_per_second = static_cast<double>(global_seen) / r.seconds;
-    r.test_accuracy = evaluate(b, model, test_split, options.batch);
+    r.test_accuracy = evaluate(b, model, test_split, options.batch, ddp ? &*ddp : nullptr);
     char line[200];
     std::snprintf(line, sizeof line,
                   "epoch %d/%d: loss %.4f, training accuracy %.2f%%, test accuracy %.2f%%, %.1f s, %.0f samples/s\n",
@@ -298,7 +306,7 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
   }
   if (options.epochs == 0) {
     char line[80];
-    std::snprintf(line, sizeof line, "test accuracy %.2f%%\n", evaluate(b, model, test_split, options.batch));
+    std::snprintf(line, sizeof line, "test accuracy %.2f%%\n", evaluate(b, model, test_split, options.batch, ddp ? &*ddp : nullptr));
     out << line << std::flush;
   }
   if (lead && !options.logits.empty()) {

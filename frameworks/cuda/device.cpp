@@ -1,5 +1,6 @@
 #include "device.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,27 @@ EventPtr CudaDevice::enqueue(std::string_view what, plugin::Deps deps,
   std::lock_guard lock(compute_->mutex());
   commands(compute_->stream());
   return compute_->advance_locked();
+}
+
+std::vector<EventPtr> CudaDevice::enqueue_together(std::span<CudaDevice* const> devices,
+                                                   std::span<const std::vector<EventPtr>> deps, std::string_view what,
+                                                   const std::function<void(std::span<const cudaStream_t>)>& commands) {
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    devices[i]->make_current();
+    devices[i]->wait_for(*devices[i]->compute_, deps[i], what);
+  }
+  // Locked in ordinal order, as every caller does: two groups over the same
+  // GPUs cannot each hold one stream the other waits for.
+  std::vector<CudaDevice*> by_ordinal(devices.begin(), devices.end());
+  std::sort(by_ordinal.begin(), by_ordinal.end(), [](auto* a, auto* b) { return a->ordinal_ < b->ordinal_; });
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (CudaDevice* d : by_ordinal) locks.emplace_back(d->compute_->mutex());
+  std::vector<cudaStream_t> streams;
+  for (CudaDevice* d : devices) streams.push_back(d->compute_->stream());
+  commands(streams);
+  std::vector<EventPtr> events;
+  for (CudaDevice* d : devices) events.push_back(d->compute_->advance_locked());
+  return events;
 }
 
 EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {

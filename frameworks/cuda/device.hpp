@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "memory.hpp"
 #include "ops/kernels.hpp"
@@ -53,6 +55,14 @@ class CudaDevice final : public plugin::Device {
   // `commands` throws leaves nothing numbered.
   [[nodiscard]] EventPtr enqueue(std::string_view what, plugin::Deps deps,
                                  const std::function<void(cudaStream_t)>& commands);
+  // The same for one op over several GPUs at once (NCCL's group launch,
+  // whose kernels reach every stream only when the group ends):
+  // `commands` gets devices[i]'s compute stream as streams[i], after
+  // deps[i] there, with every one of those streams held until each op is
+  // numbered. Distinct devices; events in the devices' order.
+  [[nodiscard]] static std::vector<EventPtr> enqueue_together(
+      std::span<CudaDevice* const> devices, std::span<const std::vector<EventPtr>> deps, std::string_view what,
+      const std::function<void(std::span<const cudaStream_t> streams)>& commands);
 
  private:
   void make_current() const;

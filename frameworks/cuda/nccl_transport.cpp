@@ -1,8 +1,10 @@
 #include "nccl_transport.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -67,6 +69,20 @@ std::string seconds_past(Deadline deadline, Deadline started) {
   return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
 }
 
+class NcclTransport;
+
+// One rank's call, collected by NcclCollectives::together for a group launch.
+struct Collected {
+  NcclTransport* transport;
+  std::string name;
+  std::size_t elements;
+  std::vector<EventPtr> deps;
+  Deadline started, deadline;
+  std::function<ncclResult_t(cudaStream_t)> enqueue;
+};
+// Where NcclTransport::call puts its call while together() runs on this thread.
+thread_local std::vector<Collected>* collecting = nullptr;
+
 class NcclTransport final : public plugin::dist::DeviceTransport {
  public:
   NcclTransport(const NcclLibrary& lib, ncclComm_t comm, CudaDevice& device, int rank, int size)
@@ -92,41 +108,43 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
 
   DeviceWork all_reduce(void* data, std::size_t count, DType dtype, Reduction op, plugin::Deps deps,
                         Deadline deadline) override {
-    return call("all_reduce", count, deps, deadline, [&](cudaStream_t s) {
+    return call("all_reduce", count, deps, deadline, [=, this](cudaStream_t s) {
       return lib_.ncclAllReduce(data, data, count, nccl_type(dtype), nccl_op(op, dtype), comm_, s);
     });
   }
   DeviceWork broadcast(void* data, std::size_t bytes, int root, plugin::Deps deps, Deadline deadline) override {
     return call("broadcast", bytes, deps, deadline,
-                [&](cudaStream_t s) { return lib_.ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, s); });
+                [=, this](cudaStream_t s) { return lib_.ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, s); });
   }
   DeviceWork reduce(void* data, std::size_t count, DType dtype, Reduction op, int root, plugin::Deps deps,
                     Deadline deadline) override {
-    return call("reduce", count, deps, deadline, [&](cudaStream_t s) {
+    return call("reduce", count, deps, deadline, [=, this](cudaStream_t s) {
       return lib_.ncclReduce(data, data, count, nccl_type(dtype), nccl_op(op, dtype), root, comm_, s);
     });
   }
   DeviceWork all_gather(const void* in, void* out, std::size_t bytes, plugin::Deps deps,
                         Deadline deadline) override {
     return call("all_gather", bytes, deps, deadline,
-                [&](cudaStream_t s) { return lib_.ncclAllGather(in, out, bytes, ncclUint8, comm_, s); });
+                [=, this](cudaStream_t s) { return lib_.ncclAllGather(in, out, bytes, ncclUint8, comm_, s); });
   }
   DeviceWork reduce_scatter(const void* in, void* out, std::size_t count, DType dtype, Reduction op,
                             plugin::Deps deps, Deadline deadline) override {
-    return call("reduce_scatter", count, deps, deadline, [&](cudaStream_t s) {
+    return call("reduce_scatter", count, deps, deadline, [=, this](cudaStream_t s) {
       return lib_.ncclReduceScatter(in, out, count, nccl_type(dtype), nccl_op(op, dtype), comm_, s);
     });
   }
   DeviceWork send(const void* data, std::size_t bytes, int peer, plugin::Deps deps, Deadline deadline) override {
     return call("send", bytes, deps, deadline,
-                [&](cudaStream_t s) { return lib_.ncclSend(data, bytes, ncclUint8, peer, comm_, s); });
+                [=, this](cudaStream_t s) { return lib_.ncclSend(data, bytes, ncclUint8, peer, comm_, s); });
   }
   DeviceWork recv(void* data, std::size_t bytes, int peer, plugin::Deps deps, Deadline deadline) override {
     return call("recv", bytes, deps, deadline,
-                [&](cudaStream_t s) { return lib_.ncclRecv(data, bytes, ncclUint8, peer, comm_, s); });
+                [=, this](cudaStream_t s) { return lib_.ncclRecv(data, bytes, ncclUint8, peer, comm_, s); });
   }
 
  private:
+  friend class NcclCollectives;
+
   struct Pending {
     std::string what;
     EventPtr enqueued;
@@ -137,7 +155,8 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
 
   // Enqueues one NCCL call of `elements` elements (none: nothing for NCCL
   // to do, which the ranks agree on since they pass the same shapes; the
-  // op is still ordered like one).
+  // op is still ordered like one). While NcclCollectives::together runs on
+  // this thread, the call is collected for its group launch instead.
   template <class Enqueue>
   DeviceWork call(const char* what, std::size_t elements, plugin::Deps deps, Deadline deadline, Enqueue&& enqueue) {
     const std::string name = "nccl " + std::string(what) + " on " + device_.hardware().id();
@@ -145,18 +164,32 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     std::unique_lock lock(mutex_);
     if (!failure_.empty())
       throw Error(ErrorCode::communication, name + ": the NCCL group failed earlier and was aborted (" + failure_ + ")");
+    if (collecting != nullptr) {
+      collecting->push_back(Collected{this, name, elements, {deps.begin(), deps.end()}, started, deadline,
+                                      std::forward<Enqueue>(enqueue)});
+      return {};
+    }
     EventPtr enqueued = device_.enqueue(what, deps, [&](cudaStream_t stream) {
-      if (elements == 0) return;
-      ncclResult_t r = enqueue(stream);
-      // A non-blocking communicator may still be placing the call on the
-      // stream; the op's event must be numbered after it is there.
-      while (r == ncclInProgress) {
-        if (Clock::now() > deadline) fail_locked(name + ": still being enqueued after " + seconds_past(deadline, started), true);
-        std::this_thread::sleep_for(kPoll);
-        (void)lib_.ncclCommGetAsyncError(comm_, &r);
-      }
-      if (r != ncclSuccess) fail_locked(name + ": " + lib_.ncclGetErrorString(r), false);
+      if (elements > 0) settle_locked(enqueue(stream), name, started, deadline);
     });
+    return track(std::move(lock), name, std::move(enqueued), started, deadline);
+  }
+
+  // A non-blocking communicator may still be placing a call (or a group
+  // of them) on the stream when the call returns: the op's event must be
+  // numbered after it is there. Under mutex_.
+  void settle_locked(ncclResult_t r, const std::string& name, Deadline started, Deadline deadline) {
+    while (r == ncclInProgress) {
+      if (Clock::now() > deadline) fail_locked(name + ": still being enqueued after " + seconds_past(deadline, started), true);
+      std::this_thread::sleep_for(kPoll);
+      (void)lib_.ncclCommGetAsyncError(comm_, &r);
+    }
+    if (r != ncclSuccess) fail_locked(name + ": " + lib_.ncclGetErrorString(r), false);
+  }
+
+  // Hands an enqueued call to the watcher, which completes its `done`.
+  DeviceWork track(std::unique_lock<std::mutex> lock, const std::string& name, EventPtr enqueued, Deadline started,
+                   Deadline deadline) {
     auto done = std::make_shared<HostEvent>(this);
     pending_.push_back(Pending{name, enqueued, done, started, deadline});
     lock.unlock();
@@ -243,6 +276,19 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   std::thread watcher_;  // last: it reads the members above
 };
 
+// A non-blocking configuration: no NCCL call waits for a peer.
+ncclConfig_t non_blocking() {
+  return ncclConfig_t{sizeof(ncclConfig_t), kNcclConfigMagic,     kNcclConfigVersion,   0, kNcclConfigUndefined,
+                      kNcclConfigUndefined, kNcclConfigUndefined, nullptr, kNcclConfigUndefined};
+}
+
+CudaDevice& gpu_of(plugin::Device& device) {
+  auto* gpu = dynamic_cast<CudaDevice*>(&device);
+  if (gpu == nullptr)
+    throw Error(ErrorCode::invalid_argument, "nccl: " + device.hardware().id() + " is not a CUDA device");
+  return *gpu;
+}
+
 class NcclCollectives final : public plugin::dist::DeviceCollectives {
  public:
   explicit NcclCollectives(const NcclLibrary& lib) : lib_(lib) {}
@@ -251,10 +297,7 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
   std::string description() const override { return nccl_description(); }
 
   std::vector<std::byte> new_group_id() override {
-    ncclUniqueId id{};
-    const ncclResult_t r = lib_.ncclGetUniqueId(&id);
-    if (r != ncclSuccess)
-      throw Error(ErrorCode::communication, std::string("nccl: ncclGetUniqueId: ") + lib_.ncclGetErrorString(r));
+    const ncclUniqueId id = unique_id();
     std::vector<std::byte> bytes(sizeof id.internal);
     std::memcpy(bytes.data(), id.internal, bytes.size());
     return bytes;
@@ -262,37 +305,146 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
 
   std::unique_ptr<plugin::dist::DeviceTransport> join(std::span<const std::byte> id, plugin::Device& device, int rank,
                                                       int size, Deadline deadline) override {
-    auto* gpu = dynamic_cast<CudaDevice*>(&device);
+    CudaDevice& gpu = gpu_of(device);
     ncclUniqueId uid{};
-    if (gpu == nullptr || id.size() != sizeof uid.internal)
-      throw Error(ErrorCode::invalid_argument, "nccl: a group joins on a CUDA device with a " +
-                                                   std::to_string(sizeof uid.internal) + "-byte id");
+    if (id.size() != sizeof uid.internal)
+      throw Error(ErrorCode::invalid_argument, "nccl: a group id has " + std::to_string(sizeof uid.internal) + " bytes");
     std::memcpy(uid.internal, id.data(), id.size());
     const std::string name = "nccl: rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " +
                              device.hardware().id() + " joining its group";
     const Deadline started = Clock::now();
-    ncclConfig_t config{sizeof(ncclConfig_t), kNcclConfigMagic, kNcclConfigVersion, 0, kNcclConfigUndefined,
-                        kNcclConfigUndefined, kNcclConfigUndefined, nullptr, kNcclConfigUndefined};
-    gpu->select();
+    ncclConfig_t config = non_blocking();
+    gpu.select();
     ncclComm_t comm = nullptr;
-    ncclResult_t r = lib_.ncclCommInitRankConfig(&comm, size, uid, rank, &config);
-    while (r == ncclInProgress && comm != nullptr) {
-      if (Clock::now() > deadline) {
-        (void)lib_.ncclCommAbort(comm);
-        throw Error(ErrorCode::timeout, name + ": timed out after " + seconds_past(deadline, started) +
-                                            " waiting for the other ranks");
-      }
-      std::this_thread::sleep_for(kPoll);
-      (void)lib_.ncclCommGetAsyncError(comm, &r);
+    const ncclResult_t r = lib_.ncclCommInitRankConfig(&comm, size, uid, rank, &config);
+    std::vector<ncclComm_t> comms{comm};
+    settle_started(comms, r, name, started, deadline);
+    return std::make_unique<NcclTransport>(lib_, comm, gpu, rank, size);
+  }
+
+  // ncclCommInitAll's work with non-blocking communicators: every rank's
+  // ncclCommInitRankConfig in one NCCL group, which one thread may start
+  // for all the devices (separate calls would each wait for the others).
+  std::vector<std::unique_ptr<plugin::dist::DeviceTransport>> join_local(std::span<plugin::Device* const> devices,
+                                                                        Deadline deadline) override {
+    std::vector<CudaDevice*> gpus;
+    for (plugin::Device* d : devices) gpus.push_back(&gpu_of(*d));
+    const int size = static_cast<int>(gpus.size());
+    const std::string name = "nccl: a group of " + std::to_string(size) + " GPUs in this process starting";
+    const Deadline started = Clock::now();
+    const ncclUniqueId uid = unique_id();
+    std::vector<ncclConfig_t> configs(gpus.size(), non_blocking());
+    std::vector<ncclComm_t> comms(gpus.size(), nullptr);
+    ncclResult_t r = lib_.ncclGroupStart();
+    for (int i = 0; i < size && (r == ncclSuccess || r == ncclInProgress); ++i) {
+      gpus[std::size_t(i)]->select();
+      r = lib_.ncclCommInitRankConfig(&comms[std::size_t(i)], size, uid, i, &configs[std::size_t(i)]);
     }
-    if (r != ncclSuccess) {
-      if (comm != nullptr) (void)lib_.ncclCommAbort(comm);
-      throw Error(ErrorCode::communication, name + ": " + lib_.ncclGetErrorString(r));
+    const ncclResult_t ended = lib_.ncclGroupEnd();
+    settle_started(comms, r == ncclSuccess || r == ncclInProgress ? ended : r, name, started, deadline);
+    std::vector<std::unique_ptr<plugin::dist::DeviceTransport>> transports;
+    for (int i = 0; i < size; ++i)
+      transports.push_back(std::make_unique<NcclTransport>(lib_, comms[std::size_t(i)], *gpus[std::size_t(i)], i, size));
+    return transports;
+  }
+
+  // The calls collected (NcclTransport::call), then launched as one NCCL
+  // group on every rank's stream at once.
+  std::vector<DeviceWork> together(std::span<const std::function<DeviceWork()>> calls) override {
+    std::vector<Collected> collected;
+    collecting = &collected;
+    try {
+      for (const auto& c : calls) (void)c();
+    } catch (...) {
+      collecting = nullptr;
+      throw;
     }
-    return std::make_unique<NcclTransport>(lib_, comm, *gpu, rank, size);
+    collecting = nullptr;
+    if (collected.size() != calls.size())
+      throw Error(ErrorCode::invalid_argument, "nccl: a group launch takes one NCCL call per rank");
+    std::vector<CudaDevice*> devices;
+    std::vector<std::vector<EventPtr>> deps;
+    for (Collected& c : collected) {
+      devices.push_back(&c.transport->device_);
+      deps.push_back(std::move(c.deps));
+    }
+    const std::string& what = collected.front().name;
+    std::vector<std::unique_lock<std::mutex>> locks;
+    const std::vector<EventPtr> enqueued =
+        CudaDevice::enqueue_together(devices, deps, what, [&](std::span<const cudaStream_t> streams) {
+          // Each transport's lock, as its own calls take it: in address
+          // order, after the dependencies were waited for.
+          std::vector<NcclTransport*> order;
+          for (const Collected& c : collected) order.push_back(c.transport);
+          std::sort(order.begin(), order.end());
+          for (NcclTransport* t : order) locks.emplace_back(t->mutex_);
+          ncclResult_t r = lib_.ncclGroupStart();
+          std::size_t failed = collected.size();
+          for (std::size_t i = 0; i < collected.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
+            if (collected[i].elements > 0) r = collected[i].enqueue(streams[i]);
+            if (r != ncclSuccess && r != ncclInProgress) failed = i;
+          }
+          const ncclResult_t ended = lib_.ncclGroupEnd();
+          if (failed < collected.size()) {
+            for (Collected& c : collected) c.transport->abort_locked(c.name + ": " + lib_.ncclGetErrorString(r));
+            throw Error(ErrorCode::communication, collected[failed].name + ": " + lib_.ncclGetErrorString(r));
+          }
+          // Every communicator of the group settles; the first failure
+          // aborts them all (their ranks would wait for it forever).
+          try {
+            for (Collected& c : collected) c.transport->settle_locked(ended, c.name, c.started, c.deadline);
+          } catch (...) {
+            for (Collected& c : collected) c.transport->abort_locked("another rank of the group failed");
+            throw;
+          }
+        });
+    locks.clear();
+    std::vector<DeviceWork> works;
+    for (std::size_t i = 0; i < collected.size(); ++i) {
+      Collected& c = collected[i];
+      works.push_back(c.transport->track(std::unique_lock(c.transport->mutex_), c.name, enqueued[i], c.started,
+                                         c.deadline));
+    }
+    return works;
   }
 
  private:
+  ncclUniqueId unique_id() const {
+    ncclUniqueId id{};
+    const ncclResult_t r = lib_.ncclGetUniqueId(&id);
+    if (r != ncclSuccess)
+      throw Error(ErrorCode::communication, std::string("nccl: ncclGetUniqueId: ") + lib_.ncclGetErrorString(r));
+    return id;
+  }
+
+  // Polls communicators being made (non-blocking: `r` may say in
+  // progress) until each is ready; past the deadline or on a failure
+  // aborts them all and throws.
+  void settle_started(std::span<const ncclComm_t> comms, ncclResult_t r, const std::string& name, Deadline started,
+                      Deadline deadline) const {
+    auto abort_all = [&] {
+      for (ncclComm_t c : comms)
+        if (c != nullptr) (void)lib_.ncclCommAbort(c);
+    };
+    for (ncclComm_t comm : comms) {
+      ncclResult_t state = r;
+      while (state == ncclInProgress && comm != nullptr) {
+        if (Clock::now() > deadline) {
+          abort_all();
+          throw Error(ErrorCode::timeout, name + ": timed out after " + seconds_past(deadline, started) +
+                                              " waiting for the other ranks");
+        }
+        std::this_thread::sleep_for(kPoll);
+        (void)lib_.ncclCommGetAsyncError(comm, &state);
+      }
+      if (state != ncclSuccess || comm == nullptr) {
+        abort_all();
+        throw Error(ErrorCode::communication,
+                    name + ": " + (state != ncclSuccess ? lib_.ncclGetErrorString(state) : "no communicator made"));
+      }
+    }
+  }
+
   const NcclLibrary& lib_;
 };
 

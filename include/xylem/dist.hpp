@@ -17,10 +17,12 @@
 /// Error(timeout) (or Error(communication)) once the timeout passes.
 #include <chrono>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "xylem/backend.hpp"
 #include "xylem/future.hpp"
 #include "xylem/tensor.hpp"
 
@@ -84,10 +86,34 @@ class Communicator {
   /// Every rank of the job. The first call starts the transport; later
   /// calls with the same options return the same group.
   [[nodiscard]] static Communicator world(const Options& options = {});
+  /// One communicator per backend, all in this process: the i-th is rank
+  /// i of a group of backends.size() (ncclCommInitAll's way: one process
+  /// driving several GPUs). Use each as one process would use its world:
+  /// every rank calls the same collectives in the same order, from one
+  /// thread (rank 0's call, then rank 1's, ...) or a thread per rank. A
+  /// call returns at once; the collective runs when the last rank has
+  /// called it, as one launch over every rank's tensors: NCCL (in one
+  /// ncclGroupStart/End) when each rank's tensors live on its GPU, else
+  /// the host copies, combined in this process. So a thread that drives
+  /// several ranks calls a collective on each of them before it waits for
+  /// one (a future, a host read); waiting earlier ends in Error(timeout).
+  ///
+  /// The backends are distinct devices of one framework. The host (native)
+  /// may be given several times: its ranks share host memory and one
+  /// queue, so an op that reads a collective's result holds that queue
+  /// until every rank has called the collective; call it on every rank
+  /// first. Options::transport must be empty; Options::device says
+  /// whether GPU tensors may use NCCL, as for world(); the ranks'
+  /// arguments are always compared (Options::checked is moot in one
+  /// process). split, send and recv are not supported on a local group
+  /// (Error(unsupported)). Throws invalid_argument for no backends,
+  /// backends of different frameworks, or a device given twice.
+  [[nodiscard]] static std::vector<Communicator> local(std::span<const Backend> backends, const Options& options = {});
 
-  [[nodiscard]] int rank() const;  ///< this process's place in the group, 0..size()-1
+  [[nodiscard]] int rank() const;  ///< this communicator's place in the group, 0..size()-1
   [[nodiscard]] int size() const;  ///< how many ranks
-  /// The host transport: "mpi", "tcp", "self" (GPU tensors may use NCCL).
+  /// The host transport: "mpi", "tcp", "self" (GPU tensors may use NCCL);
+  /// a local group's: "nccl" where NCCL serves it, else "local".
   [[nodiscard]] std::string_view transport() const;
   [[nodiscard]] std::chrono::milliseconds timeout() const;  ///< the limit on each call
 

@@ -239,4 +239,12 @@ void Storage::mark_written(DeviceCopy& copy, EventPtr event) {
   copy.version = ++latest_;
 }
 
+void Storage::replace_event(const Event* stand_in, const EventPtr& event) {
+  for (DeviceCopy& copy : copies_) {
+    if (copy.last_write.get() == stand_in) copy.last_write = event;
+    for (EventPtr& read : copy.reads)
+      if (read.get() == stand_in) read = event;
+  }
+}
+
 }  // namespace xylem::detail

@@ -104,6 +104,11 @@ class Storage {
   // Something outside xylem wrote `copy` (ordered by the caller): it alone
   // is current, its events stay as they are.
   void mark_written_outside(DeviceCopy& copy) noexcept { copy.version = ++latest_; }
+  // Where a copy recorded `stand_in` (its last write or a read), it now
+  // records `event` instead: work recorded before the work it stands for
+  // was enqueued (a collective waiting for the other ranks of its group)
+  // hands its place to that work once it is.
+  void replace_event(const Event* stand_in, const EventPtr& event);
 
  private:
   // `host`: the host device, or null when there is none.

@@ -10,6 +10,8 @@
 #include "dist/device_link.hpp"
 #include "dist/group.hpp"
 #include "dist/host_work.hpp"
+#include "dist/local_group.hpp"
+#include "dist/reduce_op.hpp"
 #include "dist/work_queue.hpp"
 #include "dist/world.hpp"
 #include "xylem/dist.hpp"
@@ -17,13 +19,16 @@
 namespace xylem::dist {
 namespace {
 
+using detail::combine_of;
+using detail::LocalCall;
+using Kind = detail::LocalCall::Kind;
+using detail::op_name;
+using detail::reduction_of;
 using detail::TensorUse;
 using detail::Signature;
-using plugin::dist::Combine;
 using plugin::dist::Deadline;
 using plugin::dist::DeviceTransport;
 using plugin::dist::DeviceWork;
-using plugin::dist::Reduction;
 using plugin::dist::Transport;
 
 constexpr std::chrono::milliseconds kDefaultTimeout{300'000};
@@ -39,24 +44,6 @@ std::chrono::milliseconds timeout_of(const Options& options) {
     return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000)));
   }
   return kDefaultTimeout;
-}
-
-const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return "sum";
-    case ReduceOp::avg:
-      return "avg";
-    case ReduceOp::max:
-      return "max";
-    case ReduceOp::min:
-      return "min";
-  }
-  return "?";
-}
-
-Combine combine_of(ReduceOp op) {
-  return op == ReduceOp::max ? Combine::max : op == ReduceOp::min ? Combine::min : Combine::sum;
 }
 
 std::string describe(const Tensor& t) { return std::string(name(t.dtype())) + " " + t.layout().dims_string(); }
@@ -91,6 +78,12 @@ void reduce_in_place(Transport& t, void* data, std::size_t count, DType dtype, R
   if (op == ReduceOp::avg) detail::divide(data, count, dtype, t.size());
 }
 
+Error unsupported_locally(const std::string& call) {
+  return Error(ErrorCode::unsupported, "dist::" + call +
+                                           " is not supported between ranks of one process (Communicator::local); "
+                                           "use the collectives, or a group of processes");
+}
+
 Future<Tensor> tensor_future(EventPtr done, Tensor value) {
   auto state = std::make_shared<xylem::detail::FutureState<Tensor>>();
   state->value = std::move(value);
@@ -111,20 +104,6 @@ EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<TensorU
 }
 
 Signature signature_of(std::string call, const Tensor& t) { return Signature{std::move(call), describe(t), t.dtype()}; }
-
-Reduction reduction_of(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return Reduction::sum;
-    case ReduceOp::avg:
-      return Reduction::avg;
-    case ReduceOp::max:
-      return Reduction::max;
-    case ReduceOp::min:
-      return Reduction::min;
-  }
-  return Reduction::sum;
-}
 
 // A collective on device memory: the transport and the device it runs on.
 struct DeviceRoute {
@@ -206,6 +185,32 @@ Communicator Communicator::world(const Options& options) {
   return Communicator(std::make_shared<detail::Group>(mine, timeout, options.checked, options.device));
 }
 
+std::vector<Communicator> Communicator::local(std::span<const Backend> backends, const Options& options) {
+  if (!options.transport.empty())
+    throw Error(ErrorCode::invalid_argument, "dist::Communicator::local: a local group has no host transport to choose ('" +
+                                                 options.transport + "' given); leave Options::transport empty");
+  if (!options.device.empty() && options.device != "nccl" && options.device != "host")
+    throw Error(ErrorCode::invalid_argument,
+                "dist: no device transport '" + options.device + "' (nccl, host, or empty for the best)");
+  const auto timeout = timeout_of(options);
+  std::vector<plugin::Device*> devices;
+  for (const Backend& b : backends) devices.push_back(&plugin::device_of(b));
+  auto group = std::make_shared<detail::LocalGroup>(std::move(devices), timeout, options.device);
+  std::vector<Communicator> ranks;
+  for (int r = 0; r < group->size(); ++r) ranks.push_back(Communicator(std::make_shared<detail::Group>(group, r, timeout)));
+  return ranks;
+}
+
+namespace {
+
+// A local group's rank: its part of a collective, the event its future holds.
+EventPtr submit_local(const detail::Group& g, Kind kind, Signature signature, std::vector<TensorUse> uses,
+                      ReduceOp op = ReduceOp::sum, int root = 0) {
+  return g.local()->submit(g.local_rank(), LocalCall{kind, std::move(signature), op, root, std::move(uses)});
+}
+
+}  // namespace
+
 detail::Group& Communicator::group() const {
   if (!group_)
     throw Error(ErrorCode::invalid_argument,
@@ -213,13 +218,16 @@ detail::Group& Communicator::group() const {
   return *group_;
 }
 
-int Communicator::rank() const { return group().transport().rank(); }
-int Communicator::size() const { return group().transport().size(); }
-std::string_view Communicator::transport() const { return group().transport().name(); }
+int Communicator::rank() const { return group().local() ? group().local_rank() : group().transport().rank(); }
+int Communicator::size() const { return group().local() ? group().local()->size() : group().transport().size(); }
+std::string_view Communicator::transport() const {
+  return group().local() ? group().local()->transport() : group().transport().name();
+}
 std::chrono::milliseconds Communicator::timeout() const { return group().timeout(); }
 
 Communicator Communicator::split(int color, int key) const {
   detail::Group& g = group();
+  if (g.local()) throw unsupported_locally("split");
   auto result = std::make_shared<std::unique_ptr<Transport>>();
   const Signature signature{"split", {}, DType::f32};
   auto parent = group_;
@@ -236,8 +244,8 @@ Future<Tensor> Communicator::all_reduce(const Tensor& t, ReduceOp op) const {
   const std::string call = with("all_reduce", op_name(op));
   require_dense(t, call);
   require_reducible(t.dtype(), op, call);
-  (void)group();
   const std::vector<TensorUse> uses{{t, true, true}};
+  if (group().local()) return tensor_future(submit_local(group(), Kind::all_reduce, signature_of(call, t), uses, op), t);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(t), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
@@ -262,8 +270,13 @@ Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors
     uses.push_back({t, true, true});
     shapes += (shapes.empty() ? "" : ", ") + describe(t);
   }
-  (void)group();
   const Signature signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()};
+  if (group().local()) {
+    auto state = std::make_shared<xylem::detail::FutureState<std::vector<Tensor>>>();
+    state->value = std::move(tensors);
+    return Future<std::vector<Tensor>>(submit_local(group(), Kind::all_reduce, signature, std::move(uses), op),
+                                       std::move(state));
+  }
   if (const DeviceRoute r = bucket_route(group_, tensors, signature)) {
     // One call per tensor, in order on one stream: the last one's end is
     // the bucket's (a failure aborts the group and fails them all).
@@ -323,6 +336,8 @@ Future<Tensor> Communicator::broadcast(const Tensor& t, int root) const {
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
   const std::vector<TensorUse> uses{{t, is_root, !is_root}};
+  if (group().local())
+    return tensor_future(submit_local(group(), Kind::broadcast, signature_of(call, t), uses, ReduceOp::sum, root), t);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
     return tensor_future(
         submit_device(*group_, r, uses, call,
@@ -344,6 +359,7 @@ Future<Tensor> Communicator::reduce(const Tensor& t, int root, ReduceOp op) cons
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
   const std::vector<TensorUse> uses{{t, true, is_root}};
+  if (group().local()) return tensor_future(submit_local(group(), Kind::reduce, signature_of(call, t), uses, op, root), t);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(t), dtype = t.dtype(), op, root](auto& tr, auto data,
@@ -366,6 +382,7 @@ Future<Tensor> Communicator::all_gather(const Tensor& t) const {
   dims.insert(dims.end(), t.shape().begin(), t.shape().end());
   Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
+  if (group().local()) return tensor_future(submit_local(group(), Kind::all_gather, signature_of(call, t), uses), out);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [bytes = count_of(t) * size_of(t.dtype())](auto& tr, auto data, auto deps,
@@ -392,6 +409,8 @@ Future<Tensor> Communicator::reduce_scatter(const Tensor& t, ReduceOp op) const 
   dims[0] /= n;
   Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
+  if (group().local())
+    return tensor_future(submit_local(group(), Kind::reduce_scatter, signature_of(call, t), uses, op), out);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(out), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
@@ -416,6 +435,7 @@ Future<Tensor> Communicator::point_to_point(const Tensor& t, int peer, int tag, 
   const std::string call = sending ? "send" : "recv";
   require_dense(t, call);
   require_rank(peer, size(), "peer", call);
+  if (group().local()) throw unsupported_locally(call);
   // Point to point: no group-wide check (only two ranks take part).
   auto g = std::make_shared<detail::Group>(group().link(), group().timeout(), false, group().device());
   const std::vector<TensorUse> uses{{t, sending, !sending}};
@@ -439,7 +459,7 @@ Future<Tensor> Communicator::point_to_point(const Tensor& t, int peer, int tag, 
 
 EventPtr Communicator::barrier() const {
   auto g = group_;
-  (void)group();
+  if (group().local()) return submit_local(group(), Kind::barrier, Signature{"barrier", {}, DType::f32}, {});
   return detail::enqueue([g] {
     g->run(Signature{"barrier", {}, DType::f32}, [](Transport& t, Deadline deadline) { t.barrier(deadline); });
   });

@@ -13,15 +13,6 @@ namespace {
 using plugin::dist::Deadline;
 using plugin::dist::Transport;
 
-plugin::dist::DeviceCollectives* collectives_of(const plugin::Device& device, std::string& why) {
-  const xylem::detail::FrameworkEntry* entry = xylem::detail::find_framework(device.hardware().framework);
-  if (entry == nullptr || entry->framework == nullptr) {
-    why = device.hardware().framework + " is not loaded";
-    return nullptr;
-  }
-  return entry->framework->collectives(why);
-}
-
 // Runs `body` on the host transport (on the work queue, where every host
 // call runs) and waits for it.
 void on_host(const Group& group, const char* call, const std::function<void(Transport&, Deadline)>& body) {
@@ -78,6 +69,15 @@ Link::DeviceSlot start(const Group& group, plugin::Device& device) {
 }
 
 }  // namespace
+
+plugin::dist::DeviceCollectives* collectives_of(const plugin::Device& device, std::string& why) {
+  const xylem::detail::FrameworkEntry* entry = xylem::detail::find_framework(device.hardware().framework);
+  if (entry == nullptr || entry->framework == nullptr) {
+    why = device.hardware().framework + " is not loaded";
+    return nullptr;
+  }
+  return entry->framework->collectives(why);
+}
 
 plugin::Device* collective_device(const Tensor& t) {
   xylem::detail::Storage& s = *t.storage();

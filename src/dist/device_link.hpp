@@ -4,12 +4,16 @@
 // started on the first such call from an id that rank 0 makes and the
 // group's host transport broadcasts.
 #include <memory>
+#include <string>
 
 #include "dist/group.hpp"
 #include "xylem/plugin/dist.hpp"
 #include "xylem/tensor.hpp"
 
 namespace xylem::dist::detail {
+
+// The collectives library of `device`'s framework, or null with `why`.
+[[nodiscard]] plugin::dist::DeviceCollectives* collectives_of(const plugin::Device& device, std::string& why);
 
 // The device whose collectives serve `t`: the device of its current copy
 // when that device's framework has collectives (a tensor never written:

@@ -15,6 +15,8 @@
 
 namespace xylem::dist::detail {
 
+class LocalGroup;
+
 // One transport and whether it is still usable: after a timeout or a lost
 // peer its ranks no longer agree on what comes next, so every later call
 // fails at once with the first failure's message. Touched only on the
@@ -40,6 +42,13 @@ class Group {
  public:
   Group(std::shared_ptr<Link> link, std::chrono::milliseconds timeout, bool checked, std::string device)
       : link_(std::move(link)), timeout_(timeout), checked_(checked), device_(std::move(device)) {}
+  // Rank `rank` of a group whose ranks all live in this process.
+  Group(std::shared_ptr<LocalGroup> local, int rank, std::chrono::milliseconds timeout)
+      : timeout_(timeout), checked_(true), local_(std::move(local)), local_rank_(rank) {}
+
+  // The local group, or null for ranks in other processes; this rank in it.
+  [[nodiscard]] LocalGroup* local() const noexcept { return local_.get(); }
+  [[nodiscard]] int local_rank() const noexcept { return local_rank_; }
 
   [[nodiscard]] const std::shared_ptr<Link>& link() const noexcept { return link_; }
   [[nodiscard]] plugin::dist::Transport& transport() const noexcept { return *link_->transport; }
@@ -58,6 +67,8 @@ class Group {
   std::chrono::milliseconds timeout_;
   bool checked_;
   std::string device_;
+  std::shared_ptr<LocalGroup> local_;
+  int local_rank_ = 0;
 };
 
 }  // namespace xylem::dist::detail

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/support.hpp"
+#include "dist/reference.hpp"
 #include "unit/child_process.hpp"
 #include "xylem/dist.hpp"
 #include "xylem/math.hpp"
@@ -27,10 +28,11 @@ namespace {
 using namespace xylem;
 using dist::Communicator;
 using dist::ReduceOp;
+namespace collectives = xylem_test::collectives;
 
-constexpr DType kDtypes[] = {DType::f16, DType::bf16, DType::f32, DType::f64,
-                             DType::i32, DType::i64,  DType::u8,  DType::boolean};
-constexpr std::int64_t kSizes[] = {0, 1, 7, 65537};
+using collectives::kDtypes;
+using collectives::kSizes;
+using collectives::nccl_missing;
 
 Communicator& comm() {
   static Communicator c = Communicator::world();
@@ -47,53 +49,12 @@ std::uint64_t group_seed() {
   return seed;
 }
 
-// Rank r's values for one call: small integers, exact in every dtype and
-// in every sum of a few ranks.
-std::vector<double> values_of(int r, std::int64_t n, DType dtype, std::uint64_t salt) {
-  std::mt19937_64 rng(group_seed() ^ (salt * 0x9E3779B97F4A7C15ULL) ^ (std::uint64_t(r) << 40));
-  const bool unsigned_ = dtype == DType::u8 || dtype == DType::boolean;
-  std::uniform_int_distribution<int> pick(unsigned_ ? 0 : -8, dtype == DType::boolean ? 1 : 8);
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (auto& x : v) x = pick(rng);
-  return v;
-}
+collectives::Reference ref() { return {group_seed()}; }
 
 Tensor tensor_of(const std::vector<double>& v, DType dtype, std::vector<std::int64_t> dims = {}) {
   if (dims.empty()) dims = {static_cast<std::int64_t>(v.size())};
   const Tensor f64 = Tensor::from(v, Layout(std::span<const std::int64_t>(dims)));
   return cast(Backend::native(), f64, dtype);
-}
-
-double combine(double a, double b, ReduceOp op, DType dtype) {
-  if (dtype == DType::boolean) return op == ReduceOp::min ? double(a && b) : double(a || b);
-  switch (op) {
-    case ReduceOp::max:
-      return std::max(a, b);
-    case ReduceOp::min:
-      return std::min(a, b);
-    default:
-      return a + b;
-  }
-}
-
-// The reference: every rank's values combined, in float64.
-std::vector<double> reference(std::int64_t n, DType dtype, ReduceOp op, std::uint64_t salt, int size) {
-  std::vector<double> acc = values_of(0, n, dtype, salt);
-  for (int r = 1; r < size; ++r) {
-    const auto v = values_of(r, n, dtype, salt);
-    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = combine(acc[i], v[i], op, dtype);
-  }
-  if (op == ReduceOp::avg)
-    for (auto& x : acc) x = is_floating(dtype) ? x / size : std::trunc(x / size);
-  return acc;
-}
-
-void expect_near(const std::vector<double>& want, const std::vector<double>& got, DType dtype, const std::string& what) {
-  ASSERT_EQ(want.size(), got.size()) << what;
-  const double tol = dtype == DType::bf16 ? 1e-2 : dtype == DType::f16 ? 1e-3 : dtype == DType::f32 ? 1e-6 : 1e-12;
-  for (std::size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(want[i], got[i], tol * std::max(1.0, std::abs(want[i])))
-        << what << " element " << i << ", " << xylem_test::seed_message(group_seed());
 }
 
 std::string label(const char* call, DType dtype, std::int64_t n) {
@@ -109,10 +70,10 @@ TEST(Collectives, AllReduceEveryOpDtypeAndSize) {
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max, ReduceOp::min}) {
         ++salt;
         if (op == ReduceOp::avg && dtype == DType::boolean) continue;
-        Tensor t = tensor_of(values_of(comm().rank(), n, dtype, salt), dtype);
+        Tensor t = tensor_of(ref().values_of(comm().rank(), n, dtype, salt), dtype);
         Tensor result = comm().all_reduce(t, op).get();
         EXPECT_TRUE(result.shares_data_with(t));
-        expect_near(reference(n, dtype, op, salt, comm().size()), t.to_doubles(), dtype, label("all_reduce", dtype, n));
+        ref().expect_near(ref().reference(n, dtype, op, salt, comm().size()), t.to_doubles(), dtype, label("all_reduce", dtype, n));
       }
 }
 
@@ -128,30 +89,30 @@ TEST(Collectives, BroadcastReduceAllGatherReduceScatter) {
     for (std::int64_t n : kSizes) {
       ++salt;
       const int root = size - 1;
-      Tensor b = tensor_of(values_of(rank, n, dtype, salt), dtype);
+      Tensor b = tensor_of(ref().values_of(rank, n, dtype, salt), dtype);
       (void)comm().broadcast(b, root).get();
-      expect_near(values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("broadcast", dtype, n));
+      ref().expect_near(ref().values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("broadcast", dtype, n));
 
       const ReduceOp op = dtype == DType::boolean ? ReduceOp::max : ReduceOp::sum;
-      Tensor r = tensor_of(values_of(rank, n, dtype, salt), dtype);
+      Tensor r = tensor_of(ref().values_of(rank, n, dtype, salt), dtype);
       (void)comm().reduce(r, 0, op).get();
-      expect_near(rank == 0 ? reference(n, dtype, op, salt, size) : values_of(rank, n, dtype, salt), r.to_doubles(),
+      ref().expect_near(rank == 0 ? ref().reference(n, dtype, op, salt, size) : ref().values_of(rank, n, dtype, salt), r.to_doubles(),
                   dtype, label("reduce", dtype, n));
 
-      Tensor g = comm().all_gather(tensor_of(values_of(rank, n, dtype, salt), dtype)).get();
+      Tensor g = comm().all_gather(tensor_of(ref().values_of(rank, n, dtype, salt), dtype)).get();
       ASSERT_EQ(g.shape()[0], size);
       std::vector<double> gathered;
       for (int q = 0; q < size; ++q) {
-        auto v = values_of(q, n, dtype, salt);
+        auto v = ref().values_of(q, n, dtype, salt);
         gathered.insert(gathered.end(), v.begin(), v.end());
       }
-      expect_near(gathered, g.to_doubles(), dtype, label("all_gather", dtype, n));
+      ref().expect_near(gathered, g.to_doubles(), dtype, label("all_gather", dtype, n));
 
       // reduce_scatter: n elements per rank.
       const std::int64_t total = n * size;
-      Tensor s = comm().reduce_scatter(tensor_of(values_of(rank, total, dtype, salt), dtype, {total}), op).get();
-      const auto whole = reference(total, dtype, op, salt, size);
-      expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
+      Tensor s = comm().reduce_scatter(tensor_of(ref().values_of(rank, total, dtype, salt), dtype, {total}), op).get();
+      const auto whole = ref().reference(total, dtype, op, salt, size);
+      ref().expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
                   label("reduce_scatter", dtype, n));
     }
 }
@@ -160,22 +121,22 @@ TEST(Collectives, BucketOfMixedDtypes) {
   const int size = comm().size();
   std::vector<Tensor> bucket;
   const DType dtypes[] = {DType::f32, DType::f64, DType::f32, DType::i32};
-  for (std::uint64_t i = 0; i < 4; ++i) bucket.push_back(tensor_of(values_of(comm().rank(), 5 + i, dtypes[i], 50 + i), dtypes[i]));
+  for (std::uint64_t i = 0; i < 4; ++i) bucket.push_back(tensor_of(ref().values_of(comm().rank(), 5 + i, dtypes[i], 50 + i), dtypes[i]));
   auto result = comm().all_reduce(bucket, ReduceOp::sum).get();
   ASSERT_EQ(result.size(), 4u);
   for (std::uint64_t i = 0; i < 4; ++i)
-    expect_near(reference(5 + i, dtypes[i], ReduceOp::sum, 50 + i, size), bucket[i].to_doubles(), dtypes[i],
+    ref().expect_near(ref().reference(5 + i, dtypes[i], ReduceOp::sum, 50 + i, size), bucket[i].to_doubles(), dtypes[i],
                 "bucket entry " + std::to_string(i));
 }
 
 TEST(Collectives, ResultFeedsTheNextOp) {
   // The all_reduce is enqueued; the op after it waits for it, not the host.
-  Tensor t = tensor_of(values_of(comm().rank(), 9, DType::f32, 77), DType::f32);
+  Tensor t = tensor_of(ref().values_of(comm().rank(), 9, DType::f32, 77), DType::f32);
   (void)comm().all_reduce(t);
   Tensor doubled = add(Backend::native(), t, t);
-  auto want = reference(9, DType::f32, ReduceOp::sum, 77, comm().size());
+  auto want = ref().reference(9, DType::f32, ReduceOp::sum, 77, comm().size());
   for (auto& x : want) x *= 2;
-  expect_near(want, doubled.to_doubles(), DType::f32, "all_reduce then add");
+  ref().expect_near(want, doubled.to_doubles(), DType::f32, "all_reduce then add");
 }
 
 TEST(Collectives, OpenClTensorsGoThroughTheirHostCopy) {
@@ -185,15 +146,15 @@ TEST(Collectives, OpenClTensorsGoThroughTheirHostCopy) {
   } catch (const Error& e) {
     GTEST_SKIP() << "no OpenCL: " << e.what();
   }
-  const Tensor x = tensor_of(values_of(comm().rank(), 17, DType::f32, 500), DType::f32);
+  const Tensor x = tensor_of(ref().values_of(comm().rank(), 17, DType::f32, 500), DType::f32);
   Tensor t = add(*cl, x, x);  // written on OpenCL: the host copy is stale
   (void)comm().all_reduce(t).get();
   EXPECT_TRUE(t.is_current_on(Backend::native()));
   EXPECT_FALSE(t.is_current_on(*cl));
   Tensor u = add(*cl, t, t);  // read on OpenCL again: uploaded from the host
-  auto want = reference(17, DType::f32, ReduceOp::sum, 500, comm().size());
+  auto want = ref().reference(17, DType::f32, ReduceOp::sum, 500, comm().size());
   for (auto& v : want) v *= 4;
-  expect_near(want, u.to_doubles(), DType::f32, "all_reduce of an OpenCL tensor");
+  ref().expect_near(want, u.to_doubles(), DType::f32, "all_reduce of an OpenCL tensor");
 }
 
 TEST(Collectives, SendRecv) {
@@ -201,7 +162,7 @@ TEST(Collectives, SendRecv) {
   const int rank = comm().rank();
   for (DType dtype : {DType::f32, DType::bf16, DType::i64})
     for (std::int64_t n : kSizes) {
-      Tensor t = tensor_of(values_of(rank, n, dtype, 300), dtype);
+      Tensor t = tensor_of(ref().values_of(rank, n, dtype, 300), dtype);
       if (comm().transport() == "tcp") {
         if (rank < 2) XY_EXPECT_ERROR(ErrorCode::unsupported, (void)comm().send(t, 1 - rank).get());
         continue;
@@ -210,11 +171,11 @@ TEST(Collectives, SendRecv) {
       if (rank == 0) {
         (void)comm().send(t, 1, 5).get();
         (void)comm().recv(t, 1, 6).get();
-        expect_near(values_of(1, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
+        ref().expect_near(ref().values_of(1, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
       } else if (rank == 1) {
         (void)comm().recv(t, 0, 5).get();
-        expect_near(values_of(0, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
-        Tensor mine = tensor_of(values_of(1, n, dtype, 300), dtype);
+        ref().expect_near(ref().values_of(0, n, dtype, 300), t.to_doubles(), dtype, label("recv", dtype, n));
+        Tensor mine = tensor_of(ref().values_of(1, n, dtype, 300), dtype);
         (void)comm().send(mine, 0, 6).get();
       }
     }
@@ -234,14 +195,14 @@ TEST(Collectives, SubGroups) {
       if (r % 2 == color && !(size % 2 == 1 && size > 1 && r == size - 1)) members.push_back(r);
     ASSERT_EQ(sub.size(), int(members.size()));
     EXPECT_EQ(members[std::size_t(sub.rank())], rank);
-    Tensor t = tensor_of(values_of(rank, 33, DType::f64, 400), DType::f64);
+    Tensor t = tensor_of(ref().values_of(rank, 33, DType::f64, 400), DType::f64);
     (void)sub.all_reduce(t).get();
     std::vector<double> want(33, 0.0);
     for (int m : members) {
-      auto v = values_of(m, 33, DType::f64, 400);
+      auto v = ref().values_of(m, 33, DType::f64, 400);
       for (std::size_t i = 0; i < want.size(); ++i) want[i] += v[i];
     }
-    expect_near(want, t.to_doubles(), DType::f64, "sub-group all_reduce");
+    ref().expect_near(want, t.to_doubles(), DType::f64, "sub-group all_reduce");
   }
   comm().barrier()->wait();
 }
@@ -286,22 +247,22 @@ TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
     for (auto& x : v) x *= 2;
     return v;
   };
-  const Tensor x = tensor_of(values_of(rank, 12, DType::f32, 600), DType::f32);
+  const Tensor x = tensor_of(ref().values_of(rank, 12, DType::f32, 600), DType::f32);
   Tensor t = add(*mirror, x, x);  // written on mirror alone
   (void)comm().all_reduce(t);     // not waited for: the next op is ordered after it
   Tensor u = add(*mirror, t, t);
   EXPECT_EQ(t.is_current_on(Backend::native()), size > 1) << "alone, the collective runs on mirror";
-  expect_near(twice(twice(reference(12, DType::f32, ReduceOp::sum, 600, size))), u.to_doubles(), DType::f32,
+  ref().expect_near(twice(twice(ref().reference(12, DType::f32, ReduceOp::sum, 600, size))), u.to_doubles(), DType::f32,
               "mirror all_reduce then add");
 
   Tensor g = comm().all_gather(add(*mirror, x, x)).get();
   EXPECT_EQ(g.is_current_on(*mirror), size == 1);
   std::vector<double> gathered;
   for (int q = 0; q < size; ++q) {
-    auto v = twice(values_of(q, 12, DType::f32, 600));
+    auto v = twice(ref().values_of(q, 12, DType::f32, 600));
     gathered.insert(gathered.end(), v.begin(), v.end());
   }
-  expect_near(gathered, g.to_doubles(), DType::f32, "mirror all_gather");
+  ref().expect_near(gathered, g.to_doubles(), DType::f32, "mirror all_gather");
 }
 
 // A group on a device transport cannot be mixed with one on the host: in
@@ -336,12 +297,6 @@ int gpu_count() {
   return 0;
 }
 
-std::string nccl_missing() {
-  for (const auto& t : dist::transports())
-    if (t.name == "nccl") return t.available ? std::string() : t.reason;
-  return "no nccl entry in dist::transports()";
-}
-
 // NCCL is required (an error fails the test) where it can run: every rank
 // on a GPU of its own (NCCL refuses two ranks of one group on one GPU).
 // Elsewhere CUDA tensors go through the host transport, and are checked
@@ -371,34 +326,34 @@ TEST(CudaCollectives, EveryCollectiveEveryDtype) {
       for (ReduceOp op : {ReduceOp::sum, ReduceOp::avg, ReduceOp::max, ReduceOp::min}) {
         ++salt;
         if (op == ReduceOp::avg && dtype == DType::boolean) continue;
-        Tensor t = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+        Tensor t = on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype));
         (void)c.all_reduce(t, op).get();
         if (n > 0 && nccl_required()) {
           EXPECT_FALSE(t.is_current_on(Backend::native())) << "the result must stay on the GPU";
         }
-        expect_near(reference(n, dtype, op, salt, size), t.to_doubles(), dtype, label("cuda all_reduce", dtype, n));
+        ref().expect_near(ref().reference(n, dtype, op, salt, size), t.to_doubles(), dtype, label("cuda all_reduce", dtype, n));
       }
       ++salt;
       const int root = size - 1;
-      Tensor b = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+      Tensor b = on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype));
       (void)c.broadcast(b, root).get();
-      expect_near(values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("cuda broadcast", dtype, n));
+      ref().expect_near(ref().values_of(root, n, dtype, salt), b.to_doubles(), dtype, label("cuda broadcast", dtype, n));
       const ReduceOp op = dtype == DType::boolean ? ReduceOp::min : ReduceOp::max;
-      Tensor r = on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype));
+      Tensor r = on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype));
       (void)c.reduce(r, 0, op).get();
-      expect_near(rank == 0 ? reference(n, dtype, op, salt, size) : values_of(rank, n, dtype, salt), r.to_doubles(),
+      ref().expect_near(rank == 0 ? ref().reference(n, dtype, op, salt, size) : ref().values_of(rank, n, dtype, salt), r.to_doubles(),
                   dtype, label("cuda reduce", dtype, n));
-      Tensor g = c.all_gather(on(*cuda, tensor_of(values_of(rank, n, dtype, salt), dtype))).get();
+      Tensor g = c.all_gather(on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype))).get();
       std::vector<double> gathered;
       for (int q = 0; q < size; ++q) {
-        auto v = values_of(q, n, dtype, salt);
+        auto v = ref().values_of(q, n, dtype, salt);
         gathered.insert(gathered.end(), v.begin(), v.end());
       }
-      expect_near(gathered, g.to_doubles(), dtype, label("cuda all_gather", dtype, n));
+      ref().expect_near(gathered, g.to_doubles(), dtype, label("cuda all_gather", dtype, n));
       const std::int64_t total = n * size;
-      Tensor s = c.reduce_scatter(on(*cuda, tensor_of(values_of(rank, total, dtype, salt), dtype)), op).get();
-      const auto whole = reference(total, dtype, op, salt, size);
-      expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
+      Tensor s = c.reduce_scatter(on(*cuda, tensor_of(ref().values_of(rank, total, dtype, salt), dtype)), op).get();
+      const auto whole = ref().reference(total, dtype, op, salt, size);
+      ref().expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n), s.to_doubles(), dtype,
                   label("cuda reduce_scatter", dtype, n));
     }
   EXPECT_NO_THROW(c.barrier()->wait());
@@ -409,14 +364,14 @@ TEST(CudaCollectives, ResultFeedsTheNextOpOnTheGpu) {
   const auto cuda = gpu(why);
   if (!cuda) GTEST_SKIP() << why;
   Communicator& c = cuda_comm();
-  Tensor t = on(*cuda, tensor_of(values_of(c.rank(), 4099, DType::f32, 78), DType::f32));
-  std::vector<Tensor> bucket{on(*cuda, tensor_of(values_of(c.rank(), 5, DType::f64, 79), DType::f64)), t};
+  Tensor t = on(*cuda, tensor_of(ref().values_of(c.rank(), 4099, DType::f32, 78), DType::f32));
+  std::vector<Tensor> bucket{on(*cuda, tensor_of(ref().values_of(c.rank(), 5, DType::f64, 79), DType::f64)), t};
   (void)c.all_reduce(bucket);  // not waited for: the add below is ordered after it on the GPU
   Tensor doubled = add(*cuda, t, t);
-  auto want = reference(4099, DType::f32, ReduceOp::sum, 78, c.size());
+  auto want = ref().reference(4099, DType::f32, ReduceOp::sum, 78, c.size());
   for (auto& x : want) x *= 2;
-  expect_near(want, doubled.to_doubles(), DType::f32, "cuda all_reduce then add");
-  expect_near(reference(5, DType::f64, ReduceOp::sum, 79, c.size()), bucket[0].to_doubles(), DType::f64, "bucket");
+  ref().expect_near(want, doubled.to_doubles(), DType::f32, "cuda all_reduce then add");
+  ref().expect_near(ref().reference(5, DType::f64, ReduceOp::sum, 79, c.size()), bucket[0].to_doubles(), DType::f64, "bucket");
 }
 
 TEST(CudaCollectives, SendRecv) {
@@ -431,7 +386,7 @@ TEST(CudaCollectives, SendRecv) {
   // rendezvous's tcp transport, send/recv is refused: that transport has none.
   if (!nccl_required() && c.transport() == "tcp") GTEST_SKIP() << "the tcp transport has no send/recv";
   const int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
-  Tensor mine = on(*cuda, tensor_of(values_of(c.rank(), 33, DType::f32, 90), DType::f32));
+  Tensor mine = on(*cuda, tensor_of(ref().values_of(c.rank(), 33, DType::f32, 90), DType::f32));
   Tensor got = on(*cuda, tensor_of(std::vector<double>(33, 0.0), DType::f32));
   if (c.rank() % 2 == 0) {
     (void)c.send(mine, next).get();
@@ -440,7 +395,7 @@ TEST(CudaCollectives, SendRecv) {
     (void)c.recv(got, prev).get();
     (void)c.send(mine, next).get();
   }
-  expect_near(values_of(prev, 33, DType::f32, 90), got.to_doubles(), DType::f32, "cuda send/recv");
+  ref().expect_near(ref().values_of(prev, 33, DType::f32, 90), got.to_doubles(), DType::f32, "cuda send/recv");
 }
 
 // Run by Rendezvous.CudaRankNeverJoinsNcclTimesOut: rank 0 starts NCCL;
@@ -475,7 +430,7 @@ TEST(CudaFailure, SharedGpu) {
   Tensor t = on(cuda, tensor_of({1.0, 2.0}, DType::f32));
   try {
     (void)c.all_reduce(t).get();
-    expect_near({2.0, 4.0}, t.to_doubles(), DType::f32, "all_reduce of two ranks on one GPU");
+    ref().expect_near({2.0, 4.0}, t.to_doubles(), DType::f32, "all_reduce of two ranks on one GPU");
     std::cout << "NCCL accepts two ranks on one GPU\n";
   } catch (const Error& e) {
     std::cout << "NCCL refuses two ranks on one GPU: " << e.what() << "\n";

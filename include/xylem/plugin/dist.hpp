@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "xylem/dtype.hpp"
+#include "xylem/error.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 
@@ -122,12 +124,34 @@ class DeviceCollectives {
   // (Error(timeout) after it, the half-made group aborted).
   [[nodiscard]] virtual std::unique_ptr<DeviceTransport> join(std::span<const std::byte> id, Device& device,
                                                               int rank, int size, Deadline deadline) = 0;
+
+  // Every rank of a new group, all in this process: rank i on devices[i]
+  // (distinct devices; ncclCommInitAll). By `deadline`.
+  [[nodiscard]] virtual std::vector<std::unique_ptr<DeviceTransport>> join_local(std::span<Device* const> devices,
+                                                                                Deadline deadline);
+  // One collective over the ranks of a local group: calls[i] makes rank
+  // i's call on its transport (of join_local); their works, in order. A
+  // library whose calls block until every rank of the group has called
+  // (NCCL, with one thread driving several devices) launches them
+  // together here; the default makes them one after another.
+  [[nodiscard]] virtual std::vector<DeviceWork> together(std::span<const std::function<DeviceWork()>> calls);
 };
 
 // The one reduction formula every host transport uses: into[i] =
 // op(into[i], from[i]) for `count` elements (f16 and bf16 combined in f32
 // and rounded back; bool: sum and max are "or", min is "and").
 void combine(void* into, const void* from, std::size_t count, DType dtype, Combine op);
+
+inline std::vector<std::unique_ptr<DeviceTransport>> DeviceCollectives::join_local(std::span<Device* const>,
+                                                                                   Deadline) {
+  throw Error(ErrorCode::unsupported, std::string(name()) + " cannot make a group of several devices in one process");
+}
+
+inline std::vector<DeviceWork> DeviceCollectives::together(std::span<const std::function<DeviceWork()>> calls) {
+  std::vector<DeviceWork> works;
+  for (const auto& call : calls) works.push_back(call());
+  return works;
+}
 
 }  // namespace xylem::plugin::dist
 
