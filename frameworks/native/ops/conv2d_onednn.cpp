@@ -27,7 +27,6 @@
 // partial filters in oneDNN's layout, in a fixed order, so results do not
 // depend on timing, then reorders the sum once.
 #include <oneapi/dnnl/dnnl.hpp>
-#include <omp.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -44,6 +43,7 @@
 #include <vector>
 
 #include "frameworks/native/ops/conv2d.hpp"
+#include "frameworks/native/ops/onednn_thread.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
 
@@ -65,20 +65,6 @@ dnnl::stream& cpu_stream() {
   thread_local dnnl::stream stream(cpu_engine());
   return stream;
 }
-
-// oneDNN single-threaded on this thread while it lives (plans made then are
-// tuned for one thread too); the thread's OpenMP setting comes back after,
-// for whoever else uses OpenMP on it.
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() : before_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneOpenMpThread() { omp_set_num_threads(before_); }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  int before_;
-};
 
 [[nodiscard]] std::string_view op_name(ConvPass pass) noexcept {
   switch (pass) {
