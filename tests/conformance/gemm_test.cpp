@@ -104,7 +104,7 @@ TEST_P(Gemm, gemm_skinny) {
       for (int t = 0; t < 4; ++t) {
         const bool ta = t & 1, tb = t & 2;
         for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{0.5, 2.0}}) {
-          for (ViewKind layout : {ViewKind::contiguous, ViewKind::padded}) {
+          for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
             SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
                                               << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
                                               << " alpha=" << alpha << " beta=" << beta << " views "
