@@ -198,8 +198,9 @@ void finish_plan(Plan& plan, const std::array<memory::desc, 3>& user, const std:
 }
 
 // Up to `slices` slices of the filters' reorder (user -> inner, or back for
-// an output). A padded inner layout gets one slice: sub-views would leave
-// its padding unwritten, and the kernels read it as zeros.
+// an output). A padded inner layout, or one with fewer blocks than two,
+// gets the operand's whole reorder: sub-views would leave the padding
+// unwritten, and the kernels read it as zeros.
 void slice_filter_reorder(Plan& plan, std::int64_t slices) {
   const Operand& op = plan.ops[plan.filter];
   if (!op.reordered()) return;
@@ -207,9 +208,14 @@ void slice_filter_reorder(Plan& plan, std::int64_t slices) {
   const bool blocked = op.inner.data.format_kind == dnnl_blocked;
   const memory::dims dims = op.user.dims();
   const memory::dim block = blocked ? first_axis_block(op.inner) : dims[0];
-  const memory::dim blocks = dims[0] / block;
-  if (!blocked || has_padding(op.inner) || dims[0] % block != 0) slices = 1;
-  slices = std::clamp<std::int64_t>(slices, 1, blocks);
+  const memory::dim blocks = block > 0 ? dims[0] / block : 0;
+  slices = std::min<std::int64_t>(slices, blocks);
+  if (!blocked || has_padding(op.inner) || dims[0] % block != 0 || slices < 2) {
+    plan.filter_slices.push_back({op.reorder, output ? op.inner : op.user, output ? op.user : op.inner,
+                                  op.reorder_scratchpad});
+    plan.filter_slice_scratchpad_bytes = op.reorder_scratchpad.get_size();
+    return;
+  }
   for (std::int64_t i = 0; i < slices; ++i) {
     memory::dims sub = dims, offsets(dims.size(), 0);
     offsets[0] = i * blocks / slices * block;
