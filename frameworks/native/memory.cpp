@@ -1,5 +1,6 @@
 #include "frameworks/native/memory.hpp"
 
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -11,10 +12,64 @@ namespace xylem::native {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
-// Each block starts with its size, so free() can keep the statistics.
+// Each block starts with its requested size (for the statistics) and its
+// capacity (for the cache).
+struct Header {
+  std::size_t bytes, capacity;
+};
 constexpr std::size_t kHeader = kAlignment;
+static_assert(sizeof(Header) <= kHeader);
+constexpr std::size_t kCachedFrom = std::size_t{1} << 20;
+
+// The capacity of a block for `rounded` bytes: cached sizes round up to a
+// multiple of an eighth of their power of two (at most 1/8 unused).
+[[nodiscard]] std::size_t capacity_for(std::size_t rounded) noexcept {
+  if (rounded < kCachedFrom) return rounded;
+  const std::size_t step = std::bit_floor(rounded) / 8;
+  return (rounded + step - 1) / step * step;
+}
 
 }  // namespace
+
+HostMemory::~HostMemory() { (void)empty_cache(); }
+
+void* HostMemory::take_cached(std::size_t capacity) noexcept {
+  std::lock_guard lock(cache_mutex_);
+  const auto it = cache_.find(capacity);
+  if (it == cache_.end() || it->second.empty()) return nullptr;
+  void* block = it->second.back();
+  it->second.pop_back();
+  cached_.fetch_sub(capacity, std::memory_order_relaxed);
+  return block;
+}
+
+bool HostMemory::cache(void* block, std::size_t capacity) noexcept {
+  if (capacity < kCachedFrom) return false;
+  std::lock_guard lock(cache_mutex_);
+  const std::uint64_t cached = cached_.load(std::memory_order_relaxed) + capacity;
+  const std::uint64_t limit = limit_.load(std::memory_order_relaxed);
+  if (cached > peak_.load(std::memory_order_relaxed)) return false;
+  if (limit != 0 && allocated_.load(std::memory_order_relaxed) + cached > limit) return false;
+  try {
+    cache_[capacity].push_back(block);
+  } catch (...) {
+    return false;  // no memory for the list: the block goes back instead
+  }
+  cached_.store(cached, std::memory_order_relaxed);
+  return true;
+}
+
+bool HostMemory::empty_cache() noexcept {
+  std::lock_guard lock(cache_mutex_);
+  bool any = false;
+  for (auto& [capacity, blocks] : cache_) {
+    for (void* block : blocks) std::free(block);
+    any = any || !blocks.empty();
+  }
+  cache_.clear();
+  cached_.store(0, std::memory_order_relaxed);
+  return any;
+}
 
 void* HostMemory::allocate(std::size_t bytes) {
   const std::uint64_t in_use = allocated_.load(std::memory_order_relaxed);
@@ -24,33 +79,41 @@ void* HostMemory::allocate(std::size_t bytes) {
                                               std::to_string(limit) + "-byte limit (" + std::to_string(in_use) +
                                               " bytes allocated)");
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* block = rounded + kHeader < bytes || plugin::should_fail(plugin::FaultSite::allocation, "native")
-                    ? nullptr
-                    : std::aligned_alloc(kAlignment, rounded + kHeader);
+  const std::size_t capacity = capacity_for(rounded);
+  void* block = nullptr;
+  if (capacity + kHeader >= bytes && !plugin::should_fail(plugin::FaultSite::allocation, "native")) {
+    block = take_cached(capacity);
+    if (block == nullptr) {
+      block = std::aligned_alloc(kAlignment, capacity + kHeader);
+      if (block == nullptr && empty_cache()) block = std::aligned_alloc(kAlignment, capacity + kHeader);
+      if (block != nullptr) allocations_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
   if (block == nullptr)
     throw Error(ErrorCode::out_of_memory, "native: the host could not allocate " + std::to_string(bytes) + " bytes (" +
                                               std::to_string(in_use) + " bytes allocated by xylem)");
-  std::memcpy(block, &bytes, sizeof bytes);
+  const Header header{bytes, capacity};
+  std::memcpy(block, &header, sizeof header);
   const std::uint64_t now = allocated_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   std::uint64_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  allocations_.fetch_add(1, std::memory_order_relaxed);
   return static_cast<char*>(block) + kHeader;
 }
 
 void HostMemory::free(void* data) noexcept {
   if (data == nullptr) return;
   void* block = static_cast<char*>(data) - kHeader;
-  std::size_t bytes = 0;
-  std::memcpy(&bytes, block, sizeof bytes);
-  allocated_.fetch_sub(bytes, std::memory_order_relaxed);
-  std::free(block);
+  Header header{};
+  std::memcpy(&header, block, sizeof header);
+  allocated_.fetch_sub(header.bytes, std::memory_order_relaxed);
+  if (!cache(block, header.capacity)) std::free(block);
 }
 
 plugin::MemoryStats HostMemory::stats() const noexcept {
   const auto allocated = allocated_.load(std::memory_order_relaxed);
-  return {allocated, allocated, peak_.load(std::memory_order_relaxed), allocations_.load(std::memory_order_relaxed)};
+  return {allocated, allocated + cached_.load(std::memory_order_relaxed), peak_.load(std::memory_order_relaxed),
+          allocations_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace xylem::native

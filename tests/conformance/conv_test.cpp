@@ -38,7 +38,9 @@ std::vector<ConvCase> cases() {
           {{2, 32, 10, 11}, {64, 32, 3, 3}, {1, 2, 2, 1, 1, 1, 1}},
           {{1, 48, 7, 7}, {48, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 48}},
           {{2, 32, 8, 9}, {32, 32, 3, 2}, {2, 1, 0, 1, 1, 2, 1}, ViewKind::strided, ViewKind::padded},
-          {{2, 16, 6, 6}, {32, 16, 1, 1}, {2, 2, 0, 0, 1, 1, 1}}};
+          {{2, 16, 6, 6}, {32, 16, 1, 1}, {2, 2, 0, 0, 1, 1, 1}},
+          // Fewer filters than a block of oneDNN's layout (padded to it).
+          {{3, 16, 6, 6}, {12, 16, 3, 3}, {1, 1, 1, 1, 1, 1, 1}}};
 }
 
 std::string describe(const ConvCase& c) {

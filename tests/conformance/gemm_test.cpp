@@ -93,6 +93,30 @@ TEST_P(Gemm, gemm_large) {
   });
 }
 
+// Products with one small side (a linear layer at a small batch), which
+// the native framework hands to oneDNN's gemm in blocks of c.
+TEST_P(Gemm, gemm_skinny) {
+  const Size sizes[] = {{8, 600, 700}, {700, 600, 8}, {600, 8, 700}};
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
+    for (auto s : sizes) {
+      for (int t = 0; t < 4; ++t) {
+        const bool ta = t & 1, tb = t & 2;
+        for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{0.5, 2.0}}) {
+          for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
+            SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
+                                              << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
+                                              << " alpha=" << alpha << " beta=" << beta << " views "
+                                              << name(layout));
+            check<T>(s, ta, tb, alpha, beta, layout);
+          }
+        }
+      }
+    }
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Frameworks, Gemm, ::testing::ValuesIn(available_targets()), target_label);
 
 }  // namespace

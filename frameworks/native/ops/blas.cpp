@@ -10,9 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "frameworks/native/ops/cblas.hpp"
+#include "frameworks/native/ops/gemm_onednn.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
 
@@ -219,6 +221,13 @@ void gemm_kernel(const OpCall& call) {
   if (m == 0 || n == 0) return;
   // k == 0 still runs: BLAS then sets c = beta*c (zero when beta is 0,
   // without reading c).
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>) {
+    if (gemm_onednn(ta, tb, m, n, k, static_cast<T>(args.alpha), element_ptr<T>(a), leading_dim(a), element_ptr<T>(b),
+                    leading_dim(b), static_cast<T>(args.beta), element_ptr<T>(c), leading_dim(c)))
+      return;
+  }
+#endif
   gemm_rows<T>(ta, tb, m, n, k, static_cast<T>(args.alpha), element_ptr<T>(a), leading_dim(a), element_ptr<T>(b),
                leading_dim(b), static_cast<T>(args.beta), element_ptr<T>(c), leading_dim(c));
 }

@@ -20,10 +20,13 @@
 // OMP_WAIT_POLICY=active, and 131-164 on one thread. Splitting the batch
 // gives one thread pool and no spinning. When there are too few images to
 // give every thread at least half an image's worth of work, im2col (which
-// parallelises inside an image) runs instead. grad_filter sums the ranges'
-// partial filters in a fixed order, so results do not depend on timing.
+// parallelises inside an image) runs instead. The filters, the same for
+// every range, are reordered once per call, in slices over the threads
+// (each range reordering them again cost every thread the whole reorder:
+// 37.7 MB of filters for an Overfeat layer). grad_filter sums the ranges'
+// partial filters in oneDNN's layout, in a fixed order, so results do not
+// depend on timing, then reorders the sum once.
 #include <oneapi/dnnl/dnnl.hpp>
-#include <omp.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -40,6 +43,7 @@
 #include <vector>
 
 #include "frameworks/native/ops/conv2d.hpp"
+#include "frameworks/native/ops/onednn_thread.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
 
@@ -61,20 +65,6 @@ dnnl::stream& cpu_stream() {
   thread_local dnnl::stream stream(cpu_engine());
   return stream;
 }
-
-// oneDNN single-threaded on this thread while it lives (plans made then are
-// tuned for one thread too); the thread's OpenMP setting comes back after,
-// for whoever else uses OpenMP on it.
-class OneOpenMpThread {
- public:
-  OneOpenMpThread() : before_(omp_get_max_threads()) { omp_set_num_threads(1); }
-  ~OneOpenMpThread() { omp_set_num_threads(before_); }
-  OneOpenMpThread(const OneOpenMpThread&) = delete;
-  OneOpenMpThread& operator=(const OneOpenMpThread&) = delete;
-
- private:
-  int before_;
-};
 
 [[nodiscard]] std::string_view op_name(ConvPass pass) noexcept {
   switch (pass) {
@@ -141,14 +131,29 @@ struct Operand {
   [[nodiscard]] bool reordered() const { return user != inner; }
 };
 
+// One slice of the filters' reorder: whole blocks of the inner layout along
+// the filters' first axis (output channels, or groups), as views into the
+// whole user and inner copies.
+struct FilterSlice {
+  dnnl::reorder reorder;
+  memory::desc from, to, scratchpad;
+};
+
 // Everything one (pass, geometry) needs at run time. ops follow
 // ConvOperands' order (in0, in1, out); args are their DNNL_ARG_ names.
+// The filters are the same for every image range of a call, so their
+// reorder runs once per call, in slices spread over the threads
+// (filter_slices, empty when the filters need no reorder), instead of once
+// per range.
 struct Plan {
   dnnl::primitive conv;
   memory::desc scratchpad;
   std::array<Operand, 3> ops;
   std::array<int, 3> args{};
   std::size_t scratchpad_offset = 0, workspace_bytes = 0;
+  std::size_t filter = 0;  // which of ops are the filters
+  std::vector<FilterSlice> filter_slices;
+  std::size_t filter_slice_scratchpad_bytes = 0;
 };
 
 constexpr std::size_t kAlign = 64;
@@ -177,6 +182,53 @@ void finish_plan(Plan& plan, const std::array<memory::desc, 3>& user, const std:
   plan.workspace_bytes = bytes + aligned(scratchpad_bytes);
 }
 
+// The block of a layout's first axis (1 when that axis is not blocked).
+[[nodiscard]] memory::dim first_axis_block(const memory::desc& md) {
+  const auto& blocking = md.data.format_desc.blocking;
+  memory::dim block = 1;
+  for (int i = 0; i < blocking.inner_nblks; ++i)
+    if (blocking.inner_idxs[i] == 0) block *= blocking.inner_blks[i];
+  return block;
+}
+
+[[nodiscard]] bool has_padding(const memory::desc& md) {
+  for (int i = 0; i < md.data.ndims; ++i)
+    if (md.data.padded_dims[i] != md.data.dims[i]) return true;
+  return false;
+}
+
+// Up to `slices` slices of the filters' reorder (user -> inner, or back for
+// an output). A padded inner layout, or one with fewer blocks than two,
+// gets the operand's whole reorder: sub-views would leave the padding
+// unwritten, and the kernels read it as zeros.
+void slice_filter_reorder(Plan& plan, std::int64_t slices) {
+  const Operand& op = plan.ops[plan.filter];
+  if (!op.reordered()) return;
+  const bool output = plan.filter == 2;
+  const bool blocked = op.inner.data.format_kind == dnnl_blocked;
+  const memory::dims dims = op.user.dims();
+  const memory::dim block = blocked ? first_axis_block(op.inner) : dims[0];
+  const memory::dim blocks = block > 0 ? dims[0] / block : 0;
+  slices = std::min<std::int64_t>(slices, blocks);
+  if (!blocked || has_padding(op.inner) || dims[0] % block != 0 || slices < 2) {
+    plan.filter_slices.push_back({op.reorder, output ? op.inner : op.user, output ? op.user : op.inner,
+                                  op.reorder_scratchpad});
+    plan.filter_slice_scratchpad_bytes = op.reorder_scratchpad.get_size();
+    return;
+  }
+  for (std::int64_t i = 0; i < slices; ++i) {
+    memory::dims sub = dims, offsets(dims.size(), 0);
+    offsets[0] = i * blocks / slices * block;
+    sub[0] = (i + 1) * blocks / slices * block - offsets[0];
+    const memory::desc user = op.user.submemory_desc(sub, offsets), inner = op.inner.submemory_desc(sub, offsets);
+    const memory::desc& from = output ? inner : user;
+    const memory::desc& to = output ? user : inner;
+    const dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad());
+    plan.filter_slices.push_back({dnnl::reorder(pd), from, to, pd.scratchpad_desc()});
+    plan.filter_slice_scratchpad_bytes = std::max(plan.filter_slice_scratchpad_bytes, pd.scratchpad_desc().get_size());
+  }
+}
+
 // Elements of a layout, block padding included, per real element.
 [[nodiscard]] double padding_factor(const memory::desc& md) {
   double real = 1, padded = 1;
@@ -200,8 +252,9 @@ template <class Pd>
          padding_factor(image1) <= 2;
 }
 
-// The plan of one pass, or nullptr when oneDNN has no fast kernel for it.
-std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g) {
+// The plan of one pass, or nullptr when oneDNN has no fast kernel for it;
+// its filter reorder in up to `slices` slices.
+std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g, std::int64_t slices) {
   // oneDNN compiles its kernels when a primitive is made: the kernel-build
   // fault point, failing as oneDNN does.
   if (plugin::should_fail(plugin::FaultSite::kernel_build, "native"))
@@ -242,9 +295,12 @@ std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g) {
       plan->scratchpad = pd.scratchpad_desc();
       plan->args = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
       finish_plan(*plan, {x, y, f}, {pd.src_desc(), pd.diff_dst_desc(), pd.diff_weights_desc()});
+      plan->filter = 2;
       break;
     }
   }
+  if (pass != ConvPass::grad_filter) plan->filter = 1;
+  slice_filter_reorder(*plan, slices);
   return plan;
 }
 
@@ -253,7 +309,7 @@ std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g) {
 // without bound: past kMaxPlans, it starts over.
 class PlanCache {
  public:
-  std::shared_ptr<const Plan> get(ConvPass pass, const ConvGeometry& g) {
+  std::shared_ptr<const Plan> get(ConvPass pass, const ConvGeometry& g, std::int64_t slices) {
     const Key key{std::int64_t(pass), g.n,        g.c,        g.h,     g.w,     g.k,     g.r,     g.s,     g.p,
                   g.q,                g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dil_h, g.dil_w, g.groups};
     {
@@ -262,7 +318,7 @@ class PlanCache {
     }
     // Made outside the lock: other geometries need not wait. Two threads
     // making the same plan at once both get a working one.
-    std::shared_ptr<const Plan> plan = make_plan(pass, g);
+    std::shared_ptr<const Plan> plan = make_plan(pass, g, slices);
     std::lock_guard lock(mutex_);
     if (plans_.size() >= kMaxPlans) plans_.clear();
     plans_.emplace(key, plan);
@@ -290,26 +346,51 @@ PlanCache& plans() {
 
 // ---- running ----------------------------------------------------------------
 
-// The calling thread's workspace (reordered operands, scratchpads), kept
-// between calls and grown as needed: fresh pages for each call would cost
-// page faults comparable to the convolution itself.
-std::byte* workspace(std::size_t bytes) {
+// A thread's buffer, kept between calls and grown as needed: fresh pages
+// for each call would cost page faults comparable to the convolution
+// itself.
+class Buffer {
+ public:
+  std::byte* get(std::size_t bytes) {
+    if (bytes > capacity_) {
+      data_.reset();
+      capacity_ = 0;
+      data_.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, aligned(bytes))));
+      if (!data_)
+        throw Error(ErrorCode::out_of_memory, "oneDNN convolution workspace of " + std::to_string(bytes) + " bytes");
+      capacity_ = aligned(bytes);
+    }
+    return data_.get();
+  }
+
+ private:
   struct Free {
     void operator()(std::byte* p) const noexcept { std::free(p); }
   };
-  thread_local std::unique_ptr<std::byte, Free> buffer;
-  thread_local std::size_t capacity = 0;
-  if (bytes > capacity) {
-    buffer.reset();
-    capacity = 0;
-    buffer.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, aligned(bytes))));
-    if (!buffer) throw Error(ErrorCode::out_of_memory, "oneDNN convolution workspace of " + std::to_string(bytes) + " bytes");
-    capacity = aligned(bytes);
-  }
-  return buffer.get();
+  std::unique_ptr<std::byte, Free> data_;
+  std::size_t capacity_ = 0;
+};
+
+// What one image range or filter slice uses on its thread: reordered
+// operands, scratchpads.
+std::byte* workspace(std::size_t bytes) {
+  thread_local Buffer buffer;
+  return buffer.get(bytes);
 }
 
-void run(const Plan& plan, const std::array<void*, 3>& user_data) {
+// What a whole call shares between its ranges, held by the calling thread
+// for the call: the reordered filters, and grad_filter's partial sums. The
+// native queue runs one kernel at a time, so no second call on this thread
+// reuses it meanwhile.
+std::byte* call_buffer(std::size_t bytes) {
+  thread_local Buffer buffer;
+  return buffer.get(bytes);
+}
+
+// Runs a plan on one image range. prepared[i], where not null, holds
+// operand i in the plan's inner layout: an input already reordered there,
+// or where the output is left unreordered.
+void run(const Plan& plan, const std::array<void*, 3>& user_data, const std::array<std::byte*, 3>& prepared) {
   // The library-call fault point, failing as oneDNN does.
   if (plugin::should_fail(plugin::FaultSite::library_call, "native"))
     throw dnnl::error(dnnl_runtime_error, "could not execute a primitive (injected fault)");
@@ -322,9 +403,12 @@ void run(const Plan& plan, const std::array<void*, 3>& user_data) {
   for (std::size_t i = 0; i < 3; ++i) {
     const Operand& op = plan.ops[i];
     user[i] = memory(op.user, engine, user_data[i]);
-    inner[i] = op.reordered() ? memory(op.inner, engine, ws + op.offset) : user[i];
+    if (!op.reordered())
+      inner[i] = user[i];
+    else
+      inner[i] = memory(op.inner, engine, prepared[i] != nullptr ? prepared[i] : ws + op.offset);
     args.emplace(plan.args[i], inner[i]);
-    if (i < 2 && op.reordered()) {
+    if (i < 2 && op.reordered() && prepared[i] == nullptr) {
       op.reorder.execute(stream, {{DNNL_ARG_FROM, user[i]},
                                   {DNNL_ARG_TO, inner[i]},
                                   {DNNL_ARG_SCRATCHPAD, memory(op.reorder_scratchpad, engine, scratch)}});
@@ -332,12 +416,29 @@ void run(const Plan& plan, const std::array<void*, 3>& user_data) {
   }
   plan.conv.execute(stream, args);
   const Operand& out = plan.ops[2];
-  if (out.reordered()) {
+  if (out.reordered() && prepared[2] == nullptr) {
     out.reorder.execute(stream, {{DNNL_ARG_FROM, inner[2]},
                                  {DNNL_ARG_TO, user[2]},
                                  {DNNL_ARG_SCRATCHPAD, memory(out.reorder_scratchpad, engine, scratch)}});
   }
   stream.wait();
+}
+
+// The plan's filter reorder between the user's copy and `inner`, slices in
+// parallel.
+void reorder_filter(const Plan& plan, void* user, std::byte* inner) {
+  const bool output = plan.filter == 2;
+  tbb::parallel_for(std::size_t{0}, plan.filter_slices.size(), [&](std::size_t i) {
+    const OneOpenMpThread one;
+    const FilterSlice& slice = plan.filter_slices[i];
+    const dnnl::engine& engine = cpu_engine();
+    dnnl::stream& stream = cpu_stream();
+    std::byte* scratch = workspace(plan.filter_slice_scratchpad_bytes);
+    slice.reorder.execute(stream, {{DNNL_ARG_FROM, memory(slice.from, engine, output ? inner : user)},
+                                   {DNNL_ARG_TO, memory(slice.to, engine, output ? user : inner)},
+                                   {DNNL_ARG_SCRATCHPAD, memory(slice.scratchpad, engine, scratch)}});
+    stream.wait();
+  });
 }
 
 // "conv2d on native, x [...], w [...]: oneDNN: ", before oneDNN's message.
@@ -360,46 +461,73 @@ bool conv_onednn(ConvPass pass, const ConvGeometry& g, const ConvOperands<float>
   ConvGeometry small = g, large = g;
   small.n = g.n / ranges;
   large.n = small.n + (g.n % ranges != 0 ? 1 : 0);
-  const std::int64_t image_in = g.c * g.h * g.w, image_out = g.k * g.p * g.q, filter = g.k * g.c_group() * g.r * g.s;
+  const std::int64_t image_in = g.c * g.h * g.w, image_out = g.k * g.p * g.q;
   try {
     std::shared_ptr<const Plan> small_plan, large_plan;
     try {
       const OneOpenMpThread one;
-      small_plan = plans().get(pass, small);
-      large_plan = large.n == small.n ? small_plan : plans().get(pass, large);
+      small_plan = plans().get(pass, small, threads);
+      large_plan = large.n == small.n ? small_plan : plans().get(pass, large, threads);
     } catch (const dnnl::error& e) {
       // Making a primitive is where oneDNN compiles its kernels.
       throw Error(e.status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::compile_failed,
                   describe(pass, g) + e.what() + " (XYLEM_NATIVE_CONV=im2col avoids oneDNN)");
     }
     if (!small_plan || !large_plan) return false;
-    // grad_filter: range 0 writes dw, the others their own partial dw.
-    std::vector<float> partial(pass == ConvPass::grad_filter ? std::size_t((ranges - 1) * filter) : 0);
+    const std::size_t fi = small_plan->filter;
+    const Operand& filter = small_plan->ops[fi];
+    // Both plans must agree on the filters' layout to share one copy (they
+    // differ in the batch only, so oneDNN picks the same one in practice).
+    const bool shared = filter.reordered() && filter.inner == large_plan->ops[fi].inner;
+    const bool grad_filter = pass == ConvPass::grad_filter;
+    // grad_filter: each range's partial dw, in the inner layout when the
+    // filters are reordered (summed there, then reordered once), else in
+    // the user's; range 0 writes dw itself when it is alone and unreordered.
+    const std::size_t filter_bytes = aligned(shared ? filter.inner.get_size() : filter.user.get_size());
+    const bool partials = grad_filter && (shared || ranges > 1);
+    std::byte* common = nullptr;
+    if (shared || partials) common = call_buffer(partials ? std::size_t(ranges) * filter_bytes : filter_bytes);
+    if (shared && !grad_filter) reorder_filter(*small_plan, const_cast<float*>(ops.in1), common);
     tbb::parallel_for(std::int64_t{0}, ranges, [&](std::int64_t i) {
       const OneOpenMpThread one;
       const std::int64_t b = range_begin(i), count = range_begin(i + 1) - b;
       const Plan& plan = count == small.n ? *small_plan : *large_plan;
+      std::array<std::byte*, 3> prepared{};
+      if (shared) prepared[fi] = common + (grad_filter ? std::size_t(i) * filter_bytes : 0);
       switch (pass) {
         case ConvPass::forward:  // x, w -> y
-          run(plan, {const_cast<float*>(ops.in0 + b * image_in), const_cast<float*>(ops.in1), ops.out + b * image_out});
+          run(plan, {const_cast<float*>(ops.in0 + b * image_in), const_cast<float*>(ops.in1), ops.out + b * image_out},
+              prepared);
           break;
         case ConvPass::grad_data:  // dy, w -> dx
-          run(plan, {const_cast<float*>(ops.in0 + b * image_out), const_cast<float*>(ops.in1), ops.out + b * image_in});
+          run(plan, {const_cast<float*>(ops.in0 + b * image_out), const_cast<float*>(ops.in1), ops.out + b * image_in},
+              prepared);
           break;
         case ConvPass::grad_filter:  // x, dy -> dw
           run(plan, {const_cast<float*>(ops.in0 + b * image_in), const_cast<float*>(ops.in1 + b * image_out),
-                     i == 0 ? ops.out : partial.data() + (i - 1) * filter});
+                     partials && !shared ? static_cast<void*>(common + std::size_t(i) * filter_bytes) : ops.out},
+              prepared);
           break;
       }
     });
-    if (ranges > 1 && pass == ConvPass::grad_filter) {
-      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, filter, 4096), [&](const tbb::blocked_range<std::int64_t>& r) {
-        for (std::int64_t j = r.begin(); j < r.end(); ++j) {
-          float sum = ops.out[j];
-          for (std::int64_t i = 1; i < ranges; ++i) sum += partial[std::size_t((i - 1) * filter + j)];
-          ops.out[j] = sum;
-        }
-      });
+    if (partials) {
+      // The partial sums added in range order, so results do not depend on
+      // timing; into the first partial when a reorder to dw follows.
+      const auto* part = reinterpret_cast<const float*>(common);
+      float* sum = shared ? reinterpret_cast<float*>(common) : ops.out;
+      const std::int64_t elements = std::int64_t((shared ? filter.inner : filter.user).get_size() / sizeof(float));
+      const std::size_t stride = filter_bytes / sizeof(float);
+      if (ranges > 1) {
+        tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, elements, 4096),
+                          [&](const tbb::blocked_range<std::int64_t>& r) {
+                            for (std::int64_t j = r.begin(); j < r.end(); ++j) {
+                              float total = part[j];
+                              for (std::int64_t i = 1; i < ranges; ++i) total += part[std::size_t(i) * stride + std::size_t(j)];
+                              sum[j] = total;
+                            }
+                          });
+      }
+      if (shared) reorder_filter(*small_plan, ops.out, common);
     }
     return true;
   } catch (const dnnl::error& e) {

@@ -1,0 +1,27 @@
+#pragma once
+// f32 gemm through oneDNN (built when oneDNN 2.x was found), for the
+// products OpenBLAS is slow at: one side of at most kSkinnySide (a linear
+// layer at a small batch, forward and both gradients). OpenBLAS 0.3.21 runs
+// its AVX2 kernels on AVX-512 machines it does not know and packs the large
+// operand for a handful of rows; at batch 8, oneDNN's gemm (JIT, AVX-512)
+// ran VGG-A's and Overfeat's first linear layer 2-4x faster (grad_data,
+// grad_filter) and 1-2x (forward) on 2 threads.
+#include <cstdint>
+
+namespace xylem::native {
+
+#if XYLEM_HAVE_ONEDNN
+inline constexpr std::int64_t kSkinnySide = 32;
+
+// c = alpha op(a) op(b) + beta c, row-major as gemm_rows (cblas.hpp) takes
+// it, when oneDNN's gemm is expected to beat OpenBLAS's: the smallest of m,
+// n, k at most kSkinnySide, and too large a product for one OpenBLAS
+// thread. false (nothing written) otherwise. The larger side of c is split
+// into blocks of fixed size, spread over oneTBB, each a single-threaded
+// oneDNN gemm: no element depends on the thread count.
+[[nodiscard]] bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                               std::int64_t ldc);
+#endif
+
+}  // namespace xylem::native
