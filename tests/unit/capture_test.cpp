@@ -3,6 +3,7 @@
 // or dtype, host reads, transfers, other backends, nesting and frameworks
 // that cannot replay are typed errors.
 #include <atomic>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -192,6 +193,12 @@ TEST_F(CaptureRefusal, TransferFromAnotherFramework) {
   const auto msg = XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)capture(b, [&] { (void)xylem::exp(b, on_mirror); }));
   EXPECT_TRUE(contains(msg, "transfer")) << msg;
   EXPECT_FALSE(on_mirror.is_current_on(b));
+}
+
+TEST_F(CaptureRefusal, Collective) {
+  const std::vector<dist::Communicator> group = dist::Communicator::local(std::span(&b, 1));
+  const auto msg = XY_EXPECT_ERROR(ErrorCode::unsupported, (void)capture(b, [&] { (void)group[0].all_reduce(x); }));
+  EXPECT_TRUE(contains(msg, "collective")) << msg;
 }
 
 // Replays of one graph from two threads run one after the other: an
