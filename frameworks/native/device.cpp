@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frameworks/native/ops/kernels.hpp"
+#include "frameworks/native/recording.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
 
@@ -149,15 +150,13 @@ bool NativeDevice::supports(plugin::OpId op, DType dtype) const noexcept {
 }
 
 EventPtr NativeDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
-  const Kernel kernel = kernels().get(call.op, dispatch_dtype(call));
-  if (kernel == nullptr)
-    throw Error(ErrorCode::unsupported, std::string(plugin::op_name(call.op)) + " has no native kernel for " +
-                                            std::string(name(dispatch_dtype(call))));
-  return queue_.enqueue(kernel, call, deps, runs_here(call));
+  return queue_.enqueue(kernel_of(call), call, deps, runs_here(call));
 }
 
 EventPtr NativeDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
   return queue_.enqueue(std::move(fn), deps);
 }
+
+std::unique_ptr<plugin::Recording> NativeDevice::record() { return std::make_unique<NativeRecording>(queue_); }
 
 }  // namespace xylem::native

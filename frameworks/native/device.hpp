@@ -20,6 +20,7 @@ class NativeDevice final : public plugin::Device {
   bool supports(plugin::OpId op, DType dtype) const noexcept override;
   EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
   EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
+  std::unique_ptr<plugin::Recording> record() override;
   void synchronize() override { queue_.drain(); }
   bool addressable_memory() const noexcept override { return true; }
   plugin::MemoryStats memory_stats() const override { return memory_.stats(); }

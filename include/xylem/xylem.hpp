@@ -16,6 +16,7 @@
 /// Data sets from files: IDX (MNIST, Fashion-MNIST); batches for training.
 #include "xylem/backend.hpp"
 #include "xylem/blas.hpp"
+#include "xylem/capture.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/data.hpp"
 #include "xylem/data_parallel.hpp"

@@ -7,6 +7,7 @@
 
 #include "core/overlap.hpp"
 #include "core/storage.hpp"
+#include "graph/recorder.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::detail {
@@ -82,11 +83,18 @@ void OpLaunch::arg(const Tensor& t, const plugin::TensorParam& param, Access acc
 }
 
 EventPtr OpLaunch::launch() {
-  const InputsToCopy to_copy = check_overlaps();
-  const Backend& target = choose_backend();
-  copy_inputs(target, to_copy);
-  if (writes_nothing()) return mark_empty_outputs_written();
-  return launch_on(target);
+  try {
+    const InputsToCopy to_copy = check_overlaps();
+    const Backend& target = choose_backend();
+    copy_inputs(target, to_copy);
+    if (writes_nothing()) return mark_empty_outputs_written();
+    return launch_on(target);
+  } catch (const Error& e) {
+    // Inside a capture, a failed op refuses the graph even where the block
+    // catches the error: the graph would miss the op's work.
+    if (Recorder* recorder = active_recorder()) throw recorder->fail(e);
+    throw;
+  }
 }
 
 const Backend& OpLaunch::choose_backend() {
@@ -180,6 +188,8 @@ EventPtr OpLaunch::mark_empty_outputs_written() {
 EventPtr OpLaunch::launch_on(const Backend& backend) {
   plugin::Device& device = plugin::device_of(backend);
   const int n = call_.num_tensors;
+  Recorder* const recorder = active_recorder();
+  if (recorder) recorder->admit(device, call_, name_);
 
   std::array<StorageUse, plugin::kMaxOpTensors> uses{};
   std::array<int, plugin::kMaxOpTensors> use_of{};
@@ -233,8 +243,12 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
                                 std::string(name(tensors_[i]->dtype())) + ") on " + backend.id() + ": " + e.message());
     }
   }
-  for (int u = 0; u < num_uses; ++u)
-    if (uses[u].reads) uses[u].storage->make_current(*uses[u].copy);
+  for (int u = 0; u < num_uses; ++u) {
+    if (!uses[u].reads) continue;
+    if (recorder && uses[u].copy->version != uses[u].storage->latest())
+      recorder->refuse_transfer(name_, describe_arg(call_.op, uses[u].first_arg));
+    uses[u].storage->make_current(*uses[u].copy);
+  }
 
   // Data dependencies carry their writer's failure into this op (its input
   // would be garbage); a dependency kept only for order (an earlier read,
@@ -270,6 +284,13 @@ EventPtr OpLaunch::launch_on(const Backend& backend) {
     } else {
       uses[u].copy->add_read(done);
     }
+  }
+  if (recorder) {
+    std::array<RecordedUse, plugin::kMaxOpTensors> recorded{};
+    for (int u = 0; u < num_uses; ++u)
+      recorded[u] = {&tensors_[uses[u].first_arg]->storage(), uses[u].reads, uses[u].writes};
+    recorder->add(call_, std::span(recorded.data(), static_cast<std::size_t>(num_uses)),
+                  std::span(use_of.data(), static_cast<std::size_t>(n)));
   }
   return done;
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/storage.hpp"
+#include "graph/recorder.hpp"
 #include "xylem/backend.hpp"
 #include "xylem/plugin/half.hpp"
 
@@ -91,6 +92,7 @@ bool Tensor::shares_data_with(const Tensor& other) const noexcept {
 
 EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) const {
   require_defined("read");
+  detail::refuse_in_capture("reading a tensor on the host (to_vector, read, read_bytes, printing)");
   if (as != dtype_)
     throw Error(ErrorCode::dtype_mismatch, "reading a " + std::string(name(dtype_)) + " tensor (shape " +
                                                layout_.dims_string() + ") as " + std::string(name(as)));

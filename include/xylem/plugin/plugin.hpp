@@ -61,6 +61,21 @@ class Package {
   virtual ~Package() = default;
 };
 
+// A sequence of calls recorded once and run again as one unit of work
+// (xylem/capture.hpp). The framework resolves each call when it is added
+// (its kernel, say), so a replay does no per-call dispatch; the core binds
+// the calls' data pointers afresh for every replay.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  // Prepares one more call; throws Error{unsupported} for a call this
+  // framework cannot replay.
+  virtual void add(const OpCall& call) = 0;
+  // Runs the added calls, in order, after deps; `calls` are those calls,
+  // with their data pointers bound for this run.
+  [[nodiscard]] virtual EventPtr replay(std::vector<OpCall> calls, Deps deps) = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -93,6 +108,10 @@ class Device {
   [[nodiscard]] virtual EventPtr host_task(std::function<void()> fn, Deps deps) = 0;
 
   virtual void synchronize() = 0;
+
+  // A new, empty recording of calls on this device; null where the
+  // framework cannot replay recorded work (the core then says so, naming it).
+  [[nodiscard]] virtual std::unique_ptr<Recording> record() { return nullptr; }
 
   // Interop with memory and queues made outside xylem (xylem/interop.hpp).
   // True where an allocation is an address (host or device pointer) that

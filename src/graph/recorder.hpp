@@ -1,0 +1,64 @@
+#pragma once
+// The capture in progress on this thread (xylem/capture.hpp), as the paths
+// that launch work see it: OpLaunch records each call here, host reads and
+// collectives ask whether they are refused.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "xylem/plugin/plugin.hpp"
+
+namespace xylem::detail {
+
+class Storage;
+struct GraphState;
+
+// One storage a call touches (several arguments may share one): whether
+// the call reads it (a partial write reads the rest) and whether it writes.
+struct RecordedUse {
+  const std::shared_ptr<Storage>* storage = nullptr;
+  bool reads = false;
+  bool writes = false;
+};
+
+class Recorder {
+ public:
+  // Starts recording on `device` (unsupported, naming the framework, where
+  // it cannot replay) and makes this the thread's capture; invalid_argument
+  // when the thread already captures.
+  Recorder(plugin::Device& device, std::string backend_id);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Before a call runs: refuses a call on another device than the
+  // capture's, and one the framework cannot record. `op` names the call.
+  void admit(const plugin::Device& device, const plugin::OpCall& call, std::string_view op);
+  // Refuses a call whose input is current only on another device: the
+  // transfer would not be part of the graph.
+  void refuse_transfer(std::string_view op, std::string_view argument);
+  // After the call ran: it joins the graph. use_of[k] is tensor k's entry
+  // in `uses`, or -1 for an absent optional argument.
+  void add(const plugin::OpCall& call, std::span<const RecordedUse> uses, std::span<const int> use_of);
+  // Remembers the first error raised inside the block (the capture is then
+  // refused, even where the block catches it) and returns it to be thrown.
+  Error fail(Error error) noexcept;
+  // The graph, or the first failure.
+  [[nodiscard]] std::shared_ptr<GraphState> finish();
+
+ private:
+  std::shared_ptr<GraphState> graph_;
+  std::unique_ptr<Error> failure_;
+  Recorder* outer_;
+};
+
+// The capture running on this thread, or null (the common case: one
+// thread-local load).
+[[nodiscard]] Recorder* active_recorder() noexcept;
+
+// Throws unsupported when this thread is capturing: `what` (a host read, a
+// collective) cannot be part of a replayed graph.
+void refuse_in_capture(std::string_view what);
+
+}  // namespace xylem::detail
