@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "frameworks/native/ops/gemm_onednn.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/recording.hpp"
 #include "xylem/error.hpp"
@@ -78,9 +79,13 @@ bool runs_here(const plugin::OpCall& call) noexcept {
 // in reverse order of creation: a kernel inside tbb::parallel_for then calls
 // into destroyed objects ("pure virtual method called"). So oneTBB is started
 // here, before the exit handler is registered: exit runs the handler, which
-// waits for the queue, before it destroys oneTBB's state.
+// waits for the queue, before it destroys oneTBB's state. oneDNN's kernels
+// likewise.
 NativeDevice::NativeDevice(Hardware hardware) : hardware_(std::move(hardware)) {
   tbb::parallel_for(0, 2, [](int) {});
+#if XYLEM_HAVE_ONEDNN
+  start_onednn();  // the same for oneDNN's kernels (gemm_onednn.hpp)
+#endif
   std::lock_guard lock(devices_mutex());
   if (devices().empty()) std::atexit(drain_at_exit);
   devices().push_back(this);

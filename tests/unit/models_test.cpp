@@ -75,4 +75,20 @@ TEST(Models, References) {
   EXPECT_EQ(refs[2].batch, 64);
 }
 
+// Last in the file: a linear layer at batch 8 (oneDNN's gemm, on builds
+// with oneDNN) and a convolution left queued when the program ends. oneDNN
+// destroys its generated code at exit; the native device's exit handler
+// must have waited for the queue before (this crashed in dnnl_sgemm).
+TEST(Models, ExitWithOneDnnWorkQueued) {
+  const Backend b = Backend::native();
+  Generator gen(3);
+  layers::Linear linear(b, gen, 25088, 4096);
+  layers::Conv2d conv(b, gen, 16, 32, 3, 1, 1);
+  b.synchronize();
+  for (int i = 0; i < 40; ++i) {
+    (void)linear.forward(b, uniform(b, Layout{8, 25088}, f32, gen, -1, 1));
+    (void)conv.forward(b, uniform(b, Layout{8, 16, 32, 32}, f32, gen, -1, 1));
+  }
+}
+
 }  // namespace

@@ -49,4 +49,20 @@ bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
   return true;
 }
 
+void start_onednn() {
+  // Every transposition, and a small side in each place: oneDNN keeps
+  // kernels per case.
+  constexpr std::int64_t kSmall = 8, kLarge = 64;
+  static float a[kLarge * kLarge], b[kLarge * kLarge], c[kLarge * kLarge];
+  const std::int64_t shapes[][3] = {{kSmall, kLarge, kLarge}, {kLarge, kSmall, kLarge}, {kLarge, kLarge, kSmall},
+                                    {kLarge, kLarge, kLarge}};
+  for (const char ta : {'N', 'T'})
+    for (const char tb : {'N', 'T'})
+      for (const auto& s : shapes)
+        (void)dnnl_sgemm(ta, tb, s[0], s[1], s[2], 1.0f, a, kLarge, b, kLarge, 0.0f, c, kLarge);
+  int capacity = 0;
+  if (dnnl_get_primitive_cache_capacity(&capacity) == dnnl_success) (void)dnnl_set_primitive_cache_capacity(capacity);
+}
+
 }  // namespace xylem::native
+

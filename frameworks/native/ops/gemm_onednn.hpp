@@ -22,6 +22,13 @@ inline constexpr std::int64_t kSkinnySide = 32;
 [[nodiscard]] bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                                std::int64_t ldc);
+
+// Builds oneDNN's gemm kernels and its primitive cache now. oneDNN makes them at first use and destroys them at
+// exit, in reverse order of creation; the native device calls this before it
+// registers its exit handler, so a program that ends with gemms or
+// convolutions queued has its queue waited for before they are destroyed
+// (a worker inside dnnl_sgemm crashed at exit otherwise).
+void start_onednn();
 #endif
 
 }  // namespace xylem::native
