@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -71,6 +72,14 @@ bool runs_here(const plugin::OpCall& call) noexcept {
 }
 
 }  // namespace
+
+void wait_at_exit_before_new_state() {
+  // A program makes a few plans of many shapes at most; past that, the
+  // state of later plans was built by earlier ones.
+  constexpr int kMostRegistrations = 64;
+  static std::atomic<int> registered{0};
+  if (registered.fetch_add(1, std::memory_order_relaxed) < kMostRegistrations) std::atexit(drain_at_exit);
+}
 
 // Nothing joins a native queue at exit (the registry owning the device is
 // never destroyed), so a program returning from main with work queued has

@@ -6,6 +6,13 @@
 
 namespace xylem::native {
 
+// Registers the wait for every native queue at exit again, after library
+// state just created that exit destroys (a oneDNN convolution plan's first
+// use builds oneDNN's tables): exit runs handlers and destructors in reverse
+// order of registration, so the queues are waited for before that state is
+// destroyed. Bounded: only the first calls register.
+void wait_at_exit_before_new_state();
+
 class NativeDevice final : public plugin::Device {
  public:
   explicit NativeDevice(Hardware hardware);

@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "frameworks/native/device.hpp"
 #include "frameworks/native/ops/conv2d.hpp"
 #include "frameworks/native/ops/onednn_thread.hpp"
 #include "xylem/error.hpp"
@@ -319,6 +320,7 @@ class PlanCache {
     // Made outside the lock: other geometries need not wait. Two threads
     // making the same plan at once both get a working one.
     std::shared_ptr<const Plan> plan = make_plan(pass, g, slices);
+    wait_at_exit_before_new_state();  // oneDNN's tables, built by the first plans
     std::lock_guard lock(mutex_);
     if (plans_.size() >= kMaxPlans) plans_.clear();
     plans_.emplace(key, plan);
