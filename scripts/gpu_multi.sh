@@ -14,8 +14,8 @@
 #   5. the table (scripts/multi_gpu_table.py), printed last
 # With one GPU (or none) it is a dry run: every piece at one rank, and a
 # list of what needed a second GPU. Everything lands in $out; the whole
-# call is sized for 600 s (MULTI_CTEST_TIMEOUT, MULTI_STEPS, MULTI_MAX_BYTES
-# shrink it).
+# call stays inside MULTI_BUDGET seconds (570; each step is cut to what is
+# left); MULTI_CTEST_TIMEOUT, MULTI_STEPS and MULTI_MAX_BYTES shrink it.
 set -uo pipefail
 if [ "${1:-}" = ranks ]; then  # ranks PORT N COMMAND...: N processes of COMMAND, XYLEM_* set
   port=$2 n=$3 pids=() rc=0
@@ -78,9 +78,17 @@ torch_ranks() {
   launcher=("$python" -m torch.distributed.run --nproc-per-node "$1" --master-addr 127.0.0.1 --master-port "$port")
 }
 failed=()
+# The call's budget (the device tool stops a command at 600 s): each step
+# gets at most what is left of it, less the table's few seconds.
+budget=${MULTI_BUDGET:-570}
 step() {  # step NAME SECONDS COMMAND...: time-boxed, output appended to multi_NAME.log
-  local name=$1 limit=$2
+  local name=$1 limit=$2 left=$((budget - (SECONDS - t0) - 10))
   shift 2
+  ((left < limit)) && limit=$left
+  if ((limit < 5)); then
+    failed+=("$name (no time left)")
+    return
+  fi
   timeout "$limit" "$@" >>"$out/multi_$name.log" 2>&1 || { failed+=("$name (rc $?)"); tail -5 "$out/multi_$name.log"; }
 }
 
