@@ -38,6 +38,13 @@
 #                          xylem_bench_same_ops (the same ops at the same
 #                          sizes from C++, in the same run; a pack of
 #                          XYLEM_GPU_TARGETS needs that target).
+#   scripts/gpu.sh multi   there, on a machine of two GPUs: scripts/gpu_multi.sh
+#                          (ctest with both visible, peer copy, NCCL
+#                          collectives and data-parallel training, xylem
+#                          against PyTorch, then a table of ratios); with
+#                          one GPU a dry run that lists what it skipped.
+#                            run(command="scripts/gpu.sh multi",
+#                                carry=[".gpu.tar.xz"], kind="nvidia-h100-x2")
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -292,6 +299,7 @@ case "${1:-}" in
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
+  multi) setup; build=$build out=$out python=$python root=$root "$root/scripts/gpu_multi.sh" ;;
   *)
     # The comment block at the top of this file is the usage.
     awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"

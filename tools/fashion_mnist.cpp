@@ -71,24 +71,6 @@ T number(std::string_view name, std::string_view text, T low) {
   return value;
 }
 
-// Layers are neither copied nor moved (they own their parameters), so the
-// model is made where it lives, from this list.
-std::vector<std::unique_ptr<layers::Layer>> make_layers(const Backend& b, std::uint64_t seed) {
-  Generator gen(seed);
-  std::vector<std::unique_ptr<layers::Layer>> l;
-  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 1, 32, 3, 1, 1));
-  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 32));
-  l.push_back(std::make_unique<layers::ReLU>());
-  l.push_back(std::make_unique<layers::MaxPool2d>(2));
-  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 32, 64, 3, 1, 1));
-  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 64));
-  l.push_back(std::make_unique<layers::ReLU>());
-  l.push_back(std::make_unique<layers::MaxPool2d>(2));
-  l.push_back(std::make_unique<layers::Flatten>());
-  l.push_back(std::make_unique<layers::Linear>(b, gen, 64 * 7 * 7, 10));
-  return l;
-}
-
 data::Split first(const data::Split& split, std::int64_t limit) {
   if (limit <= 0 || limit >= split.images.shape()[0]) return split;
   return {split.images.slice(0, 0, limit), split.labels.slice(0, 0, limit)};
@@ -187,6 +169,22 @@ void save_logits(const std::filesystem::path& path, const Backend& b, Sequential
 
 }  // namespace
 
+std::vector<std::unique_ptr<layers::Layer>> fashion_mnist_layers(const Backend& b, std::uint64_t seed) {
+  Generator gen(seed);
+  std::vector<std::unique_ptr<layers::Layer>> l;
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 1, 32, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 32));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Conv2d>(b, gen, 32, 64, 3, 1, 1));
+  l.push_back(std::make_unique<layers::BatchNorm2d>(b, 64));
+  l.push_back(std::make_unique<layers::ReLU>());
+  l.push_back(std::make_unique<layers::MaxPool2d>(2));
+  l.push_back(std::make_unique<layers::Flatten>());
+  l.push_back(std::make_unique<layers::Linear>(b, gen, 64 * 7 * 7, 10));
+  return l;
+}
+
 TrainOptions parse_train_options(std::span<const std::string_view> args) {
   TrainOptions o;
   using Setter = std::function<void(std::string_view name, std::string_view value)>;
@@ -231,7 +229,7 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
     out << "train: " << world.size() << " ranks over " << world.transport() << ", global batch " << options.batch
         << "\n";
 
-  Sequential model(make_layers(b, options.seed));
+  Sequential model(fashion_mnist_layers(b, options.seed));
   if (!options.load.empty()) {
     layers::load_weights(options.load, model);
     out << "train: weights loaded from " << options.load.string() << "\n";

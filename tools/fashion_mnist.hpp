@@ -4,10 +4,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "xylem/backend.hpp"
+#include "xylem/layers.hpp"
 
 namespace xylem::cli {
 
@@ -38,6 +42,11 @@ struct EpochResult {
 
 // The help text of the options parse_train_options reads.
 extern const std::string_view kTrainHelp;
+
+// The network `xylem train` trains (also timed by xylem_bench_multi_gpu):
+// its layers, for a Sequential made where it lives (layers are neither
+// copied nor moved), weights drawn from `seed`.
+[[nodiscard]] std::vector<std::unique_ptr<layers::Layer>> fashion_mnist_layers(const Backend& b, std::uint64_t seed);
 
 // The options in `args`; throws xylem::Error (invalid_argument) naming a bad one.
 [[nodiscard]] TrainOptions parse_train_options(std::span<const std::string_view> args);

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# scripts/gpu_multi.sh: the two-GPU run in one call, xylem against PyTorch
+# (run through `scripts/gpu.sh multi`, which unpacks the build and sets
+# build, out, python, root and LD_LIBRARY_PATH; see its usage):
+#   1. ctest with every GPU visible (all tests), then verbose: dist.cuda,
+#      dist.local_cuda and unit.movement (PeerMovement: cuda:0 <-> cuda:1)
+#   2. peer copy of 1 GiB cuda:0 -> cuda:1: xylem's coherence against
+#      x.to('cuda:1'), with the route xylem's copy took
+#   3. all_reduce, all_gather, reduce_scatter, 1 KiB to 4 GiB, one process
+#      per GPU: xylem (NCCL) and torch.distributed (NCCL), twice each in
+#      ABBA order
+#   4. data-parallel training, the Fashion-MNIST CNN and AlexNet at batch
+#      128 per GPU: 1 and 2 processes, xylem and PyTorch DDP
+#   5. the table (scripts/multi_gpu_table.py), printed last
+# With one GPU (or none) it is a dry run: every piece at one rank, and a
+# list of what needed a second GPU. Everything lands in $out; the whole
+# call stays inside MULTI_BUDGET seconds (570; each step is cut to what is
+# left); MULTI_CTEST_TIMEOUT, MULTI_STEPS and MULTI_MAX_BYTES shrink it.
+set -uo pipefail
+if [ "${1:-}" = ranks ]; then  # ranks PORT N COMMAND...: N processes of COMMAND, XYLEM_* set
+  port=$2 n=$3 pids=() rc=0
+  shift 3
+  for ((i = 0; i < n; i++)); do
+    XYLEM_RANK=$i XYLEM_WORLD_SIZE=$n XYLEM_MASTER_ADDR=127.0.0.1 XYLEM_MASTER_PORT=$port "$@" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+  exit $rc
+fi
+: "${build:?run through scripts/gpu.sh multi}" "${out:?}" "${python:?}" "${root:?}"
+# NVLink multicast stays off in every program started here (the device
+# machines' rule: it can take the host's GPUs out of service).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# f32 without TF32 on both sides, as PyTorch's default for convolutions is
+# switched off in bench/torch_multi_gpu.py too.
+export XYLEM_CUDA_TF32=0 XYLEM_CUDA_CONV_TF32=0 XYLEM_CUDA_CUDNN_FIND=1
+export XYLEM_DIST_TIMEOUT=120 PYTHONUNBUFFERED=1
+bench=$build/bin/xylem_bench_multi_gpu
+torch_bench=$root/bench/torch_multi_gpu.py
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+framework=cuda
+((gpus > 0)) || framework=native  # no GPU: the xylem side's plumbing on the host
+# One GPU: one rank. None: two ranks on the host, to check the launcher.
+ranks=$((gpus >= 2 || gpus == 0 ? 2 : 1))
+skipped=()
+((gpus >= 2)) || skipped+=("the peer copy and every 2-GPU row: $gpus GPU(s) here (with none, xylem ran 2 ranks on the host: plumbing, not speed)")
+have_torch=1
+"$python" -c 'import torch, torch.distributed' 2>/dev/null || { have_torch=0; skipped+=("every PyTorch row: no torch in $python"); }
+mkdir -p "$out"
+rows=$out/multi.jsonl
+: >"$rows"
+t0=$SECONDS
+stamp() { echo "[$((SECONDS - t0)) s] $*"; }
+
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>/dev/null | tee "$out/gpus.txt"
+nvidia-smi topo -m >"$out/topology.txt" 2>&1
+"$build/bin/xylem" info 2>&1 | grep -E '^ *(cuda|nccl|mpi|tcp)' | tee "$out/multi_info.txt"
+((have_torch)) && "$python" -c 'import torch; print("PyTorch", torch.__version__, "NCCL", ".".join(map(str, torch.cuda.nccl.version())))' \
+  2>&1 | tee -a "$out/multi_info.txt"
+
+stamp "== ctest, every GPU visible"
+(cd "$build" && timeout "${MULTI_CTEST_TIMEOUT:-150}" ctest --output-on-failure -j4 --timeout 200 \
+  -E '^(consumer\.install|docs\.api|dist\.cuda|dist\.local_cuda|unit\.movement)$') >"$out/multi_ctest.log" 2>&1
+ctest_rc=$?
+grep -E 'tests passed|Failed|\*\*\*|Not Run' "$out/multi_ctest.log" | tail -15
+(cd "$build" && timeout 120 ctest -V --timeout 110 -R '^(dist\.cuda|dist\.local_cuda|unit\.movement)$') >"$out/multi_ctest_gpu.log" 2>&1
+gpu_tests_rc=$?
+grep -E 'PeerMovement|LocalCuda|CudaCollectives|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed|Test +#' "$out/multi_ctest_gpu.log" | tail -30
+
+# Ranks started as torchrun starts them; xylem reads the same rendezvous
+# from XYLEM_*. Both are commands (this script again, for xylem), so that
+# timeout can end them with all their ranks.
+port=29600
+# Each sets `launcher` to start $1 ranks on a fresh port.
+xylem_ranks() { port=$((port + 1)) && launcher=("$0" ranks "$port" "$1"); }
+torch_ranks() {
+  port=$((port + 1))
+  launcher=("$python" -m torch.distributed.run --nproc-per-node "$1" --master-addr 127.0.0.1 --master-port "$port")
+}
+failed=()
+# The call's budget (the device tool stops a command at 600 s): each step
+# gets at most what is left of it, less the table's few seconds.
+budget=${MULTI_BUDGET:-570}
+step() {  # step NAME SECONDS COMMAND...: time-boxed, output appended to multi_NAME.log
+  local name=$1 limit=$2 left=$((budget - (SECONDS - t0) - 10))
+  shift 2
+  ((left < limit)) && limit=$left
+  if ((limit < 5)); then
+    failed+=("$name (no time left)")
+    return
+  fi
+  timeout "$limit" "$@" >>"$out/multi_$name.log" 2>&1 || { failed+=("$name (rc $?)"); tail -5 "$out/multi_$name.log"; }
+}
+
+stamp "== peer copy cuda:0 -> cuda:1"
+if ((gpus >= 2)); then
+  step peer 60 "$bench" peer --framework cuda --json "$out/peer_xylem.jsonl"
+  ((have_torch)) && step peer 60 "$python" "$torch_bench" peer --json "$out/peer_torch.jsonl"
+fi
+
+stamp "== collectives, $ranks rank(s), xylem and torch.distributed alternated (ABBA)"
+sweep=(--max-bytes "${MULTI_MAX_BYTES:-4294967296}" --reps 5)
+for who in xylem torch torch xylem; do
+  if [ $who = xylem ]; then
+    xylem_ranks "$ranks"
+    step collectives 150 "${launcher[@]}" "$bench" collectives --framework $framework "${sweep[@]}" \
+      --json "$out/collectives_xylem.jsonl"
+  elif ((have_torch && gpus > 0)); then
+    torch_ranks "$ranks"
+    step collectives 150 "${launcher[@]}" "$torch_bench" collectives "${sweep[@]}" --json "$out/collectives_torch.jsonl"
+  fi
+  [ $framework = native ] && [ $who = xylem ] && break  # the host run only checks the plumbing
+done
+
+stamp "== data-parallel training, batch 128 per GPU: 1 rank and $ranks"
+counts=$( ((ranks > 1)) && echo "1 2" || echo 1)
+for net in fashion alexnet; do
+  steps=${MULTI_STEPS:-30} batch=128
+  # The host run checks the plumbing, not the speed.
+  [ $framework = native ] && steps=2 batch=8
+  for n in $counts; do
+    xylem_ranks "$n"
+    step train 120 "${launcher[@]}" "$bench" train --framework $framework --net $net --batch $batch --steps "$steps" \
+      --json "$out/train_xylem.jsonl"
+    torch_ranks "$n"
+    ((have_torch && gpus > 0)) &&
+      step train 120 "${launcher[@]}" "$torch_bench" train --net $net --batch $batch --steps "$steps" --json "$out/train_torch.jsonl"
+  done
+done
+
+cat "$out"/peer_*.jsonl "$out"/collectives_*.jsonl "$out"/train_*.jsonl >"$rows" 2>/dev/null
+echo
+echo "================ two GPUs: xylem against PyTorch ($((SECONDS - t0)) s) ================"
+head -2 "$out/gpus.txt"
+echo "ctest: $(grep -E 'tests passed' "$out/multi_ctest.log" | tail -1) (rc $ctest_rc)"
+echo "dist.cuda, dist.local_cuda, unit.movement: $(grep -E 'tests passed' "$out/multi_ctest_gpu.log" | tail -1) (rc $gpu_tests_rc)"
+for s in "${skipped[@]}"; do echo "skipped: $s"; done
+for f in "${failed[@]}"; do echo "failed: $f (see $out/multi_${f%% *}.log)"; done
+"$python" "$root/scripts/multi_gpu_table.py" "$rows"
+table_rc=$?
+[ $ctest_rc -eq 0 ] && [ $gpu_tests_rc -eq 0 ] && [ ${#failed[@]} -eq 0 ] && { [ $table_rc -eq 0 ] || ((gpus < 2)); }

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The short table of the two-GPU run (scripts/gpu_multi.sh), printed last.
+
+Reads the JSON lines xylem_bench_multi_gpu and bench/torch_multi_gpu.py
+wrote (every *.jsonl file given) and prints, for each row, xylem against
+PyTorch and the bar the run must clear:
+  peer_copy        GB/s, xylem / torch >= 0.95
+  all_reduce, all_gather, reduce_scatter
+                   bus bandwidth per size, xylem / torch >= 0.95 from 1 MiB up
+                   (when a size was measured several times, the median)
+  train_<net>      samples/s on 2 ranks / 1 rank >= 1.9 for each side, and
+                   every checked step in sync
+Exits 1 when a bar is missed, 0 otherwise (skipped rows are listed, not
+failed).
+"""
+import collections
+import json
+import statistics
+import sys
+
+MIB = 1 << 20
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            rows += [json.loads(line) for line in f if line.startswith("{")]
+    return rows
+
+
+def human(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:g} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def main():
+    rows = load(sys.argv[1:])
+    ok = True
+    for r in rows:
+        if "skipped" in r:
+            print(f"skipped: {r['row']}: {r['skipped']}")
+
+    peer = {r["impl"]: r for r in rows if r["row"] == "peer_copy" and "impl" in r}
+    if {"xylem", "torch"} <= peer.keys():
+        ratio = peer["xylem"]["gbps"] / peer["torch"]["gbps"]
+        ok &= ratio >= 0.95
+        print(f"peer copy cuda:0 -> cuda:1, {human(peer['xylem']['bytes'])}: xylem {peer['xylem']['gbps']:.1f} GB/s "
+              f"({peer['xylem']['route']}), torch {peer['torch']['gbps']:.1f} GB/s, ratio {ratio:.3f} "
+              f"{'ok' if ratio >= 0.95 else 'BELOW 0.95'}")
+
+    bus = collections.defaultdict(list)
+    for r in rows:
+        if r["row"] in ("all_reduce", "all_gather", "reduce_scatter") and "impl" in r:
+            bus[(r["row"], r["ranks"], r["bytes"], r["impl"])].append(r["busbw_gbps"])
+    for op in ("all_reduce", "all_gather", "reduce_scatter"):
+        keys = sorted({(k[1], k[2]) for k in bus if k[0] == op})
+        if not keys:
+            continue
+        print(f"{op}: bus bandwidth GB/s (ranks, bytes: xylem torch ratio)")
+        for ranks, size in keys:
+            x, t = bus.get((op, ranks, size, "xylem")), bus.get((op, ranks, size, "torch"))
+            if not x or not t:
+                # A side that ran no sweep at all was skipped (listed above).
+                sides = {k[3] for k in bus if k[0] == op}
+                ok &= len(sides) < 2
+                print(f"  {ranks} {human(size):>9}: " + (f"{statistics.median(x or t):8.2f} (only {sides.pop()})"
+                                                          if len(sides) == 1 else "missing a side"))
+                continue
+            x, t = statistics.median(x), statistics.median(t)
+            ratio = x / t
+            bar = size >= MIB and ranks > 1
+            ok &= not bar or ratio >= 0.95
+            mark = "" if not bar else (" ok" if ratio >= 0.95 else " BELOW 0.95")
+            print(f"  {ranks} {human(size):>9}: {x:8.2f} {t:8.2f} {ratio:6.3f}{mark}")
+
+    for net in sorted({r["row"] for r in rows if r["row"].startswith("train_")}):
+        line = [f"{net}:"]
+        for impl in ("xylem", "torch"):
+            by = {r["ranks"]: r for r in rows if r["row"] == net and r.get("impl") == impl}
+            for r in by.values():
+                if r["in_sync_steps"] != r["checked_steps"]:
+                    ok = False
+                    line.append(f"{impl} {r['ranks']} ranks OUT OF SYNC ({r['in_sync_steps']}/{r['checked_steps']})")
+            if 1 in by and 2 in by:
+                speedup = by[2]["samples_per_s"] / by[1]["samples_per_s"]
+                ok &= speedup >= 1.9
+                line.append(f"{impl} {by[1]['samples_per_s']:.0f} -> {by[2]['samples_per_s']:.0f} samples/s "
+                            f"({speedup:.2f}x{'' if speedup >= 1.9 else ', BELOW 1.9x'})")
+            elif by:
+                line.append(f"{impl} " + ", ".join(f"{k} rank(s) {v['samples_per_s']:.0f} samples/s" for k, v in sorted(by.items())))
+        print("  ".join(line))
+    print("all bars met" if ok else "some bars missed")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
