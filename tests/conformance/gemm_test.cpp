@@ -2,6 +2,9 @@
 // with a NaN-poisoned C, which must not leak), odd sizes, and operands that
 // are views: transposed (the core normalises them), padded submatrices
 // (row stride > columns), a transposed C.
+#include <span>
+#include <utility>
+
 #include "conformance/conformance.hpp"
 
 namespace conformance {
@@ -53,6 +56,23 @@ class Gemm : public Conformance {
     const double rel = std::max(Tol<T>::elem, 2.0 * double(s.k + 2) * Tol<T>::eps);
     expect_result<T>(c, expect, [&](std::size_t e) { return rel * scale[e] + 1e-300; }, "gemm");
   }
+
+  // Every transposition, scalar pair and view family of one size.
+  template <class T>
+  void check_variants(Size s, std::span<const std::pair<double, double>> scalars) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = t & 1, tb = t & 2;
+      for (auto [alpha, beta] : scalars) {
+        for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
+          SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
+                                            << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
+                                            << " alpha=" << alpha << " beta=" << beta << " views "
+                                            << name(layout));
+          check<T>(s, ta, tb, alpha, beta, layout);
+        }
+      }
+    }
+  }
 };
 
 TEST_P(Gemm, gemm) {
@@ -67,18 +87,7 @@ TEST_P(Gemm, gemm) {
       return;
     }
     for (auto s : sizes) {
-      for (int t = 0; t < 4; ++t) {
-        const bool ta = t & 1, tb = t & 2;
-        for (auto [alpha, beta] : scalars) {
-          for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
-            SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
-                                              << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
-                                              << " alpha=" << alpha << " beta=" << beta << " views "
-                                              << name(layout));
-            check<T>(s, ta, tb, alpha, beta, layout);
-          }
-        }
-      }
+      check_variants<T>(s, scalars);
     }
   });
 }
@@ -97,22 +106,12 @@ TEST_P(Gemm, gemm_large) {
 // the native framework hands to oneDNN's gemm in blocks of c.
 TEST_P(Gemm, gemm_skinny) {
   const Size sizes[] = {{8, 600, 700}, {700, 600, 8}, {600, 8, 700}};
+  const std::pair<double, double> skinny_scalars[] = {{1, 0}, {0.5, 2}};
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
     for (auto s : sizes) {
-      for (int t = 0; t < 4; ++t) {
-        const bool ta = t & 1, tb = t & 2;
-        for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{0.5, 2.0}}) {
-          for (ViewKind layout : {ViewKind::contiguous, ViewKind::transposed, ViewKind::padded}) {
-            SCOPED_TRACE(::testing::Message() << "m=" << s.m << " n=" << s.n << " k=" << s.k << " op(a)="
-                                              << (ta ? "a^T" : "a") << " op(b)=" << (tb ? "b^T" : "b")
-                                              << " alpha=" << alpha << " beta=" << beta << " views "
-                                              << name(layout));
-            check<T>(s, ta, tb, alpha, beta, layout);
-          }
-        }
-      }
+      check_variants<T>(s, skinny_scalars);
     }
   });
 }
