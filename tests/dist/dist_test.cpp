@@ -33,6 +33,7 @@ namespace collectives = xylem_test::collectives;
 using collectives::kDtypes;
 using collectives::kSizes;
 using collectives::nccl_missing;
+using collectives::tensor_of;
 
 Communicator& comm() {
   static Communicator c = Communicator::world();
@@ -50,12 +51,6 @@ std::uint64_t group_seed() {
 }
 
 collectives::Reference ref() { return {group_seed()}; }
-
-Tensor tensor_of(const std::vector<double>& v, DType dtype, std::vector<std::int64_t> dims = {}) {
-  if (dims.empty()) dims = {static_cast<std::int64_t>(v.size())};
-  const Tensor f64 = Tensor::from(v, Layout(std::span<const std::int64_t>(dims)));
-  return cast(Backend::native(), f64, dtype);
-}
 
 std::string label(const char* call, DType dtype, std::int64_t n) {
   return std::string(call) + " " + std::string(name(dtype)) + " n=" + std::to_string(n) + " on rank " +

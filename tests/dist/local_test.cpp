@@ -36,7 +36,7 @@ collectives::Reference ref() { return {seed()}; }
 
 // `v` as `dtype` (converted on the host), written on `b`.
 Tensor tensor_on(const Backend& b, const std::vector<double>& v, DType dtype) {
-  const Tensor host = cast(Backend::native(), Tensor::from(v), dtype);
+  const Tensor host = collectives::tensor_of(v, dtype);
   return b == Backend::native() ? host : cast(b, host, dtype);
 }
 

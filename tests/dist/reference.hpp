@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "common/support.hpp"
 #include "xylem/dist.hpp"
+#include "xylem/math.hpp"
 
 namespace xylem_test::collectives {
 
@@ -91,5 +93,13 @@ struct Reference {
     collectives::expect_near(seed, want, got, dtype, what);
   }
 };
+
+// `v` as a host tensor of `dtype` (converted from float64 on the host),
+// shaped `dims` (default: flat).
+inline xylem::Tensor tensor_of(const std::vector<double>& v, DType dtype, std::vector<std::int64_t> dims = {}) {
+  if (dims.empty()) dims = {static_cast<std::int64_t>(v.size())};
+  const xylem::Tensor f64 = xylem::Tensor::from(v, xylem::Layout(std::span<const std::int64_t>(dims)));
+  return xylem::cast(xylem::Backend::native(), f64, dtype);
+}
 
 }  // namespace xylem_test::collectives
