@@ -135,9 +135,8 @@ int peer(const Options& o) {
   const auto n = static_cast<std::int64_t>(o.bytes / sizeof(float));
   Tensor x = zeros(*first, Layout{n}, f32);
   Tensor probe(Layout{1}, f32);
-  const std::uint64_t before = x.transfers();
+  const TransferRoutes before = x.transfer_routes();
   std::vector<double> times;
-  bool staged = false;
   for (int r = 0; r <= o.reps; ++r) {
     // A write on the first device makes its copy the only current one; the
     // one-element read on the second then brings the whole storage over.
@@ -148,13 +147,15 @@ int peer(const Options& o) {
     blas::copy(*second, x.slice(0, 0, 1), probe);
     second->synchronize();
     if (r > 0) times.push_back(seconds_since(t0));
-    staged = staged || x.is_current_on(Backend::native());
   }
+  const TransferRoutes after = x.transfer_routes();
   const double t = median(times);
   std::ostringstream row;
   row << "{\"row\": \"peer_copy\", \"impl\": \"xylem\", \"bytes\": " << o.bytes << ", \"seconds\": " << t
-      << ", \"gbps\": " << double(o.bytes) / t / 1e9 << ", \"transfers\": " << x.transfers() - before
-      << ", \"route\": \"" << (staged ? "staged through the host copy" : "device to device") << "\", \"peer_access\": "
+      << ", \"gbps\": " << double(o.bytes) / t / 1e9 << ", \"transfers\": " << after.total() - before.total()
+      << ", \"device_to_device\": " << after.device_to_device - before.device_to_device
+      << ", \"staged\": " << after.staged - before.staged << ", \"route\": \""
+      << (after.staged > before.staged ? "staged through the host copy" : "device to device") << "\", \"peer_access\": "
       << (first->hardware().caps.peer_access ? "true" : "false") << "}";
   rows.add(row.str());
   return 0;

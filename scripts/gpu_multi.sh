@@ -3,7 +3,8 @@
 # (run through `scripts/gpu.sh multi`, which unpacks the build and sets
 # build, out, python, root and LD_LIBRARY_PATH; see its usage):
 #   1. ctest with every GPU visible (all tests), then verbose: dist.cuda,
-#      dist.local_cuda and unit.movement (PeerMovement: cuda:0 <-> cuda:1)
+#      dist.local_cuda, unit.movement (PeerMovement: cuda:0 <-> cuda:1) and
+#      unit.movement_staged (the same with peer access off: through the host)
 #   2. peer copy of 1 GiB cuda:0 -> cuda:1: xylem's coherence against
 #      x.to('cuda:1'), with the route xylem's copy took
 #   3. all_reduce, all_gather, reduce_scatter, 1 KiB to 4 GiB, one process
@@ -60,12 +61,12 @@ nvidia-smi topo -m >"$out/topology.txt" 2>&1
 
 stamp "== ctest, every GPU visible"
 (cd "$build" && timeout "${MULTI_CTEST_TIMEOUT:-150}" ctest --output-on-failure -j4 --timeout 200 \
-  -E '^(consumer\.install|docs\.api|dist\.cuda|dist\.local_cuda|unit\.movement)$') >"$out/multi_ctest.log" 2>&1
+  -E '^(consumer\.install|docs\.api|dist\.cuda|dist\.local_cuda|unit\.movement|unit\.movement_staged)$') >"$out/multi_ctest.log" 2>&1
 ctest_rc=$?
 grep -E 'tests passed|Failed|\*\*\*|Not Run' "$out/multi_ctest.log" | tail -15
-(cd "$build" && timeout 120 ctest -V --timeout 110 -R '^(dist\.cuda|dist\.local_cuda|unit\.movement)$') >"$out/multi_ctest_gpu.log" 2>&1
+(cd "$build" && timeout 120 ctest -V --timeout 110 -R '^(dist\.cuda|dist\.local_cuda|unit\.movement|unit\.movement_staged)$') >"$out/multi_ctest_gpu.log" 2>&1
 gpu_tests_rc=$?
-grep -E 'PeerMovement|LocalCuda|CudaCollectives|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed|Test +#' "$out/multi_ctest_gpu.log" | tail -30
+grep -E 'PeerMovement|peer access|LocalCuda|CudaCollectives|\[  (PASSED|FAILED|SKIPPED) +\]|tests passed|Test +#' "$out/multi_ctest_gpu.log" | tail -30
 
 # Ranks started as torchrun starts them; xylem reads the same rendezvous
 # from XYLEM_*. Both are commands (this script again, for xylem), so that
@@ -95,6 +96,9 @@ step() {  # step NAME SECONDS COMMAND...: time-boxed, output appended to multi_N
 stamp "== peer copy cuda:0 -> cuda:1"
 if ((gpus >= 2)); then
   step peer 60 "$bench" peer --framework cuda --json "$out/peer_xylem.jsonl"
+  # The fallback route, for comparison: peer access off, staged through the host.
+  XYLEM_CUDA_PEER_ACCESS=0 step peer 60 "$bench" peer --framework cuda --json "$out/peer_staged.jsonl"
+  sed -i 's/"impl": "xylem"/"impl": "xylem staged"/' "$out/peer_staged.jsonl" 2>/dev/null
   ((have_torch)) && step peer 60 "$python" "$torch_bench" peer --json "$out/peer_torch.jsonl"
 fi
 
@@ -133,7 +137,7 @@ echo
 echo "================ two GPUs: xylem against PyTorch ($((SECONDS - t0)) s) ================"
 head -2 "$out/gpus.txt"
 echo "ctest: $(grep -E 'tests passed' "$out/multi_ctest.log" | tail -1) (rc $ctest_rc)"
-echo "dist.cuda, dist.local_cuda, unit.movement: $(grep -E 'tests passed' "$out/multi_ctest_gpu.log" | tail -1) (rc $gpu_tests_rc)"
+echo "dist.cuda, dist.local_cuda, unit.movement(_staged): $(grep -E 'tests passed' "$out/multi_ctest_gpu.log" | tail -1) (rc $gpu_tests_rc)"
 for s in "${skipped[@]}"; do echo "skipped: $s"; done
 for f in "${failed[@]}"; do echo "failed: $f (see $out/multi_${f%% *}.log)"; done
 "$python" "$root/scripts/multi_gpu_table.py" "$rows"

@@ -51,6 +51,10 @@ def main():
         print(f"peer copy cuda:0 -> cuda:1, {human(peer['xylem']['bytes'])}: xylem {peer['xylem']['gbps']:.1f} GB/s "
               f"({peer['xylem']['route']}), torch {peer['torch']['gbps']:.1f} GB/s, ratio {ratio:.3f} "
               f"{'ok' if ratio >= 0.95 else 'BELOW 0.95'}")
+    if "xylem staged" in peer:
+        staged = peer["xylem staged"]
+        print(f"peer copy with XYLEM_CUDA_PEER_ACCESS=0: {staged['gbps']:.1f} GB/s ({staged['route']}, "
+              f"{staged['staged']} staged copies)")
 
     bus = collections.defaultdict(list)
     for r in rows:

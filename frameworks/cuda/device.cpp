@@ -1,7 +1,9 @@
 #include "device.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "check.hpp"
@@ -113,8 +115,16 @@ EventPtr CudaDevice::download(void* host_dst, const void* src, std::size_t bytes
   return transfer_->advance();
 }
 
+bool peer_access_allowed() noexcept {
+  static const bool allowed = [] {
+    const char* v = std::getenv("XYLEM_CUDA_PEER_ACCESS");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return allowed;
+}
+
 bool CudaDevice::enable_peer(int src_ordinal) {
-  if (src_ordinal < 0 || src_ordinal >= 64) return false;
+  if (src_ordinal < 0 || src_ordinal >= 64 || !peer_access_allowed()) return false;
   std::lock_guard lock(peer_mutex_);
   const std::uint64_t bit = std::uint64_t{1} << src_ordinal;
   if (peers_enabled_ & bit) return true;

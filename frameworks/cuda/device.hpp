@@ -19,6 +19,11 @@
 
 namespace xylem::cuda {
 
+// False when XYLEM_CUDA_PEER_ACCESS=0: copies between GPUs then go through
+// the host, as on machines without peer access (to test that route, or to
+// compare it). Read once.
+[[nodiscard]] bool peer_access_allowed() noexcept;
+
 class CudaDevice final : public plugin::Device {
  public:
   CudaDevice(Hardware hardware, int ordinal);

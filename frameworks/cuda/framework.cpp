@@ -35,7 +35,7 @@ Hardware describe(int ordinal, int count, const std::string& versions) {
   hw.caps.bf16 = cc >= 80;
   hw.caps.fp64 = true;
   hw.caps.unified_memory = p.integrated != 0;
-  for (int other = 0; other < count && !hw.caps.peer_access; ++other) {
+  for (int other = 0; other < count && !hw.caps.peer_access && peer_access_allowed(); ++other) {
     int can = 0;
     if (other != ordinal) XY_CUDA(cudaDeviceCanAccessPeer(&can, ordinal, other), ordinal, "describe");
     hw.caps.peer_access = can != 0;

@@ -20,6 +20,21 @@
 
 namespace xylem {
 
+/// Transfers of tensor data between devices, by the route each took (see
+/// Tensor::transfer_routes() and xylem::transfer_routes()). A copy between
+/// two devices with no direct route is one `staged` transfer and also the
+/// download and upload it is made of.
+struct TransferRoutes {
+  std::uint64_t uploads = 0;           ///< from the host copy to a device
+  std::uint64_t downloads = 0;         ///< from a device to the host copy
+  std::uint64_t device_to_device = 0;  ///< directly, within one framework: one device, or peer to peer
+  std::uint64_t staged = 0;            ///< between two devices, through the host copy
+  std::uint64_t bytes = 0;             ///< bytes moved by uploads, downloads and direct copies
+  /// Copies made: every upload, download and direct copy (staged ones are
+  /// counted in their parts); what transfers() and transfer_count() say.
+  [[nodiscard]] std::uint64_t total() const noexcept { return uploads + downloads + device_to_device; }
+};
+
 class Backend;
 namespace detail {
 class Storage;
@@ -134,6 +149,7 @@ class Tensor {
   /// @{
 
   [[nodiscard]] std::uint64_t transfers() const noexcept;     ///< transfers of this tensor's data so far
+  [[nodiscard]] TransferRoutes transfer_routes() const noexcept;  ///< the same, by route
   [[nodiscard]] std::uint64_t version() const noexcept;       ///< bumps at every write; 0: never written
   [[nodiscard]] bool is_current_on(const Backend& backend) const;  ///< its copy there is up to date
   [[nodiscard]] bool is_allocated_on(const Backend& backend) const;  ///< it has memory there
@@ -162,5 +178,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 /// Total number of transfers between devices since start (all tensors).
 [[nodiscard]] std::uint64_t transfer_count() noexcept;
+/// The same, by route: which transfers went peer to peer, which through the host.
+[[nodiscard]] TransferRoutes transfer_routes() noexcept;
 
 }  // namespace xylem

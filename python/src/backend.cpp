@@ -147,6 +147,20 @@ void bind_backend_class(nb::module_& m) {
         },
         release_gil(), "The report `xylem info` prints: every framework, available or not and why, its hardware.");
   m.def("transfer_count", &transfer_count, "Transfers between devices since start, all tensors together.");
+  nb::class_<TransferRoutes>(m, "TransferRoutes", "Transfers of tensor data, by the route each took.")
+      .def_ro("uploads", &TransferRoutes::uploads, "From the host copy to a device.")
+      .def_ro("downloads", &TransferRoutes::downloads, "From a device to the host copy.")
+      .def_ro("device_to_device", &TransferRoutes::device_to_device,
+              "Directly within one framework: one device, or peer to peer.")
+      .def_ro("staged", &TransferRoutes::staged, "Between two devices through the host copy (also counted in its parts).")
+      .def_ro("bytes", &TransferRoutes::bytes, "Bytes moved by uploads, downloads and direct copies.")
+      .def_prop_ro("total", &TransferRoutes::total, "Copies made (staged ones in their parts).")
+      .def("__repr__", [](const TransferRoutes& r) {
+        return "TransferRoutes(uploads=" + std::to_string(r.uploads) + ", downloads=" + std::to_string(r.downloads) +
+               ", device_to_device=" + std::to_string(r.device_to_device) + ", staged=" + std::to_string(r.staged) +
+               ", bytes=" + std::to_string(r.bytes) + ")";
+      });
+  m.def("transfer_routes", [] { return transfer_routes(); }, "Transfers since start, all tensors together, by route.");
 }
 
 }  // namespace

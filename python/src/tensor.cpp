@@ -316,6 +316,7 @@ void bind_tensor(nb::module_& m) {
                    "Row-major and dense.")
       .def_prop_ro("version", &Tensor::version, "Bumps at every write; 0: never written.")
       .def_prop_ro("transfers", &Tensor::transfers, "Transfers of this tensor's data between devices so far.")
+      .def_prop_ro("transfer_routes", &Tensor::transfer_routes, "The same, by route (a TransferRoutes).")
       .def("is_current_on", &Tensor::is_current_on, "backend"_a, "Its copy on `backend`'s device is up to date.")
       .def("is_allocated_on", &Tensor::is_allocated_on, "backend"_a, "It has memory on `backend`'s device.")
       .def(

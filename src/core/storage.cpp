@@ -11,7 +11,7 @@
 namespace xylem::detail {
 namespace {
 
-std::atomic<std::uint64_t> g_transfers{0};
+RouteCounters g_routes;
 
 // Reads lists grow while a tensor is read many times without a write; drop
 // finished ones now and then.
@@ -90,9 +90,7 @@ plugin::Device* find_host_device() noexcept {
   }
 }
 
-void count_global_transfer() noexcept { g_transfers.fetch_add(1, std::memory_order_relaxed); }
-
-std::uint64_t global_transfers() noexcept { return g_transfers.load(std::memory_order_relaxed); }
+RouteCounters& global_routes() noexcept { return g_routes; }
 
 void DeviceCopy::add_read(EventPtr event) {
   // Queues run in order: a later read on the same queue ends after an
@@ -191,9 +189,10 @@ DeviceCopy* Storage::current_copy(const plugin::Device& for_device, const plugin
   return any;
 }
 
-void Storage::count_transfer() noexcept {
-  transfers_.fetch_add(1, std::memory_order_relaxed);
-  count_global_transfer();
+void Storage::count_transfer(Route route) noexcept {
+  const std::size_t moved = route == Route::staged ? 0 : bytes_;
+  routes_.add(route, moved);
+  g_routes.add(route, moved);
 }
 
 void Storage::make_current(DeviceCopy& dst) {
@@ -208,12 +207,15 @@ void Storage::make_current(DeviceCopy& dst) {
   dst.append_write_deps(deps);  // do not overwrite what is still being read
 
   EventPtr done;
+  Route route = Route::device_to_device;
   if (same_framework(*src->device, *dst.device)) {
     done = dst.device->copy_from(*src->device, src->data, dst.data, bytes_, deps.span());
   }
   if (!done && src->device == host) {
+    route = Route::upload;
     done = dst.device->upload(dst.data, src->data, bytes_, deps.span());
   } else if (!done && dst.device == host) {
+    route = Route::download;
     done = src->device->download(dst.data, src->data, bytes_, deps.span());
   }
   if (!done) {
@@ -225,12 +227,14 @@ void Storage::make_current(DeviceCopy& dst) {
     deps.push(src->last_write);
     dst.append_write_deps(deps);
     done = dst.device->upload(dst.data, src->data, bytes_, deps.span());
+    count_transfer(Route::staged);
+    route = Route::upload;
   }
   src->add_read(done);
   dst.last_write = std::move(done);
   dst.reads.clear();
   dst.version = latest_;
-  count_transfer();
+  count_transfer(route);
 }
 
 void Storage::mark_written(DeviceCopy& copy, EventPtr event) {

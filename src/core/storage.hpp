@@ -15,6 +15,7 @@
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/layout.hpp"
+#include "xylem/tensor.hpp"
 
 namespace xylem::detail {
 
@@ -45,6 +46,27 @@ class EventList {
   std::array<EventPtr, kInline> inline_;
   std::size_t size_ = 0;
   std::vector<EventPtr> spilled_;
+};
+
+enum class Route : std::uint8_t { upload, download, device_to_device, staged };
+
+// TransferRoutes, counted from any thread.
+class RouteCounters {
+ public:
+  // `bytes` moved by this transfer (0 for `staged`, whose parts count theirs).
+  void add(Route route, std::size_t bytes) noexcept {
+    counts_[static_cast<std::size_t>(route)].fetch_add(1, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  [[nodiscard]] TransferRoutes snapshot() const noexcept {
+    const auto count = [&](Route r) { return counts_[static_cast<std::size_t>(r)].load(std::memory_order_relaxed); };
+    return {count(Route::upload), count(Route::download), count(Route::device_to_device), count(Route::staged),
+            bytes_.load(std::memory_order_relaxed)};
+  }
+
+ private:
+  std::array<std::atomic<std::uint64_t>, 4> counts_{};
+  std::atomic<std::uint64_t> bytes_{0};
 };
 
 class DeviceUsage;
@@ -85,7 +107,8 @@ class Storage {
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::uint64_t latest() const noexcept { return latest_; }
   [[nodiscard]] bool written() const noexcept { return latest_ != 0; }
-  [[nodiscard]] std::uint64_t transfers() const noexcept { return transfers_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t transfers() const noexcept { return routes_.snapshot().total(); }
+  [[nodiscard]] TransferRoutes transfer_routes() const noexcept { return routes_.snapshot(); }
 
   [[nodiscard]] DeviceCopy* find(const plugin::Device& device) noexcept;
   [[nodiscard]] const std::deque<DeviceCopy>& copies() const noexcept { return copies_; }
@@ -113,12 +136,12 @@ class Storage {
  private:
   // `host`: the host device, or null when there is none.
   DeviceCopy* current_copy(const plugin::Device& for_device, const plugin::Device* host) noexcept;
-  void count_transfer() noexcept;
+  void count_transfer(Route route) noexcept;
 
   std::size_t bytes_;
   std::uint64_t latest_ = 0;
   std::deque<DeviceCopy> copies_;  // one per device touched; a deque keeps references stable
-  std::atomic<std::uint64_t> transfers_{0};
+  RouteCounters routes_;
 };
 
 // The device of the host framework (plugin::BuiltinMemory::host: native in
@@ -129,8 +152,7 @@ class Storage {
 // The same, or null instead of the error.
 [[nodiscard]] plugin::Device* find_host_device() noexcept;
 
-// Process-wide transfer counter.
-void count_global_transfer() noexcept;
-[[nodiscard]] std::uint64_t global_transfers() noexcept;
+// Process-wide transfer counters.
+[[nodiscard]] RouteCounters& global_routes() noexcept;
 
 }  // namespace xylem::detail

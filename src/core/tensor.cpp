@@ -156,6 +156,10 @@ std::vector<double> Tensor::to_doubles() const {
 
 std::uint64_t Tensor::transfers() const noexcept { return storage_ ? storage_->transfers() : 0; }
 
+TransferRoutes Tensor::transfer_routes() const noexcept {
+  return storage_ ? storage_->transfer_routes() : TransferRoutes{};
+}
+
 std::uint64_t Tensor::version() const noexcept {
   if (!storage_) return 0;
   std::lock_guard lock(storage_->mutex);
@@ -176,6 +180,8 @@ bool Tensor::is_allocated_on(const Backend& backend) const {
   return copy != nullptr && copy->data != nullptr;
 }
 
-std::uint64_t transfer_count() noexcept { return detail::global_transfers(); }
+std::uint64_t transfer_count() noexcept { return detail::global_routes().snapshot().total(); }
+
+TransferRoutes transfer_routes() noexcept { return detail::global_routes().snapshot(); }
 
 }  // namespace xylem

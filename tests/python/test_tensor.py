@@ -163,9 +163,14 @@ def test_transfers_between_devices(backend, rng):
     native = xylem.Backend.native()
     t = xylem.asarray(rng.normal(size=64).astype(np.float32))
     before = t.transfers
+    routes_before = xylem.transfer_routes()
     y = xylem.exp(t, backend=backend)
     y.numpy()
     y.numpy()  # a copy that is current is not transferred again
     assert t.is_current_on(native)
     if backend != native:
         assert t.is_allocated_on(backend) and t.transfers == before + 1
+        assert t.transfer_routes.uploads == 1 and t.transfer_routes.bytes == 64 * 4
+        assert y.transfer_routes.downloads == 1
+        assert xylem.transfer_routes().uploads >= routes_before.uploads + 1
+    assert t.transfer_routes.total == t.transfers

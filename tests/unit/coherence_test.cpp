@@ -108,6 +108,11 @@ TEST_F(Coherence, PingPongKeepsValuesAndCountsTransfers) {
     xylem::blas::scal(native, 3.0, x);
   }
   EXPECT_EQ(x.transfers(), 6u);  // each op found the other device's copy stale
+  const xylem::TransferRoutes routes = x.transfer_routes();
+  EXPECT_EQ(routes.uploads, 3u);
+  EXPECT_EQ(routes.downloads, 3u);
+  EXPECT_EQ(routes.device_to_device + routes.staged, 0u);
+  EXPECT_EQ(routes.bytes, 6 * 4 * sizeof(double));
   EXPECT_EQ(x.version(), 7u);
   EXPECT_TRUE(x.is_current_on(native));
   EXPECT_FALSE(x.is_current_on(mirror));

@@ -4,7 +4,10 @@
 // present are reported as skipped by name.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "common/support.hpp"
 
@@ -118,24 +121,51 @@ class PeerMovement : public ::testing::TestWithParam<std::string> {
   std::optional<Backend> first, second;
 };
 
+// With peer access (and XYLEM_CUDA_PEER_ACCESS not 0), a tensor written on
+// one device and read on another moves device to device; without, it is
+// staged through its host copy. Either way the route counters say which.
 TEST_P(PeerMovement, WrittenOnOneDeviceUsedOnAnother) {
+  const bool peer = first->hardware().caps.peer_access;
+  const char* switch_off = std::getenv("XYLEM_CUDA_PEER_ACCESS");
+  if (GetParam() == "cuda" && switch_off != nullptr && std::string_view(switch_off) == "0") {
+    EXPECT_FALSE(peer) << "XYLEM_CUDA_PEER_ACCESS=0 must turn peer access off";
+  }
+  std::cout << GetParam() << ": " << (peer ? "peer access: device to device" : "no peer access: staged") << "\n";
   const std::int64_t n = (1 << 20) + 3;
+  const auto bytes = static_cast<std::uint64_t>(n) * sizeof(float);
   std::vector<float> values(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 1000) - 500.0f;
   Tensor x(Layout{n}, xylem::f32);
   xylem::blas::copy(*first, Tensor::from(values), x);
+  const xylem::TransferRoutes global_before = xylem::transfer_routes();
   Tensor y(Layout{n}, xylem::f32);
   xylem::nn::relu(*second, x, y);
-  EXPECT_EQ(x.transfers(), 1u) << "one device-to-device transfer";
-  EXPECT_FALSE(x.is_current_on(Backend::native())) << "the data must not go through a host copy of the tensor";
+  const xylem::TransferRoutes routes = x.transfer_routes();
+  if (peer) {
+    EXPECT_EQ(routes.device_to_device, 1u) << "one device-to-device transfer";
+    EXPECT_EQ(routes.staged + routes.uploads + routes.downloads, 0u);
+    EXPECT_EQ(routes.bytes, bytes);
+    EXPECT_FALSE(x.is_current_on(Backend::native())) << "the data must not go through a host copy of the tensor";
+  } else {
+    EXPECT_EQ(routes.staged, 1u) << "one copy staged through the host";
+    EXPECT_EQ(routes.downloads, 1u);
+    EXPECT_EQ(routes.uploads, 1u);
+    EXPECT_EQ(routes.device_to_device, 0u);
+    EXPECT_EQ(routes.bytes, 2 * bytes);
+  }
+  const xylem::TransferRoutes global_after = xylem::transfer_routes();
+  EXPECT_EQ(global_after.staged - global_before.staged, routes.staged) << "the process-wide counters agree";
+  EXPECT_EQ(global_after.device_to_device - global_before.device_to_device, routes.device_to_device);
+  EXPECT_EQ(x.transfers(), routes.total());
   EXPECT_TRUE(x.is_current_on(*first));
   EXPECT_TRUE(x.is_current_on(*second));
   const auto result = y.to_vector<float>();
   for (std::size_t i = 0; i < result.size(); ++i) ASSERT_EQ(result[i], std::max(values[i], 0.0f)) << "at " << i;
-  // And back: written on the second, read on the first.
+  // And back: written on the second, read on the first, by the same route.
+  const std::uint64_t before_back = x.transfers();
   xylem::blas::scal(*second, -1.0, x);
   xylem::nn::relu(*first, x, y);
-  EXPECT_EQ(x.transfers(), 2u);
+  EXPECT_EQ(x.transfers() - before_back, peer ? 1u : 2u);
   const auto back = y.to_vector<float>();
   for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], std::max(-values[i], 0.0f)) << "at " << i;
 }
