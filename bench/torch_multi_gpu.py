@@ -161,8 +161,10 @@ def train(args):
     synced = 0
     for _ in range(args.check):
         step()
-        # Every rank's parameters and buffers, compared with rank 0's.
-        flat = torch.cat([p.detach().reshape(-1).double() for p in model.state_dict().values() if p.is_floating_point()])
+        # Every rank's parameters, compared with rank 0's. Not the buffers:
+        # DDP copies rank 0's (batch-norm running statistics) to the others
+        # at the start of each forward, so after a step they differ by design.
+        flat = torch.cat([p.detach().reshape(-1).double() for p in model.parameters()])
         same = torch.ones(1, device=device)
         if n > 1:
             ref = flat.clone()
