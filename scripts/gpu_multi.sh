@@ -53,6 +53,12 @@ rows=$out/multi.jsonl
 t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0)) s] $*"; }
 
+# One NCCL on both sides: xylem loads PyTorch's (the wheel's) where there is
+# one, so the collectives compare the callers, not two NCCL versions.
+if ((have_torch)) && [ -z "${XYLEM_NCCL_LIBRARY:-}" ]; then
+  XYLEM_NCCL_LIBRARY=$("$python" -c 'import glob, sys; print(next(iter(sorted(p for d in sys.path for p in glob.glob(d + "/nvidia/nccl*/lib/libnccl.so.2"))), ""))' 2>/dev/null)
+  [ -n "$XYLEM_NCCL_LIBRARY" ] && export XYLEM_NCCL_LIBRARY
+fi
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader 2>/dev/null | tee "$out/gpus.txt"
 nvidia-smi topo -m >"$out/topology.txt" 2>&1
 "$build/bin/xylem" info 2>&1 | grep -E '^ *(cuda|nccl|mpi|tcp)' | tee "$out/multi_info.txt"

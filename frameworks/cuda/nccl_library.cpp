@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "vendor_library.hpp"
 
 namespace xylem::cuda {
@@ -23,9 +26,25 @@ std::string version_text(int code) {
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
+// XYLEM_NCCL_LIBRARY: a path to load instead of the system's libnccl.so.2
+// (to run on the NCCL another program ships, say PyTorch's wheel); only that
+// one is tried, so a wrong path says so instead of finding another NCCL.
+VendorLibrary open_nccl() {
+  const char* path = std::getenv("XYLEM_NCCL_LIBRARY");
+  if (path == nullptr || *path == '\0') return open_vendor_library(kSoname, nullptr);
+  VendorLibrary r;
+  r.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  r.path = path;
+  if (r.handle == nullptr) {
+    const char* err = dlerror();
+    r.why_not = std::string("XYLEM_NCCL_LIBRARY=") + path + " cannot be loaded (" + (err ? err : "dlopen failed") + ")";
+  }
+  return r;
+}
+
 Loaded load() {
   Loaded r;
-  const VendorLibrary opened = open_vendor_library(kSoname, nullptr);
+  const VendorLibrary opened = open_nccl();
   if (opened.handle == nullptr) {
     r.why_not = opened.why_not;
     return r;

@@ -246,26 +246,31 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
       ErrorCode code = ErrorCode::communication;
       ncclResult_t async = ncclSuccess;
       if (!aborted_) (void)lib_.ncclCommGetAsyncError(comm_, &async);
-      for (auto it = pending_.begin(); it != pending_.end();) {
+      // Oldest first, and no further than the first call still running:
+      // they run in order on one stream, and looking at every call in
+      // flight (up to hundreds) under the lock held up each new call.
+      while (!pending_.empty() && failure.empty()) {
+        Pending& oldest = pending_.front();
         bool ready = false;
         try {
-          ready = it->enqueued->ready();
+          ready = oldest.enqueued->ready();
         } catch (const std::exception& e) {
-          failure = it->what + ": " + e.what();
+          failure = oldest.what + ": " + e.what();
+          break;
         }
         if (ready) {
-          finished.emplace_back(it->done, nullptr);
-          it = pending_.erase(it);
+          finished.emplace_back(oldest.done, nullptr);
+          pending_.pop_front();
           continue;
         }
-        if (failure.empty() && async != ncclSuccess && async != ncclInProgress) {
-          failure = it->what + ": a rank failed (" + lib_.ncclGetErrorString(async) + ")";
-        } else if (failure.empty() && Clock::now() > it->deadline) {
-          failure = it->what + ": timed out after " + seconds_past(it->deadline, it->started) +
+        if (async != ncclSuccess && async != ncclInProgress) {
+          failure = oldest.what + ": a rank failed (" + lib_.ncclGetErrorString(async) + ")";
+        } else if (Clock::now() > oldest.deadline) {
+          failure = oldest.what + ": timed out after " + seconds_past(oldest.deadline, oldest.started) +
                     " waiting for the other ranks";
           code = ErrorCode::timeout;
         }
-        ++it;
+        break;
       }
       if (!failure.empty()) {
         abort_locked(failure);
