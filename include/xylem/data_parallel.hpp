@@ -66,9 +66,12 @@ class DataParallel {
   /// gradients are made. Afterwards every rank's gradients are the gradient
   /// of the mean loss over the global batch (unequal shards weighted by
   /// their rows). Then broadcasts rank 0's buffers (when the options say
-  /// so). Returns dx.
+  /// so). Returns dx. The previous backward's reductions may still run
+  /// meanwhile (ops reading the gradients wait for them on the device);
+  /// the one before it must be done: it waits for that, and rethrows its
+  /// error.
   Tensor backward(const Backend& b, const Tensor& dy, const Shard& rows);
-  /// Waits for the last backward's buckets; rethrows a reduction's error.
+  /// Waits for every backward's buckets; rethrows a reduction's error.
   void synchronize();
 
   /// The buckets: indices into the model's parameters(), in the order
@@ -92,7 +95,8 @@ class DataParallel {
   std::vector<layers::Parameter*> params_;
   std::vector<std::vector<std::size_t>> buckets_;
   std::vector<std::size_t> first_layer_;   // bucket -> the earliest layer holding one of its parameters
-  std::vector<Future<std::vector<Tensor>>> pending_;
+  std::vector<Future<std::vector<Tensor>>> pending_;    // the last backward's reductions
+  std::vector<Future<std::vector<Tensor>>> in_flight_;  // the one before's
 };
 
 /// A 64-bit FNV-1a hash of the bytes of every parameter and buffer of

@@ -22,6 +22,14 @@ void broadcast_from_zero(const dist::Communicator& comm, const std::vector<Tenso
     if (t.defined()) (void)comm.broadcast(t, 0);
 }
 
+// Waits for each reduction in `futures` (emptied first: a rethrown error
+// is reported once).
+void wait_for(std::vector<Future<std::vector<Tensor>>>& futures) {
+  std::vector<Future<std::vector<Tensor>>> waiting;
+  waiting.swap(futures);
+  for (const auto& f : waiting) f.wait();
+}
+
 std::vector<Tensor> buffer_values(layers::Layer& model) {
   std::vector<Tensor> values;
   for (layers::Buffer* buffer : model.buffers()) values.push_back(buffer->value);
@@ -88,7 +96,12 @@ void DataParallel::enqueue_bucket(const Backend& b, std::size_t bucket) {
 }
 
 Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& rows) {
-  synchronize();
+  // Not a wait for the last step: the host queues this step while the
+  // device still reduces the last one's gradients (a wait there left the
+  // GPU idle while the host queued each backward: 0.52x on two H100s for
+  // a small CNN). Two steps back bounds what is in flight.
+  wait_for(in_flight_);
+  in_flight_.swap(pending_);
   // The average over ranks of each rank's mean gradient is the global mean
   // when the shards are equal; an unequal shard weighs by its rows.
   const double weight =
@@ -113,9 +126,8 @@ Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& r
 }
 
 void DataParallel::synchronize() {
-  std::vector<Future<std::vector<Tensor>>> pending;
-  pending.swap(pending_);
-  for (const auto& f : pending) f.wait();
+  wait_for(in_flight_);
+  wait_for(pending_);
 }
 
 bool DataParallel::in_sync() const {
