@@ -7,6 +7,8 @@
 //   conv2d    64x64x56x56 3x3 pad 1 f32, library defaults and full f32
 //   softmax   nn::softmax, log_softmax and layer_norm along the rows of 8192 x 8192 f32,
 //             read + write bytes per second (a one-pass kernel's bound)
+//   bias add  add of a [1,K,1,1] f32 bias over [128,96,55,55] and
+//             [128,256,13,13] (odd H*W, AlexNet's), read + write bytes per second
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
 //             inputs and output with f32 accumulation (tensor cores)
@@ -287,6 +289,25 @@ int main(int argc, char** argv) try {
     rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
   }
 
+  if (all) {  // a convolution's bias over an odd H*W (AlexNet's conv1 and conv5 outputs): read + write bytes
+    struct Bias {
+      const char* key;
+      const char* what;
+      std::int64_t channels, side;
+      int iters;  // the smaller one takes ~15 us: enough calls per batch to hide the host
+    };
+    for (const Bias& c : {Bias{"bias_add_55_gbs", "bias add 128x96x55x55 f32", 96, 55, 20},
+                          Bias{"bias_add_13_gbs", "bias add 128x256x13x13", 256, 13, 200}}) {
+      const std::int64_t batch = o.quick ? 8 : 128;
+      const xylem::Tensor x = xylem::uniform(be, xylem::Layout{batch, c.channels, c.side, c.side}, xylem::f32, gen, -1, 1);
+      const xylem::Tensor bias = xylem::uniform(be, xylem::Layout{1, c.channels, 1, 1}, xylem::f32, gen, -1, 1);
+      xylem::Tensor y(x.layout(), xylem::f32);
+      const double moved = 2.0 * double(x.numel()) * sizeof(float);
+      const double t = time_per_call(o.reps, c.iters, [&] { xylem::add(be, x, bias, y); }, sync);
+      rows.push_back({c.key, c.what, "GB/s", moved / t / 1e9, true});
+    }
+  }
+
   {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
@@ -481,7 +502,8 @@ int main(int argc, char** argv) try {
     }
   }
   for (const Row& r : rows)
-    for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs"})
+    for (const char* key :
+         {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs", "bias_add_55_gbs", "bias_add_13_gbs"})
       if (r.key == key)
         for (const Row& c : rows)
           if (c.key == "copy_gbs")

@@ -84,6 +84,14 @@ def bandwidth(r, a, dev, n, nbytes):
     r["copy_gbs"] = 2 * nbytes / cuda_time(lambda: y.copy_(x), a.reps, 10) / 1e9
     r["sigmoid_gbs"] = 2 * nbytes / cuda_time(lambda: torch.sigmoid(x, out=y), a.reps, 10) / 1e9
     del x, y
+    # A convolution's bias over an odd H*W, as xylem_bench_cuda's rows.
+    batch = 8 if a.quick else 128
+    for key, channels, side, iters in (("bias_add_55_gbs", 96, 55, 20), ("bias_add_13_gbs", 256, 13, 200)):
+        x = torch.rand(batch, channels, side, side, device=dev) * 2 - 1
+        bias = torch.rand(1, channels, 1, 1, device=dev) * 2 - 1
+        y = torch.empty_like(x)
+        r[key] = 2 * x.numel() * 4 / cuda_time(lambda: torch.add(x, bias, out=y), a.reps, iters) / 1e9
+        del x, bias, y
 
 
 

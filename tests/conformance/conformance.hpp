@@ -74,6 +74,7 @@ enum class ViewKind {
   strided,     // every other element of the last axis, from element 1
   transposed,  // rank 2: the transpose of a contiguous matrix
   padded,      // rank 2: columns 1..n of a wider contiguous matrix (row stride > columns)
+  shifted,     // contiguous from element 1 of a longer buffer: not 16-byte aligned
 };
 const char* name(ViewKind layout);
 

@@ -147,6 +147,14 @@ Arg MathConformance::random_bools(ViewKind layout, const Dims& dims) {
   return host_input(DType::boolean, layout, dims, v);
 }
 
+bool MathConformance::runs_where(DType dtype) {
+  return runs(OpId::math_where, dtype, [&] {
+    auto x = input(dtype, ViewKind::contiguous, {4});
+    auto c = random_bools(ViewKind::contiguous, {4});
+    (void)xylem::where(backend, c.view, x.view, x.view);
+  });
+}
+
 void MathConformance::expect_rejected(xylem::ErrorCode code, const std::string& op,
                                       const std::vector<std::string>& shapes, const std::vector<Tensor>& untouched,
                                       const std::function<void()>& fn) {

@@ -42,6 +42,8 @@ class MathConformance : public Conformance {
   Arg host_input(DType dtype, ViewKind layout, const Dims& dims, const std::vector<double>& logical);
   // Random booleans (a `where` condition).
   Arg random_bools(ViewKind layout, const Dims& dims);
+  // runs() for where in dtype.
+  bool runs_where(DType dtype);
   // fn must raise `code` with a message naming `op` and every string of
   // `shapes`; every tensor of `untouched` must be left as it was.
   void expect_rejected(xylem::ErrorCode code, const std::string& op, const std::vector<std::string>& shapes,

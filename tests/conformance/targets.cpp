@@ -47,6 +47,8 @@ const char* name(ViewKind layout) {
       return "transposed";
     case ViewKind::padded:
       return "padded";
+    case ViewKind::shifted:
+      return "shifted";
   }
   return "?";
 }
@@ -89,6 +91,8 @@ Layout base_shape(ViewKind layout, const Dims& dims) {
     case ViewKind::padded:
       d[1] += 3;
       break;
+    case ViewKind::shifted:
+      return Layout{Layout(std::span<const std::int64_t>(dims)).numel() + 1};
   }
   return Layout(std::span<const std::int64_t>(d));
 }
@@ -105,6 +109,8 @@ Layout view_shape(ViewKind layout, const Dims& dims) {
       return base.transpose(0, 1);
     case ViewKind::padded:
       return base.slice(1, 1, dims[1] + 1);
+    case ViewKind::shifted:
+      return base.slice(0, 1, base.dim(0)).reshape(std::span<const std::int64_t>(dims));
   }
   return base;
 }
@@ -120,6 +126,8 @@ Tensor view_of(const Tensor& base, ViewKind layout, const Dims& dims) {
       return base.transpose(0, 1);
     case ViewKind::padded:
       return base.slice(1, 1, dims[1] + 1);
+    case ViewKind::shifted:
+      return base.slice(0, 1, base.layout().dim(0)).reshape(std::span<const std::int64_t>(dims));
   }
   return base;
 }

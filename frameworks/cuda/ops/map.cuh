@@ -14,6 +14,10 @@
 // dense slice becomes rank 1). Broadcasts whose last dimension is
 // contiguous or repeated in every argument take a row path between the two
 // (map_rows): 16-byte accesses, offsets computed once per row segment.
+// Broadcasts into a contiguous output whose inputs are each contiguous or
+// constant along runs of it (a [1,K,1,1] bias over [N,K,H,W] with an odd
+// H*W) take the dense path's kernel (map_tiles) with RunInputs whatever the
+// row length.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -128,21 +132,69 @@ __device__ __forceinline__ void store_chunk(T* p, std::int64_t i, const Chunk<T,
   for (int w = 0; w < W; ++w) __stcs(q + w, bits[w]);
 }
 
-// Bit j of `scalar` set: input j is one value broadcast everywhere.
-template <int V, std::size_t... I, class X, class P>
-__device__ __forceinline__ void load_chunks(X& x, const P& in, std::int64_t i, unsigned scalar,
-                                            std::index_sequence<I...>) {
-  ((get<I>(x) = (scalar >> I & 1u) ? splat<V>(*get<I>(in)) : load_chunk<V>(get<I>(in), i)), ...);
-}
 template <std::size_t... I, class F, class X>
 __device__ __forceinline__ auto apply_chunks(const F& f, std::int64_t k, const X& x, int e, std::index_sequence<I...>) {
   return f(k, get<I>(x).v[e]...);
 }
-template <std::size_t... I, class F, class P>
-__device__ __forceinline__ auto apply_dense(const F& f, std::int64_t k, const P& in, unsigned scalar,
-                                            std::index_sequence<I...>) {
-  return f(k, get<I>(in)[(scalar >> I & 1u) ? 0 : k]...);
-}
+
+// How map_tiles reads the inputs of a dense map: 16-byte loads at the
+// output's index, or (bit j of `scalar`) input j's one value everywhere.
+struct DenseInputs {
+  unsigned scalar = 0;
+  template <int V, std::size_t... I, class X, class P>
+  __device__ __forceinline__ void chunks(X& x, const P& in, std::int64_t i, std::index_sequence<I...>) const {
+    ((get<I>(x) = (scalar >> I & 1u) ? splat<V>(*get<I>(in)) : load_chunk<V>(get<I>(in), i)), ...);
+  }
+  template <std::size_t... I, class F, class P>
+  __device__ __forceinline__ auto apply(const F& f, std::int64_t k, const P& in, std::index_sequence<I...>) const {
+    return f(k, get<I>(in)[(scalar >> I & 1u) ? 0 : k]...);
+  }
+};
+
+// An input constant along runs of a contiguous output: output element k
+// reads its element ((k / inner) % count) * stride, i.e. one value for each
+// run of `inner` output elements, `count` of them in turn.
+struct Runs {
+  FastDivider inner, count;
+  std::int64_t stride = 0;
+  template <class T>
+  __device__ __forceinline__ T value(const T* p, std::uint32_t k) const {
+    const std::uint32_t q = inner.div(k);
+    return p[std::int64_t(q - count.div(q) * count.divisor) * stride];
+  }
+  // V elements from output element k: one load when they lie in one run
+  // (all but one in V steps for runs longer than V), else one per element.
+  // Plain (cached) loads: the input is small and read many times.
+  template <int V, class T>
+  __device__ __forceinline__ Chunk<T, V> chunk(const T* p, std::uint32_t k) const {
+    if (inner.div(k) == inner.div(k + (V - 1))) return splat<V>(value(p, k));
+    Chunk<T, V> c;
+#pragma unroll
+    for (int e = 0; e < V; ++e) c.v[e] = value(p, k + e);
+    return c;
+  }
+};
+
+// How map_tiles reads the inputs of a broadcast into a contiguous output
+// (fewer than 2^31 elements): input j laid out as the output (bit j of
+// `contiguous`: 16-byte loads) or constant along runs of it (runs[j]). A
+// vector of V elements may straddle runs: a bias over an odd H*W has no
+// row of whole vectors for map_rows.
+template <int N>
+struct RunInputs {
+  Runs runs[N > 0 ? N : 1];
+  unsigned contiguous = 0;
+  template <int V, std::size_t... I, class X, class P>
+  __device__ __forceinline__ void chunks(X& x, const P& in, std::int64_t i, std::index_sequence<I...>) const {
+    ((get<I>(x) = (contiguous >> I & 1u) ? load_chunk<V>(get<I>(in), i)
+                                         : runs[I].template chunk<V>(get<I>(in), std::uint32_t(i * V))),
+     ...);
+  }
+  template <std::size_t... I, class F, class P>
+  __device__ __forceinline__ auto apply(const F& f, std::int64_t k, const P& in, std::index_sequence<I...>) const {
+    return f(k, ((contiguous >> I & 1u) ? get<I>(in)[k] : runs[I].value(get<I>(in), std::uint32_t(k)))...);
+  }
+};
 
 template <int V, std::size_t... I, class X, class P, std::size_t N>
 __device__ __forceinline__ void load_row_chunks(X& x, const P& in, const std::int64_t (&off)[N], unsigned contiguous,
@@ -152,13 +204,14 @@ __device__ __forceinline__ void load_row_chunks(X& x, const P& in, const std::in
    ...);
 }
 
-// One tile per block: kMapThreads * U steps, the thread's U steps of loads
-// all issued before the first use. A grid of many short blocks (rather than
-// one persistent wave looping) measured 7% faster on the H100: 2.79 TB/s
-// persistent against the copy engine's 3.0.
-template <class F, class Out, class... In>
+// A contiguous output, its inputs read as `read` says (DenseInputs or
+// RunInputs). One tile per block: kMapThreads * U steps, the thread's U
+// steps of loads all issued before the first use. A grid of many short
+// blocks (rather than one persistent wave looping) measured 7% faster on the
+// H100: 2.79 TB/s persistent against the copy engine's 3.0.
+template <class F, class Out, class Inputs, class... In>
 __global__ void __launch_bounds__(kMapThreads)
-    map_dense(std::int64_t n, Out* out, Tuple<const In*...> in, unsigned scalar, F f) {
+    map_tiles(std::int64_t n, Out* out, Tuple<const In*...> in, Inputs read, F f) {
   using Width = MapWidth<Out, In...>;
   constexpr int V = Width::V, U = Width::U;
   constexpr std::int64_t kTile = std::int64_t(kMapThreads) * U;
@@ -171,7 +224,7 @@ __global__ void __launch_bounds__(kMapThreads)
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t i = base + u * kMapThreads;
-      if (i < steps) load_chunks<V>(x[u], in, i, scalar, Idx{});
+      if (i < steps) read.template chunks<V>(x[u], in, i, Idx{});
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
@@ -186,7 +239,7 @@ __global__ void __launch_bounds__(kMapThreads)
   }
   // The tail, fewer than V elements, goes to the first block.
   if (blockIdx.x == 0)
-    for (std::int64_t k = steps * V + threadIdx.x; k < n; k += blockDim.x) out[k] = apply_dense(f, k, in, scalar, Idx{});
+    for (std::int64_t k = steps * V + threadIdx.x; k < n; k += blockDim.x) out[k] = read.apply(f, k, in, Idx{});
 }
 
 // Offsets of element k in every argument.
@@ -381,6 +434,47 @@ template <class Out, class... In, int N, std::size_t M>
   return true;
 }
 
+// Whether RunInputs apply (see there): the output row-major contiguous and
+// 16-byte aligned, fewer than 2^31 elements, and each input either laid out
+// as the output and 16-byte aligned or of nonzero stride along at most one
+// dimension.
+template <int N>
+[[nodiscard]] bool runs_of_broadcast(const OperandIndexer<N>& l, const std::array<const void*, N>& ptrs,
+                                     RunInputs<N - 1>& read) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  if (!l.small || !aligned(ptrs[0])) return false;
+  std::int64_t size = 1;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    if (l.strides[0][d] != size) return false;
+    size *= l.dims[d];
+  }
+  read.contiguous = 0;
+  for (int t = 1; t < N; ++t) {
+    int along = -1, nonzero = 0;
+    bool same = true;
+    for (int d = 0; d < l.rank; ++d) {
+      same = same && l.strides[t][d] == l.strides[0][d];
+      if (l.strides[t][d] != 0) {
+        along = d;
+        ++nonzero;
+      }
+    }
+    if (same) {
+      if (!aligned(ptrs[std::size_t(t)])) return false;
+      read.contiguous |= 1u << (t - 1);
+      continue;
+    }
+    if (nonzero > 1) return false;
+    std::int64_t inner = 1;
+    for (int d = along + 1; d < l.rank; ++d) inner *= l.dims[d];
+    Runs& r = read.runs[t - 1];
+    r.inner = FastDivider(static_cast<std::uint32_t>(inner));
+    r.count = FastDivider(static_cast<std::uint32_t>(along < 0 ? 1 : l.dims[along]));
+    r.stride = along < 0 ? 0 : l.strides[t][along];
+  }
+  return true;
+}
+
 template <std::size_t... I, class X, class... P>
 void set_all(X& x, std::index_sequence<I...>, P... p) {
   ((get<I>(x) = p), ...);
@@ -416,8 +510,9 @@ void map_as(const Context& ctx, std::string_view what, F f, const plugin::Tensor
   const std::int64_t tiles = (n / Width::V + kMapThreads * Width::U - 1) / (kMapThreads * Width::U);
   const int grid = int(std::clamp<std::int64_t>(tiles, 1, 1 << 30));
   unsigned contiguous = 0;
+  RunInputs<NIn> runs;
   if (dense && aligned(o)) {
-    map_dense<F, Out, In...><<<grid, kMapThreads, 0, ctx.stream>>>(n, o, in, scalar, f);
+    map_tiles<F, Out, DenseInputs, In...><<<grid, kMapThreads, 0, ctx.stream>>>(n, o, in, DenseInputs{scalar}, f);
   } else if (rows_of_broadcast<Out, In...>(layout, ptrs, contiguous)) {
     const int r = layout.rank - 1;
     OperandIndexer<NIn + 1> rows = layout;
@@ -426,6 +521,8 @@ void map_as(const Context& ctx, std::string_view what, F f, const plugin::Tensor
     const FastDivider per_row(rows.small ? static_cast<std::uint32_t>(steps_per_row) : 1u);
     map_rows<F, Out, In...><<<grid, kMapThreads, 0, ctx.stream>>>(n, rows, per_row, steps_per_row, o, in, contiguous,
                                                                  f);
+  } else if (runs_of_broadcast<NIn + 1>(layout, ptrs, runs)) {
+    map_tiles<F, Out, RunInputs<NIn>, In...><<<grid, kMapThreads, 0, ctx.stream>>>(n, o, in, runs, f);
   } else {
     static const int per_sm = blocks_per_multiprocessor(map_strided<F, Out, In...>);
     const int grid = grid_for((n + kStridedUnroll - 1) / kStridedUnroll, per_sm, ctx);
