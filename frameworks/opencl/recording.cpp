@@ -93,22 +93,9 @@ EventPtr Recording::replay(std::vector<plugin::OpCall> calls, plugin::Deps deps)
   if (calls.size() != kernels_.size())
     throw Error(ErrorCode::internal, "opencl replay: " + std::to_string(calls.size()) + " calls for " +
                                          std::to_string(kernels_.size()) + " recorded");
-  // The buffers this replay binds; the kernels' arguments name them, so a
-  // rebind to other buffers collects the commands again.
-  bool same = commands_ != nullptr;
-  std::size_t at = 0;
-  for (const plugin::OpCall& call : calls)
-    for (std::size_t k = 0; k < call.num_tensors; ++k, ++at) {
-      if (at == bound_.size()) {
-        bound_.push_back(nullptr);
-        same = false;
-      }
-      if (bound_[at] != call.t[k].data) {
-        bound_[at] = call.t[k].data;
-        same = false;
-      }
-    }
-  if (!same) {
+  // The prepared commands name the data pointers they were prepared for.
+  const bool rebound = bound_.changed(calls);
+  if (!commands_ || rebound) {
     commands_.reset();  // none, should collecting fail: the next replay tries again
     commands_ = device_.collect(calls, kernels_);
   }

@@ -17,6 +17,7 @@
 
 #include "frameworks/opencl/cl.hpp"
 #include "frameworks/opencl/command_buffer.hpp"
+#include "xylem/plugin/bound_pointers.hpp"
 #include "xylem/plugin/plugin.hpp"
 
 namespace xylem::opencl {
@@ -78,7 +79,7 @@ class Recording final : public plugin::Recording {
   // The commands, and the buffers they were collected for: a rebind that
   // changes one collects them again.
   std::shared_ptr<const CommandList> commands_;
-  std::vector<void*> bound_;
+  plugin::BoundPointers bound_;
 };
 
 }  // namespace xylem::opencl
