@@ -1,17 +1,22 @@
 // xylem_bench_capture: what one tiny op costs replayed from a captured graph
-// against launched eagerly, on native, measured in the same run.
+// against launched eagerly, on each framework present (native, OpenCL,
+// CUDA), measured in the same run.
 //
 //   a chain of N in-place adds on 16 f32 (xylem::add(x, one, x)): launched
-//   eagerly (each op through the wrapper, the dispatch and the queue; a tiny
-//   op on an idle queue runs on the caller), then synchronize; and the same
-//   chain captured once and replayed (one queue task calling the N kernels),
-//   waited for. Per op: the median of --reps runs, each divided by N.
+//   eagerly (each op through the wrapper, the dispatch and the queue), then
+//   synchronize; and the same chain captured once and replayed (native: one
+//   queue task calling the N kernels; OpenCL: one command buffer or the
+//   kernels enqueued in order; CUDA: one graph launch), waited for. Per op:
+//   the median of --reps runs, each divided by N. N is 1000 on native and
+//   100 elsewhere (--quick: 100 everywhere); PyTorch's peer is
+//   bench/torch_capture.py.
 //
 // The load average is printed: the machine may be shared.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "bench_common.hpp"
 #include "xylem/xylem.hpp"
@@ -25,15 +30,14 @@ std::string load_average() {
   return f ? one + " " + five : "unknown";
 }
 
-}  // namespace
+struct Row {
+  std::string framework;
+  int chain = 0;
+  double eager_us = 0, replay_us = 0;
+};
 
-int main(int argc, char** argv) {
-  xylem_bench::CommonOptions o;
-  o.reps = 50;
-  xylem_bench::parse_options(argc, argv, "xylem_bench_capture [--json FILE] [--reps N] [--quick]", 5, o);
+Row measure(const xylem::Backend& b, int n, int reps) {
   using namespace xylem;
-  const Backend b = Backend::native();
-  const int n = o.quick ? 100 : 1000;
   Tensor x = zeros(b, {16}, f32);
   const Tensor one = ones(b, {16}, f32);
   const auto chain = [&] {
@@ -41,21 +45,46 @@ int main(int argc, char** argv) {
   };
   Graph g = capture(b, chain);
   const auto [eager, replay] = xylem_bench::time_pair(
-      o.reps,
+      reps,
       [&] {
         chain();
         b.synchronize();
       },
       [&] { g.replay()->wait(); });
-  const double eager_us = eager / n * 1e6, replay_us = replay / n * 1e6;
+  return {b.id(), n, eager / n * 1e6, replay / n * 1e6};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  xylem_bench::CommonOptions o;
+  o.reps = 50;
+  xylem_bench::parse_options(argc, argv, "xylem_bench_capture [--json FILE] [--reps N] [--quick]", 5, o);
+  std::vector<Row> rows;
+  for (const char* name : {"native", "opencl", "cuda"}) {
+    xylem::Backend b = xylem::Backend::native();
+    try {
+      b = xylem::Backend::open(name);
+    } catch (const xylem::Error& e) {
+      std::printf("%s: skipped (%s)\n", name, e.message().c_str());
+      continue;
+    }
+    const int n = !o.quick && std::string(name) == "native" ? 1000 : 100;
+    rows.push_back(measure(b, n, o.reps));
+  }
   std::printf("load average (1, 5 min): %s\n", load_average().c_str());
-  std::printf("%-32s %10s %10s\n", "per op, us", "eager", "replay");
-  std::printf("%-32s %10.3f %10.3f   (%.1fx)\n", ("add 16 f32, chain of " + std::to_string(n)).c_str(), eager_us,
-              replay_us, eager_us / replay_us);
+  std::printf("%-40s %10s %10s\n", "per op, us", "eager", "replay");
+  for (const Row& r : rows)
+    std::printf("%-40s %10.3f %10.3f   (%.1fx)\n",
+                (r.framework + ": add 16 f32, chain of " + std::to_string(r.chain)).c_str(), r.eager_us, r.replay_us,
+                r.eager_us / r.replay_us);
   if (!o.json.empty()) {
     auto f = xylem_bench::open_json(o.json);
-    f << "{\"chain\": " << n << ", \"eager_us_per_op\": " << eager_us << ", \"replay_us_per_op\": " << replay_us
-      << ", \"load\": \"" << load_average() << "\"}\n";
+    f << "{\"load\": \"" << load_average() << "\", \"rows\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      f << (i ? ", " : "") << "{\"backend\": \"" << rows[i].framework << "\", \"chain\": " << rows[i].chain
+        << ", \"eager_us_per_op\": " << rows[i].eager_us << ", \"replay_us_per_op\": " << rows[i].replay_us << "}";
+    f << "]}\n";
   }
   return 0;
 }

@@ -51,6 +51,11 @@ options:
                    (tensor "logits", [N, 10] f32, the model in evaluation
                    mode) as safetensors, to compare with another run's
   --logit-images N how many test images --logits covers (default 256)
+  --capture        run each step's forward, loss and backward as a replay of a
+                   graph captured at the first step of that batch size (the
+                   batch is copied into the graph's inputs); Adam's update
+                   stays eager, as its bias correction changes every step.
+                   One rank only.
 )";
 
 namespace {
@@ -142,6 +147,58 @@ struct Tally {
   [[nodiscard]] double accuracy() const { return 100.0 * static_cast<double>(hits) / static_cast<double>(seen); }
 };
 
+// A training step's forward, loss and backward captured once per batch
+// size (the last batch of an epoch may be smaller) and replayed: the batch
+// is copied into the graph's input tensors, and the graph writes the same
+// gradient tensors every time, which the parameters are pointed at before
+// the optimizer's step.
+class CapturedSteps {
+ public:
+  CapturedSteps(const Backend& b, Sequential& model) : b_(b), model_(model) {}
+
+  // Runs the step on `images` and `labels`; returns the loss and logits of
+  // this step (copies, so that the next replay does not overwrite them).
+  std::pair<Tensor, Tensor> run(const Tensor& images, const Tensor& labels) {
+    const std::int64_t rows = images.shape()[0];
+    auto found = steps_.find(rows);
+    if (found == steps_.end()) {
+      Step s;
+      s.images = contiguous(b_, images);
+      s.labels = contiguous(b_, labels);
+      model_.zero_grad();  // the backward then writes fresh gradients instead of adding
+      s.graph = capture(b_, [&] {
+        s.logits = model_.forward(b_, s.images);
+        const layers::Loss loss = layers::cross_entropy(b_, s.logits, s.labels);
+        s.loss = loss.value;
+        model_.backward(b_, loss.grad);
+      });
+      for (layers::Parameter* p : model_.parameters()) s.grads.push_back(p->grad);
+      found = steps_.emplace(rows, std::move(s)).first;
+    } else {
+      Step& s = found->second;
+      cast(b_, images, s.images);  // a copy into the captured inputs
+      cast(b_, labels, s.labels);
+      (void)s.graph.replay();
+      const auto params = model_.parameters();
+      for (std::size_t i = 0; i < params.size(); ++i) params[i]->grad = s.grads[i];
+      // What a training forward counts on the host, which a replay skips.
+      for (std::size_t i = 0; i < model_.size(); ++i)
+        if (auto* norm = dynamic_cast<layers::BatchNorm2d*>(&model_[i])) norm->count_batch();
+    }
+    return {contiguous(b_, found->second.loss), contiguous(b_, found->second.logits)};
+  }
+
+ private:
+  struct Step {
+    Graph graph;
+    Tensor images, labels, logits, loss;
+    std::vector<Tensor> grads;  // in model_.parameters() order
+  };
+  Backend b_;
+  Sequential& model_;
+  std::map<std::int64_t, Step> steps_;
+};
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -204,6 +261,11 @@ TrainOptions parse_train_options(std::span<const std::string_view> args) {
       {"--logit-images", [&](auto n, auto v) { o.logit_images = number<std::int64_t>(n, v, 1); }},
   };
   for (std::size_t k = 0; k < args.size(); k += 2) {
+    if (args[k] == "--capture") {  // the one option without a value
+      o.capture = true;
+      --k;
+      continue;
+    }
     const auto setter = setters.find(args[k]);
     if (setter == setters.end()) bad_option(args[k], "is not an option of train (see --help)");
     if (k + 1 == args.size()) bad_option(args[k], "needs a value");
@@ -242,6 +304,11 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
     dp.bucket_bytes = static_cast<std::size_t>(options.bucket_kib) << 10;
     ddp.emplace(model, world, dp);
   }
+  if (options.capture && ddp)
+    throw Error(ErrorCode::invalid_argument,
+                "train: --capture runs one rank only (a captured graph cannot hold the gradients' all-reduce)");
+  std::optional<CapturedSteps> captured;
+  if (options.capture) captured.emplace(b, model);
   optim::AdamOptions adam;
   adam.lr = options.lr;
   optim::Adam optimizer(model, adam);
@@ -271,6 +338,15 @@ std::vector<EpochResult> train_fashion_mnist(const TrainOptions& options, std::o
         shard = ddp->shard(rows);
         images = ddp->shard(images, *shard);
         labels = ddp->shard(labels, *shard);
+      }
+      if (captured) {
+        const auto [loss, logits] = captured->run(images, labels);
+        optimizer.step(b);  // the graph overwrites the gradients: no zero_grad
+        if (pending) settle();
+        ++step;
+        global_seen += rows;
+        pending = Pending{loss, logits, labels};
+        continue;
       }
       const Tensor logits = model.forward(b, images);
       const layers::Loss loss = layers::cross_entropy(b, logits, labels);

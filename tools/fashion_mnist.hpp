@@ -29,6 +29,7 @@ struct TrainOptions {
   std::filesystem::path load;          // weights to start from (safetensors, PyTorch's names); empty: seeded
   std::filesystem::path logits;        // the trained model's logits of the first test images; empty: none
   std::int64_t logit_images = 256;     // how many test images `logits` covers
+  bool capture = false;                // forward and backward of a step replayed from a captured graph
 };
 
 struct EpochResult {

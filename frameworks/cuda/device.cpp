@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "recording.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -41,6 +42,7 @@ CudaDevice::~CudaDevice() {
   // ignored, see queue.cpp).
   (void)cudaStreamSynchronize(compute_->stream());
   (void)cudaStreamSynchronize(transfer_->stream());
+  if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
 }
 
 void CudaDevice::make_current() const {
@@ -166,13 +168,18 @@ bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
   return static_cast<std::size_t>(op) < plugin::kOpCount && kernels().get(op, dtype) != nullptr;
 }
 
-EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
+Kernel CudaDevice::kernel_of(const plugin::OpCall& call) const {
   const DType dtype = dispatch_dtype(call);
   const Kernel kernel = static_cast<std::size_t>(call.op) < plugin::kOpCount ? kernels().get(call.op, dtype) : nullptr;
-  const std::string_view what = plugin::op_name(call.op);
   if (kernel == nullptr)
-    throw Error(ErrorCode::unsupported,
-                hardware_.id() + ": " + std::string(what) + " has no CUDA kernel for " + std::string(name(dtype)));
+    throw Error(ErrorCode::unsupported, hardware_.id() + ": " + std::string(plugin::op_name(call.op)) +
+                                            " has no CUDA kernel for " + std::string(name(dtype)));
+  return kernel;
+}
+
+EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
+  const Kernel kernel = kernel_of(call);
+  const std::string_view what = plugin::op_name(call.op);
   make_current();
   wait_for(*compute_, deps, what);
   // Held across the kernel's launches: multi-kernel ops share the scratch
@@ -180,6 +187,73 @@ EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
   std::lock_guard lock(compute_->mutex());
   context_.op_seq = compute_->enqueued() + 1;  // the number advance_locked gives this op
   kernel(call, context_);
+  return compute_->advance_locked();
+}
+
+std::unique_ptr<plugin::Recording> CudaDevice::record() { return std::make_unique<CudaRecording>(*this); }
+
+std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpCall> calls,
+                                                     std::span<const Kernel> kernels) {
+  make_current();
+  // Under the compute lock: the kernel functions share the scratch buffer
+  // and the library handles, which follow the capture stream meanwhile.
+  std::lock_guard lock(compute_->mutex());
+  if (capture_stream_ == nullptr)
+    XY_CUDA(cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking), ordinal_, "capture stream");
+  Context ctx = context_;
+  ctx.stream = capture_stream_;
+  ctx.capturing = true;
+  // Thread-local mode: a call of this thread that is unsafe in a capture
+  // (cudaMalloc, a synchronous copy) fails instead of running, and the op
+  // making it is refused below.
+  XY_CUDA(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal), ordinal_, "begin capture");
+  const auto abandon = [&] {
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(capture_stream_, &partial);
+    if (partial != nullptr) (void)cudaGraphDestroy(partial);
+    (void)cudaGetLastError();  // the capture's error is reported below, not by the next launch
+  };
+  const auto capturing = [&] {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(capture_stream_, &status) == cudaSuccess && status == cudaStreamCaptureStatusActive;
+  };
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const std::string what = hardware_.id() + ": " + std::string(plugin::op_name(calls[i].op));
+    const std::string refused = what + " cannot be captured into a CUDA graph: ";
+    try {
+      kernels[i](calls[i], ctx);
+    } catch (const Error& e) {
+      // A call the capture cannot hold broke it; anything else (out of
+      // memory) keeps its code.
+      const bool broke = !capturing();
+      abandon();
+      throw Error(broke ? ErrorCode::unsupported : e.code(), (broke ? refused : what + ": ") + e.message());
+    }
+    if (!capturing()) {
+      abandon();
+      throw Error(ErrorCode::unsupported, refused + "a call it made broke the capture");
+    }
+  }
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(capture_stream_, &graph);
+  if (ended != cudaSuccess) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    throw Error(ErrorCode::unsupported,
+                hardware_.id() + ": the captured ops do not form a CUDA graph: " + cudaGetErrorString(ended));
+  }
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+  (void)cudaGraphDestroy(graph);
+  XY_CUDA(made, ordinal_, "instantiating a captured graph");
+  return std::make_unique<GraphExec>(exec, ordinal_);
+}
+
+EventPtr CudaDevice::launch_graph(const GraphExec& graph, plugin::Deps deps) {
+  make_current();
+  wait_for(*compute_, deps, "replay");
+  std::lock_guard lock(compute_->mutex());
+  XY_CUDA(cudaGraphLaunch(graph.get(), compute_->stream()), ordinal_, "replay of a captured graph");
   return compute_->advance_locked();
 }
 

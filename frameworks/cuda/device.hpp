@@ -24,6 +24,8 @@ namespace xylem::cuda {
 // compare it). Read once.
 [[nodiscard]] bool peer_access_allowed() noexcept;
 
+class GraphExec;
+
 class CudaDevice final : public plugin::Device {
  public:
   CudaDevice(Hardware hardware, int ordinal);
@@ -40,6 +42,8 @@ class CudaDevice final : public plugin::Device {
   EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
   EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
   void synchronize() override;
+  // Replays captured work as CUDA graphs (recording.hpp).
+  std::unique_ptr<plugin::Recording> record() override;
   bool addressable_memory() const noexcept override { return true; }
   // The compute stream: kernels run there, and transfers are ordered
   // against it through events.
@@ -53,6 +57,16 @@ class CudaDevice final : public plugin::Device {
   }
 
   [[nodiscard]] int ordinal() const noexcept { return ordinal_; }
+  // `call`'s kernel function; unsupported, naming the op and dtype, where
+  // there is none.
+  [[nodiscard]] Kernel kernel_of(const plugin::OpCall& call) const;
+  // Runs kernels[i](calls[i]) under a stream capture on the recording
+  // stream and instantiates the graph; unsupported, naming the op, where a
+  // call cannot be captured.
+  [[nodiscard]] std::unique_ptr<GraphExec> capture_graph(std::span<const plugin::OpCall> calls,
+                                                         std::span<const Kernel> kernels);
+  // Launches an instantiated graph on the compute stream after deps.
+  [[nodiscard]] EventPtr launch_graph(const GraphExec& graph, plugin::Deps deps);
   // Makes this GPU the calling thread's current device.
   void select() const { make_current(); }
   // One op of a library that takes a stream (NCCL): `commands` enqueue it
@@ -97,6 +111,7 @@ class CudaDevice final : public plugin::Device {
   Packages packages_;  // cuDNN state; before the worker, after the streams
   std::mutex peer_mutex_;
   std::uint64_t peers_enabled_ = 0;  // bit per source ordinal
+  cudaStream_t capture_stream_ = nullptr;  // made on the first capture, under the compute lock
   HostWorker worker_;              // last: its thread stops first
 };
 

@@ -75,11 +75,22 @@ DeviceBuffer::~DeviceBuffer() { (void)cudaFree(ptr_); }  // errors ignored: see 
 TempBuffer::TempBuffer(CachingAllocator& memory, std::size_t bytes, std::uint64_t fence)
     : memory_(&memory), ptr_(memory.allocate(bytes)), fence_(fence) {}
 
+TempBuffer::TempBuffer(std::size_t bytes, cudaStream_t capturing, int device) : capturing_(capturing) {
+  XY_CUDA(cudaMallocAsync(&ptr_, bytes, capturing), device, "temporary memory of a captured op");
+}
+
 TempBuffer::TempBuffer(TempBuffer&& other) noexcept
-    : memory_(other.memory_), ptr_(std::exchange(other.ptr_, nullptr)), fence_(other.fence_) {}
+    : memory_(other.memory_), ptr_(std::exchange(other.ptr_, nullptr)), fence_(other.fence_),
+      capturing_(other.capturing_) {}
 
 TempBuffer::~TempBuffer() {
-  if (ptr_ != nullptr) memory_->release(ptr_, {}, fence_);
+  if (ptr_ == nullptr) return;
+  if (memory_ != nullptr) {
+    memory_->release(ptr_, {}, fence_);
+  } else {
+    // A failure here invalidates the capture, which ending it reports.
+    (void)cudaFreeAsync(ptr_, capturing_);
+  }
 }
 
 CachingAllocator::CachingAllocator(int device, std::uint64_t limit) : device_(device), limit_(limit) {}

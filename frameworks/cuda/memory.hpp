@@ -16,6 +16,8 @@
 // merge. When the driver (or the memory limit) refuses, cached segments go
 // back to the driver and the allocation is retried once before
 // Error{out_of_memory}.
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -57,9 +59,16 @@ class CachingAllocator;
 // launching kernel function returns: later kernels are queued after the
 // ones that use it. `fence` is the compute sequence number of the op being
 // launched, which a transfer reusing the block waits for (see above).
+//
+// Inside a stream capture (recording.hpp) the block is the graph's own
+// instead: allocated and freed by graph nodes on the capturing stream
+// (cudaMallocAsync, cudaFreeAsync), so no cudaMalloc runs during the
+// capture, and the memory is never handed to another op while a replay may
+// still use it.
 class TempBuffer {
  public:
   TempBuffer(CachingAllocator& memory, std::size_t bytes, std::uint64_t fence);
+  TempBuffer(std::size_t bytes, cudaStream_t capturing, int device);
   ~TempBuffer();
   TempBuffer(TempBuffer&& other) noexcept;
   TempBuffer& operator=(TempBuffer&&) = delete;
@@ -70,9 +79,10 @@ class TempBuffer {
   [[nodiscard]] T* as() const noexcept { return static_cast<T*>(ptr_); }
 
  private:
-  CachingAllocator* memory_;
-  void* ptr_;
-  std::uint64_t fence_;
+  CachingAllocator* memory_ = nullptr;  // null: the capture's (capturing_)
+  void* ptr_ = nullptr;
+  std::uint64_t fence_ = 0;
+  cudaStream_t capturing_ = nullptr;
 };
 
 class CachingAllocator {

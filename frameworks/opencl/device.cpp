@@ -6,6 +6,7 @@
 
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/recording.hpp"
 
 namespace xylem::opencl {
 
@@ -56,7 +57,7 @@ const ProgramPackage& Device::program(const ProgramSpec& spec, DType dtype, int 
   return *slot->package;
 }
 
-EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
+const OpKernel& Device::prepare(const plugin::OpCall& call) {
   if (call.num_tensors == 0 || !supports(call.op, call.t[0].dtype)) {
     throw Error(ErrorCode::unsupported,
                 describe(call, *this) + ": not supported on this device" +
@@ -73,9 +74,46 @@ EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
       throw Error(ErrorCode::invalid_argument, describe(call, *this) + ": unknown op code " + std::to_string(call.i[0]));
     (void)program(*spec, call.t[0].dtype, variant);
   }
+  return *kernel;
+}
+
+EventPtr Device::launch(const plugin::OpCall& call, Deps deps) {
+  const OpKernel& kernel = prepare(call);
   std::lock_guard lock(launch_mutex_);
   Launcher launcher(*this, call, deps);
-  return kernel->launch(launcher);
+  return kernel.launch(launcher);
+}
+
+std::unique_ptr<plugin::Recording> Device::record() { return std::make_unique<Recording>(*this); }
+
+std::shared_ptr<const CommandList> Device::collect(std::span<const plugin::OpCall> calls,
+                                                   std::span<const OpKernel* const> kernels) {
+  auto list = std::make_shared<CommandList>();
+  const CommandBufferApi* api = command_buffers();
+  std::lock_guard lock(launch_mutex_);
+  collecting_ = list.get();
+  struct Reset {
+    CommandList*& slot;
+    ~Reset() { slot = nullptr; }
+  } reset{collecting_};
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    Launcher launcher(*this, calls[i], Deps{});
+    (void)kernels[i]->launch(launcher);
+  }
+  list->finish(api, queue_.get());
+  return list;
+}
+
+EventPtr Device::replay(const CommandList& commands, Deps deps) {
+  const WaitList waits(deps, context_.get(), queue_.get());
+  // A list may re-issue library calls, which share state with launches.
+  std::lock_guard lock(launch_mutex_);
+  return wrap(commands.enqueue(queue_.get(), waits.size(), waits.data()));
+}
+
+const CommandBufferApi* Device::command_buffers() {
+  std::call_once(command_buffers_once_, [&] { command_buffers_ = load_command_buffer_api(info_); });
+  return command_buffers_.create && !command_buffers_turned_off() ? &command_buffers_ : nullptr;
 }
 
 EventPtr Device::wrap(cl_event event) const {
@@ -91,6 +129,14 @@ EventPtr Device::marker(const WaitList& waits, std::string_view what) const {
 
 cl_mem Device::scratch(std::size_t slot, std::size_t bytes) {
   bytes = std::max<std::size_t>(bytes, 64);
+  if (collecting_) {
+    // A replay runs long after this launch code: the device's own scratch
+    // may be replaced by then.
+    cl_int status = CL_SUCCESS;
+    Mem mem(create_buffer(bytes, /*drop_scratch=*/false, status));
+    check(status, [&] { return "opencl: a recorded scratch buffer of " + std::to_string(bytes) + " bytes on " + label(); });
+    return collecting_->keep(std::move(mem));
+  }
   if (scratch_bytes_[slot] < bytes) {
     // During a launch: the scratch buffers stay (the launch may hold one).
     cl_int status = CL_SUCCESS;

@@ -11,9 +11,11 @@
 #include <cstddef>
 #include <mutex>
 #include <string>
+#include <span>
 #include <string_view>
 
 #include "frameworks/opencl/cl.hpp"
+#include "frameworks/opencl/command_buffer.hpp"
 #include "frameworks/opencl/package.hpp"
 #include "frameworks/opencl/queue.hpp"
 #include "xylem/plugin/fault.hpp"
@@ -54,6 +56,8 @@ struct DeviceInfo {
 };
 
 class Framework;
+class CommandList;
+struct OpKernel;
 
 class Device final : public plugin::Device {
  public:
@@ -73,8 +77,27 @@ class Device final : public plugin::Device {
   [[nodiscard]] EventPtr host_task(std::function<void()> fn, Deps deps) override;
   void synchronize() override;
   [[nodiscard]] plugin::MemoryStats memory_stats() const override;
+  // Replays captured work (recording.hpp).
+  [[nodiscard]] std::unique_ptr<plugin::Recording> record() override;
   // Its queue: the one every command of this device goes to.
   [[nodiscard]] void* native_queue() override { return queue_.get(); }
+
+  // `call`'s kernel, its programs built (or loaded); unsupported where the
+  // device has none, invalid_argument for an op code no variant computes.
+  [[nodiscard]] const OpKernel& prepare(const plugin::OpCall& call);
+  // Runs each call's launch code with the commands collected into a list
+  // instead of enqueued (recording.hpp); kernels[i] is calls[i]'s.
+  [[nodiscard]] std::shared_ptr<const CommandList> collect(std::span<const plugin::OpCall> calls,
+                                                           std::span<const OpKernel* const> kernels);
+  // Enqueues a collected list after deps.
+  [[nodiscard]] EventPtr replay(const CommandList& commands, Deps deps);
+  // The list being collected (launch code keeps its buffers there and
+  // records its commands instead of enqueuing them), else null. Read under
+  // the launch lock, which collect() holds.
+  [[nodiscard]] CommandList* collecting() const noexcept { return collecting_; }
+  // cl_khr_command_buffer's entry points where the device offers it
+  // (command_buffer.hpp), loaded once; null where absent or turned off.
+  [[nodiscard]] const CommandBufferApi* command_buffers();
 
   // For the op families.
   [[nodiscard]] const DeviceInfo& info() const noexcept { return info_; }
@@ -92,6 +115,7 @@ class Device final : public plugin::Device {
   // Scratch buffer `slot` (0 or 1) of at least `bytes`, for multi-pass
   // kernels; valid until the next launch (launches are serialised and the
   // queue is in order; a replaced buffer lives on until its commands end).
+  // While collecting, a buffer of the list's own.
   [[nodiscard]] cl_mem scratch(std::size_t slot, std::size_t bytes);
   // "opencl:0 (pthread-skylake-avx512)" for messages.
   [[nodiscard]] std::string label() const;
@@ -114,6 +138,9 @@ class Device final : public plugin::Device {
   HostWorker* tasks_;
 
   std::mutex launch_mutex_;  // kernel arguments are per cl_kernel: one launch at a time
+  CommandList* collecting_ = nullptr;  // under launch_mutex_
+  std::once_flag command_buffers_once_;
+  CommandBufferApi command_buffers_;
   std::array<Mem, 2> scratch_;
   std::array<std::size_t, 2> scratch_bytes_{};
 

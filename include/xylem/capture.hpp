@@ -22,10 +22,11 @@
 /// Refused with an Error when capture runs (the graph is not made; the ops
 /// before the refused one have run, as they would eagerly): a backend whose
 /// framework cannot replay (unsupported, naming it), a host read (to_vector,
-/// read(), printing: unsupported), a collective (unsupported), an op on
-/// another backend, or one whose input is current on another device only
-/// (invalid_argument: a transfer is not recorded), an op the framework cannot
-/// record (unsupported), a capture inside a capture (invalid_argument). An
+/// read(), printing: unsupported), lending a tensor's memory to another
+/// library (interop::data_pointer: unsupported), a collective (unsupported),
+/// an op on another backend, or one whose input is current on another device
+/// only (invalid_argument: a transfer is not recorded), an op the framework
+/// cannot record (unsupported), a capture inside a capture (invalid_argument). An
 /// error raised by an op's launch inside the block, or a refusal, refuses the
 /// capture even when the block catches it.
 #include <cstddef>

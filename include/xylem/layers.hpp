@@ -249,10 +249,18 @@ class BatchNorm2d : public Layer {
   /// The training forwards so far: an i64 scalar (rank 0), kept on the host
   /// (each count replaces the handle), so counting never waits on a device.
   Buffer num_batches_tracked;
+  /// Counts one more training batch in num_batches_tracked, as a training
+  /// forward does; for a forward replayed from a captured graph, which runs
+  /// the ops but not this host-side count. Reads the tensor only when it
+  /// was replaced from outside (weights loaded), so a training forward
+  /// reads nothing and can be captured.
+  void count_batch();
 
  private:
   std::int64_t channels_;
   double eps_, momentum_;
+  std::int64_t counted_ = 0;  // num_batches_tracked's value, while it is the handle made here
+  Tensor count_made_;         // that handle
   Tensor x_;
   nn::BatchNormStats stats_;
   bool trained_ = true;  // the mode of the forward backward differentiates

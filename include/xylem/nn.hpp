@@ -381,9 +381,10 @@ struct LinearGrads {
 // ---- losses (mean over the batch) ------------------------------------------
 /// Cross-entropy of logits x [N, C] against class indices target [N] (i64):
 /// mean_n (logsumexp(x[n]) - x[n, target[n]]). A target outside [0, C) raises
-/// invalid_argument (the targets are read to the host for this check). The
-/// loss is a one-element tensor of x's dtype: NaN for an empty batch (N = 0),
-/// as PyTorch's mean over nothing.
+/// invalid_argument (the targets are read to the host for this check; not
+/// inside xylem::capture, which refuses host reads: there such a target gives
+/// NaN). The loss is a one-element tensor of x's dtype: NaN for an empty
+/// batch (N = 0), as PyTorch's mean over nothing.
 [[nodiscard]] Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target);
 /// dx = (softmax(x) - onehot(target)) / N, times the loss's gradient (1 by default).
 /// dx has x's shape and dtype; targets are checked as cross_entropy does.

@@ -22,6 +22,7 @@ NB_MODULE(_xylem, m) {
   bind_creation(m);
   bind_math(m);
   bind_safetensors(m);
+  bind_capture(m);
   // Layers before optim: an optimizer takes a Layer.
   const Submodule submodules[] = {
       {"blas", "BLAS levels 1 to 3 (OpenBLAS, CLBlast, cuBLAS underneath).", &bind_blas},

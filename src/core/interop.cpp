@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/storage.hpp"
+#include "graph/recorder.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/plugin.hpp"
 
@@ -71,6 +72,8 @@ Tensor wrap(const Backend& b, void* data, const Layout& view, DType dtype, std::
 }
 
 void* data_pointer(const Tensor& t, const Backend& b) {
+  // Another library's reads and writes are not part of a replay.
+  detail::refuse_in_capture("lending a tensor's memory to another library (interop::data_pointer, NumPy, DLPack)");
   detail::Storage& storage = storage_of(t, "data_pointer");
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);

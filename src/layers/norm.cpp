@@ -26,7 +26,8 @@ BatchNorm2d::BatchNorm2d(const Backend& b, std::int64_t channels, double eps, do
   bias = {"bias", zeros(b, c, dtype), {}};
   running_mean = {"running_mean", zeros(b, c, stats_dtype(dtype))};
   running_var = {"running_var", ones(b, c, stats_dtype(dtype))};
-  num_batches_tracked = {"num_batches_tracked", count_tensor(0), true};
+  count_made_ = count_tensor(0);
+  num_batches_tracked = {"num_batches_tracked", count_made_, true};
 }
 
 std::string BatchNorm2d::describe() const { return "BatchNorm2d(" + std::to_string(channels_) + ")"; }
@@ -38,14 +39,18 @@ Layout BatchNorm2d::output_shape(const Layout& x) const {
   return x;
 }
 
+void BatchNorm2d::count_batch() {
+  if (!num_batches_tracked.value.shares_data_with(count_made_))
+    counted_ = num_batches_tracked.value.to_vector<std::int64_t>().at(0);
+  count_made_ = count_tensor(++counted_);
+  num_batches_tracked.value = count_made_;
+}
+
 Tensor BatchNorm2d::forward(const Backend& b, const Tensor& x) {
   require_input(x);
   nn::BatchNorm r = nn::batch_norm(b, x, weight.value, bias.value, running_mean.value, running_var.value, training(),
                                    momentum_, eps_);
-  if (training()) {
-    const std::int64_t counted = num_batches_tracked.value.to_vector<std::int64_t>().at(0);
-    num_batches_tracked.value = count_tensor(counted + 1);
-  }
+  if (training()) count_batch();
   x_ = x;
   stats_ = r.stats;
   trained_ = training();

@@ -1,11 +1,16 @@
 // What the command's subcommands share: the progress bar (redrawn in place
-// on a terminal, plain lines elsewhere) and the SVG training curves.
+// on a terminal, plain lines elsewhere), the SVG training curves, and the
+// Fashion-MNIST training (its --capture steps against eager ones).
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <sstream>
+#include <string>
 
 #include "curve_svg.hpp"
+#include "fashion_mnist.hpp"
 #include "progress.hpp"
+#include "xylem/xylem.hpp"
 
 namespace {
 
@@ -61,6 +66,39 @@ TEST(CurveSvg, FlatAndSinglePointSeriesStayFinite) {
   const std::string svg = xylem::cli::curve_svg({{"flat", {{"one", "black", {1}, {5}}}}});
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   EXPECT_EQ(svg.find("inf"), std::string::npos);
+}
+
+// A step replayed from a captured graph computes what the eager step does:
+// the same loss and accuracies, to the bit (the same kernels in the same
+// order), including the smaller last batch (a second graph).
+TEST(TrainCapture, SameEpochAsEager) {
+  for (const char* framework : {"native", "opencl"}) {
+    try {
+      (void)xylem::Backend::open(framework);
+    } catch (const xylem::Error& e) {
+      std::cout << framework << " skipped: " << e.message() << "\n";
+      continue;
+    }
+    xylem::cli::TrainOptions o;
+    o.backend = framework;
+    o.epochs = 1;
+    o.limit = 300;  // 4 batches of 64 and one of 44
+    std::ostringstream quiet;
+    std::vector<xylem::cli::EpochResult> eager, captured;
+    try {
+      eager = xylem::cli::train_fashion_mnist(o, quiet, false);
+    } catch (const xylem::Error& e) {
+      if (e.code() != xylem::ErrorCode::io) throw;
+      GTEST_SKIP() << "no Fashion-MNIST (Debian: dataset-fashion-mnist): " << e.message();
+    }
+    o.capture = true;
+    captured = xylem::cli::train_fashion_mnist(o, quiet, false);
+    ASSERT_EQ(eager.size(), 1u);
+    ASSERT_EQ(captured.size(), 1u);
+    EXPECT_EQ(captured[0].loss, eager[0].loss) << framework;
+    EXPECT_EQ(captured[0].train_accuracy, eager[0].train_accuracy) << framework;
+    EXPECT_EQ(captured[0].test_accuracy, eager[0].test_accuracy) << framework;
+  }
 }
 
 }  // namespace

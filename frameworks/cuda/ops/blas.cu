@@ -307,7 +307,7 @@ void gemm(const OpCall& c, const Context& ctx) {
       !single ? CUBLAS_COMPUTE_64F : tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
   // same memory, with the operands swapped.
-  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(ctx.stream), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                          blas_int(n), blas_int(m), blas_int(k), &alpha, element_ptr<const T>(b), type, leading_dim(b),
                          element_ptr<const T>(a), type, leading_dim(a), &beta, element_ptr<T>(out), type,
                          leading_dim(out), compute, CUBLAS_GEMM_DEFAULT),
@@ -359,7 +359,7 @@ void gemm_half(const OpCall& c, const Context& ctx) {
   }
   constexpr cudaDataType_t type = Half<D>::type;
   // The same row-major identity as gemm above.
-  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+  XY_CUBLAS(cublasGemmEx(ctx.blas->handle(ctx.stream), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                          blas_int(n), blas_int(m), blas_int(k), &alpha, element_ptr<const Bits>(b), type,
                          leading_dim(b), element_ptr<const Bits>(a), type, leading_dim(a), &beta,
                          element_ptr<Bits>(out), type, leading_dim(out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),

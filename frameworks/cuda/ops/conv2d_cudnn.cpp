@@ -62,6 +62,14 @@ CudnnPackage::CudnnPackage(int device, cudaStream_t stream) : device_(device), l
     return;
   }
   handle_ = h;
+  stream_ = stream;
+}
+
+void CudnnPackage::follow(cudaStream_t stream) {
+  if (stream == stream_) return;
+  if (lib_->cudnnSetStream(handle_, stream) != CUDNN_STATUS_SUCCESS)
+    throw Error(ErrorCode::internal, "cuda:" + std::to_string(device_) + ": cudnnSetStream failed");
+  stream_ = stream;
 }
 
 CudnnPackage::~CudnnPackage() {
@@ -77,6 +85,7 @@ bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperan
     return std::make_unique<CudnnPackage>(ctx.device, ctx.stream);
   });
   if (!pkg.available()) return false;
+  pkg.follow(ctx.stream);
   const ApiChoice api = api_choice(ctx.device);
   // Timed, both engines' fastest candidates compete: in full f32 the legacy
   // API's cudnnFind reaches Winograd algorithms that no graph-API engine

@@ -75,6 +75,9 @@ class CudnnPackage final : public plugin::Package {
   [[nodiscard]] bool available() const noexcept { return handle_ != nullptr; }
   [[nodiscard]] const CudnnLibrary& lib() const noexcept { return *lib_; }
   [[nodiscard]] cudnnHandle_t handle() const noexcept { return handle_; }
+  // Sends the handle's work to `stream` (the launch's: the compute stream,
+  // or a recording's capture stream); launches are serialised per device.
+  void follow(cudaStream_t stream);
   [[nodiscard]] int device() const noexcept { return device_; }
   // Launches are serialised per device (the compute stream's lock), so the
   // plans need no lock of their own.
@@ -87,6 +90,7 @@ class CudnnPackage final : public plugin::Package {
   int device_;
   const CudnnLibrary* lib_;
   cudnnHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
   std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
 };

@@ -30,7 +30,7 @@ void gemm_rows(const Context& ctx, std::string_view what, std::int64_t m, std::i
   if (m == 0 || n == 0 || batch == 0) return;
   const cublasOperation_t op_a = a.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = b.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasHandle_t h = ctx.blas->handle();
+  cublasHandle_t h = ctx.blas->handle(ctx.stream);
   if (batch == 1) {
     XY_CUBLAS(cublasGemmEx(h, op_b, op_a, cublas_int(n, what), cublas_int(m, what), cublas_int(k, what), alpha,
                            b.data, b.type, cublas_int(b.ld, what), a.data, a.type, cublas_int(a.ld, what), beta,

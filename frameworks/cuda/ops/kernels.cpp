@@ -13,7 +13,7 @@ const KernelTable& kernels() {
   return table;
 }
 
-cublasHandle_t BlasState::handle() {
+cublasHandle_t BlasState::handle(cudaStream_t stream) {
   std::call_once(once_, [&] {
     XY_CUDA(cudaSetDevice(device_), device_, "cuBLAS setup");
     cublasHandle_t h = nullptr;
@@ -31,6 +31,12 @@ cublasHandle_t BlasState::handle() {
     }
     handle_ = h;
   });
+  if (stream != stream_) {
+    // Setting the stream also drops the workspace we gave it.
+    XY_CUBLAS(cublasSetStream(handle_, stream), device_, "cuBLAS stream");
+    XY_CUBLAS(cublasSetWorkspace(handle_, workspace_->get(), kWorkspaceBytes), device_, "cuBLAS stream");
+    stream_ = stream;
+  }
   return handle_;
 }
 

@@ -25,13 +25,16 @@ class BlasState {
   ~BlasState();
   BlasState(const BlasState&) = delete;
   BlasState& operator=(const BlasState&) = delete;
-  [[nodiscard]] cublasHandle_t handle();
+  // The handle, its work going to `stream` (the compute stream, or a
+  // recording's capture stream: recording.hpp). Launches are serialised
+  // per device, so following the stream of the launch is safe.
+  [[nodiscard]] cublasHandle_t handle(cudaStream_t stream);
 
   static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
  private:
   int device_;
-  cudaStream_t stream_;
+  cudaStream_t stream_;  // the one the handle's work goes to now
   std::once_flag once_;
   std::unique_ptr<DeviceBuffer> workspace_;
   cublasHandle_t handle_ = nullptr;
@@ -56,7 +59,12 @@ struct Context {
   // compute sequence number, set by the device before each launch.
   CachingAllocator* memory = nullptr;
   std::uint64_t op_seq = 0;
-  [[nodiscard]] TempBuffer temp(std::size_t bytes) const { return TempBuffer(*memory, bytes, op_seq); }
+  // True while a recording captures the launches (stream is then its
+  // capture stream): temporaries come from the graph (TempBuffer).
+  bool capturing = false;
+  [[nodiscard]] TempBuffer temp(std::size_t bytes) const {
+    return capturing ? TempBuffer(bytes, stream, device) : TempBuffer(*memory, bytes, op_seq);
+  }
   Packages* packages = nullptr;
 };
 

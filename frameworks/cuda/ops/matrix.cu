@@ -107,11 +107,11 @@ void gemv(const OpCall& c, const Context& ctx) {
   const int rows = cublas_int(n, "blas::gemv"), cols = cublas_int(m, "blas::gemv");
   const int ix = cublas_int(incx, "blas::gemv"), iy = cublas_int(incy, "blas::gemv");
   if constexpr (D == DType::f32)
-    XY_CUBLAS(cublasSgemv(ctx.blas->handle(), op, rows, cols, &alpha, element_ptr<const T>(a), lda, xp, ix, &beta, yp,
+    XY_CUBLAS(cublasSgemv(ctx.blas->handle(ctx.stream), op, rows, cols, &alpha, element_ptr<const T>(a), lda, xp, ix, &beta, yp,
                           iy),
               ctx.device, "blas::gemv");
   else
-    XY_CUBLAS(cublasDgemv(ctx.blas->handle(), op, rows, cols, &alpha, element_ptr<const T>(a), lda, xp, ix, &beta, yp,
+    XY_CUBLAS(cublasDgemv(ctx.blas->handle(ctx.stream), op, rows, cols, &alpha, element_ptr<const T>(a), lda, xp, ix, &beta, yp,
                           iy),
               ctx.device, "blas::gemv");
 }

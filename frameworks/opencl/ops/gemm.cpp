@@ -149,6 +149,7 @@ void enqueue_gemm(Launcher& launch, const TensorArg& a, const TensorArg& b, cons
   launch.wait_for_deps();
   Launcher step_launch(launch.device(), step, Deps{});
   const EventPtr done = launch_gemm(step_launch);
+  if (!done) return;  // collected into a recording: nothing was enqueued
   // Its last command becomes the launcher's last, which finish() returns.
   const cl_event event = static_cast<const ClEvent&>(*done).raw();
   check(clRetainEvent(event), [&] { return launch.describe() + ": a gemm step's event"; });

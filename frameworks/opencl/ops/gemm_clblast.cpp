@@ -23,14 +23,27 @@ std::string clblast_status(clblast::StatusCode status) {
   return text;
 }
 
-// Makes one CLBlast call (`call` returns its status), behind the
-// library-call fault point; takes the event it enqueued, or throws with its
-// status. CLBlast passes OpenCL's own codes through (out of resources, a
-// failed build of its kernels), which mean what they mean elsewhere.
+// Makes one CLBlast call (`call(queue, event)` returns its status), behind
+// the library-call fault point, after the call's dependencies; takes the
+// event it enqueued, or throws with its status. CLBlast passes OpenCL's own
+// codes through (out of resources, a failed build of its kernels), which
+// mean what they mean elsewhere. While a recording is collected, the call
+// is kept to be made again at each replay: it reads and writes only the
+// buffers it is given (those of the graph's tensors, or temporaries the
+// recording keeps), so making it again computes the same thing.
 template <class Call>
-void clblast_call(Launcher& launch, const char* routine, cl_event& event, Call&& call) {
-  const clblast::StatusCode status =
-      plugin::should_fail(plugin::FaultSite::library_call, "opencl") ? clblast::StatusCode::kUnknownError : call();
+void clblast_call(Launcher& launch, const char* routine, Call call) {
+  if (CommandList* list = launch.collecting()) {
+    list->add_call([call](cl_command_queue* queue, cl_event* event) { return static_cast<cl_int>(call(queue, event)); },
+                   launch.describe() + ": CLBlast " + routine);
+    return;
+  }
+  launch.wait_for_deps();
+  cl_command_queue queue = launch.device().queue();
+  cl_event event = nullptr;
+  const clblast::StatusCode status = plugin::should_fail(plugin::FaultSite::library_call, "opencl")
+                                         ? clblast::StatusCode::kUnknownError
+                                         : call(&queue, &event);
   if (status != clblast::StatusCode::kSuccess) {
     if (event) clReleaseEvent(event);
     const int code = static_cast<int>(status);
@@ -47,15 +60,13 @@ template <class T>
 void gemm_as(Launcher& launch, const GemmDims& g) {
   const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
   const TensorArg &a = args.a, &b = args.b, &c = args.c;
-  launch.wait_for_deps();
-  cl_command_queue queue = launch.device().queue();
-  cl_event event = nullptr;
-  clblast_call(launch, "Gemm", event, [&] {
+  const cl_mem am = mem_of(a), bm = mem_of(b), cm = mem_of(c);
+  const std::size_t ao = size(a.view.offset()), bo = size(b.view.offset()), co = size(c.view.offset());
+  const std::size_t lda = size(leading_dim(a)), ldb = size(leading_dim(b)), ldc = size(leading_dim(c));
+  clblast_call(launch, "Gemm", [=](cl_command_queue* queue, cl_event* event) {
     return clblast::Gemm<T>(clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m),
-                            size(g.n), size(g.k), static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()),
-                            size(leading_dim(a)), mem_of(b), size(b.view.offset()), size(leading_dim(b)),
-                            static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), size(leading_dim(c)), &queue,
-                            &event);
+                            size(g.n), size(g.k), static_cast<T>(g.alpha), am, ao, lda, bm, bo, ldb,
+                            static_cast<T>(g.beta), cm, co, ldc, queue, event);
   });
 }
 
@@ -77,15 +88,13 @@ void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
   const auto args = plugin::unpack<plugin::args::blas_gemm_batched>(launch.call());
   const TensorArg &a = args.a, &b = args.b, &c = args.c;
   const BatchedMatrix am = batched(a), bm = batched(b), cm = batched(c);
-  launch.wait_for_deps();
-  cl_command_queue queue = launch.device().queue();
-  cl_event event = nullptr;
-  clblast_call(launch, "GemmStridedBatched", event, [&] {
-    return clblast::GemmStridedBatched<T>(
-        clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m), size(g.n), size(g.k),
-        static_cast<T>(g.alpha), mem_of(a), size(a.view.offset()), am.ld, am.stride, mem_of(b), size(b.view.offset()),
-        bm.ld, bm.stride, static_cast<T>(g.beta), mem_of(c), size(c.view.offset()), cm.ld, cm.stride, size(batch),
-        &queue, &event);
+  const cl_mem ad = mem_of(a), bd = mem_of(b), cd = mem_of(c);
+  const std::size_t ao = size(a.view.offset()), bo = size(b.view.offset()), co = size(c.view.offset());
+  clblast_call(launch, "GemmStridedBatched", [=](cl_command_queue* queue, cl_event* event) {
+    return clblast::GemmStridedBatched<T>(clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b),
+                                          size(g.m), size(g.n), size(g.k), static_cast<T>(g.alpha), ad, ao, am.ld,
+                                          am.stride, bd, bo, bm.ld, bm.stride, static_cast<T>(g.beta), cd, co, cm.ld,
+                                          cm.stride, size(batch), queue, event);
   });
 }
 

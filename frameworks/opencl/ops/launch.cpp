@@ -72,6 +72,7 @@ Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype) {
   cl_int status = CL_SUCCESS;
   Mem mem(clCreateBuffer(launch.device().context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
   check(status, [&] { return launch.describe() + ": a temporary buffer of " + std::to_string(bytes) + " bytes"; });
+  if (CommandList* list = launch.collecting()) (void)list->keep(mem);
   return mem;
 }
 
@@ -101,10 +102,24 @@ std::string describe(const plugin::OpCall& call, const Device& device) {
 }
 
 void Launcher::set_raw(cl_kernel k, cl_uint i, std::size_t size, const void* value) {
+  if (collecting_) {
+    KernelArg& arg = args_.emplace_back();
+    arg.index = i;
+    arg.local = value == nullptr;
+    const auto* bytes = static_cast<const unsigned char*>(value);
+    arg.bytes = arg.local ? std::vector<unsigned char>(size) : std::vector<unsigned char>(bytes, bytes + size);
+    return;
+  }
   check(clSetKernelArg(k, i, size, value), [&] { return describe() + ": argument " + std::to_string(i); });
 }
 
 void Launcher::enqueue_range(const KernelInfo& kernel, std::size_t global, std::size_t local) {
+  if (collecting_) {
+    collecting_->add_kernel(kernel, args_, global, local, describe());
+    args_.clear();
+    first_ = false;
+    return;
+  }
   cl_event event = nullptr;
   check(clEnqueueNDRangeKernel(device_.queue(), kernel.kernel.get(), 1, nullptr, &global, &local, wait_count(),
                                wait_list(), &event),
@@ -136,7 +151,7 @@ Launcher::ChunkShape Launcher::chunk_shape(const KernelInfo& kernel, std::size_t
 }
 
 void Launcher::wait_for_deps() {
-  if (!first_ || waits_.empty()) return;
+  if (collecting_ || !first_ || waits_.empty()) return;
   cl_event event = nullptr;
   check(clEnqueueBarrierWithWaitList(device_.queue(), waits_.size(), waits_.data(), &event),
         [&] { return describe() + ": waiting for its inputs"; });
@@ -144,6 +159,7 @@ void Launcher::wait_for_deps() {
 }
 
 EventPtr Launcher::finish() {
+  if (collecting_) return nullptr;
   if (!last_) {
     cl_event event = nullptr;
     check(clEnqueueMarkerWithWaitList(device_.queue(), waits_.size(), waits_.data(), &event),

@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "frameworks/opencl/device.hpp"
+#include "frameworks/opencl/recording.hpp"
 
 namespace xylem::opencl {
 
@@ -52,11 +54,14 @@ struct Scalar {
 
 // Enqueues the commands of one call: the first waits for the call's
 // dependencies, the rest follow on the in-order queue. finish() returns the
-// event of the last (or of a marker when nothing was enqueued).
+// event of the last (or of a marker when nothing was enqueued). While the
+// device collects a recording (Device::collecting), kernels go to that list
+// with their arguments instead, and finish() returns null.
 class Launcher {
  public:
   Launcher(Device& device, const plugin::OpCall& call, Deps deps)
-      : device_(device), call_(call), waits_(deps, device.context(), device.queue()) {}
+      : device_(device), call_(call), waits_(deps, device.context(), device.queue()),
+        collecting_(device.collecting()) {}
 
   [[nodiscard]] Device& device() const noexcept { return device_; }
   [[nodiscard]] const plugin::OpCall& call() const noexcept { return call_; }
@@ -66,6 +71,8 @@ class Launcher {
     return device_.program(spec, dtype, variant_for(spec, call_));
   }
   [[nodiscard]] std::string describe() const { return opencl::describe(call_, device_); }
+  // The list this launch records into, or null when it enqueues.
+  [[nodiscard]] CommandList* collecting() const noexcept { return collecting_; }
 
   // One work-item per element of [0, items): global rounded up to the
   // kernel's local size (kernels check the bound).
@@ -157,6 +164,8 @@ class Launcher {
   WaitList waits_;
   bool first_ = true;
   ClEventHandle last_;
+  CommandList* collecting_;
+  std::vector<KernelArg> args_;  // of the next kernel, while collecting
 };
 
 // The element offset of a view and its (single) stride, for rank-1 views.
@@ -170,7 +179,7 @@ class Launcher {
 // A device buffer of `elements` of `dtype` (at least one element: a buffer
 // cannot be empty) for one call's intermediate results. Dropping the Mem
 // after enqueuing is safe: OpenCL keeps a buffer alive until the commands
-// queued on it complete. Throws out_of_memory past the device's largest
+// queued on it complete; a list being collected keeps it too. Throws out_of_memory past the device's largest
 // allocation.
 [[nodiscard]] Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype);
 
