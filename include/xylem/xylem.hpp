@@ -25,6 +25,7 @@
 #include "xylem/error.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
+#include "xylem/index.hpp"
 #include "xylem/interop.hpp"
 #include "xylem/math.hpp"
 #include "xylem/models.hpp"
