@@ -36,5 +36,6 @@
 #include "xylem/loader.hpp"
 #include "xylem/losses.hpp"
 #include "xylem/safetensors.hpp"
+#include "xylem/shaping.hpp"
 #include "xylem/tensor.hpp"
 #include "xylem/weights.hpp"
