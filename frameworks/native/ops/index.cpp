@@ -100,20 +100,25 @@ void scatter_as(const plugin::args::index_scatter<plugin::TensorArg>& a) {
   const I* ip = element_ptr<const I>(a.index);
   const T* sp = element_ptr<const T>(a.src);
   T* yp = element_ptr<T>(a.y);
-  const std::int64_t grain = std::max<std::int64_t>(1, kGrain / std::max<std::int64_t>(k, 1));
+  // At least a few hundred columns per task, so that each step along the
+  // axis reads a stretch of src (a row of an embedding gradient), not a word.
+  const std::int64_t grain = std::max<std::int64_t>(256, kGrain / std::max<std::int64_t>(k, 1));
+  // Along the axis outside, across the run's columns inside: each column
+  // still sees its indices in order, and a row of the run (an embedding
+  // gradient's row of dy) is read while it is in cache.
   parallel_runs(layout, grain, [&](const std::array<std::int64_t, 3>& o, std::int64_t count, std::int64_t) {
-    for (std::int64_t c = 0; c < count; ++c) {
-      const I* in = ip + o[0] + c * ci;
-      const T* from = sp + o[1] + c * cs;
-      T* to = yp + o[2] + c * cy;
-      for (std::int64_t j = 0; j < k; ++j) {
-        const std::int64_t v = in[j * is];
+    for (std::int64_t j = 0; j < k; ++j) {
+      const I* in = ip + o[0] + j * is;
+      const T* from = sp + o[1] + j * ss;
+      T* to = yp + o[2];
+      for (std::int64_t c = 0; c < count; ++c) {
+        const std::int64_t v = in[c * ci];
         if (v == skip || v < 0 || v >= n) continue;
-        T& dst = to[v * ys];
+        T& dst = to[c * cy + v * ys];
         if constexpr (Sum) {
-          dst = from_compute<T>(to_compute(dst) + to_compute(from[j * ss]));
+          dst = from_compute<T>(to_compute(dst) + to_compute(from[c * cs]));
         } else {
-          dst = from[j * ss];
+          dst = from[c * cs];
         }
       }
     }
