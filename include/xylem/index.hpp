@@ -11,10 +11,11 @@
 /// indexes (negative ones included: as PyTorch's, these ops do not wrap)
 /// raises Error(index_out_of_range) naming the first such index, before any
 /// tensor changes. The check runs on the device (a pass over the indices
-/// setting one flag) and the call then reads that flag back, so it waits
-/// for whatever writes the indices, and for nothing else. A check on the
-/// host would copy every index down; raising asynchronously, later, would
-/// leave the outputs (and an accumulated gradient) half written. The
+/// setting one flag) and the call then reads that flag back, so the host
+/// waits until the check has run: on a device whose queue runs in order
+/// (CUDA, OpenCL), after the work enqueued before it. A check on the host
+/// would copy every index down; raising asynchronously, later, would leave
+/// the outputs (and an accumulated gradient) half written. The
 /// kernels themselves never touch memory outside a tensor whatever the
 /// index (they write 0, or skip it). Being a host read, the check refuses a
 /// capture (xylem/capture.hpp), as nn::cross_entropy's read of its targets
