@@ -12,6 +12,10 @@
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
 //             inputs and output with f32 accumulation (tensor cores)
+//   embedding nn::embedding of 64x512 i64 indices into a [50000, 1024] f32
+//             table (its range check included), ms and rows read + written
+//             per second against the copy bound; and its gradient
+//             accumulated into a [50000, 1024] tensor
 //   small op  host time to enqueue one small op (sigmoid of 1024 elements),
 //             in a 20000-op loop (PyTorch's method), then in 100-op batches
 //             (a long loop waits for the GPU once its queue is full), with
@@ -308,6 +312,28 @@ int main(int argc, char** argv) try {
     }
   }
 
+  if (all) {  // embedding: 64 x 512 i64 indices into a [50000, 1024] f32 table (PyTorch: 0.12 ms on an H100)
+    const std::int64_t vocab = 50000, dim = 1024, batch = 64, seq = o.quick ? 64 : 512;
+    const xylem::Tensor table = xylem::uniform(be, xylem::Layout{vocab, dim}, xylem::f32, gen, -1, 1);
+    std::vector<std::int64_t> ids(std::size_t(batch * seq));
+    std::mt19937_64 pick(7);
+    for (auto& i : ids) i = std::int64_t(pick() % std::uint64_t(vocab));
+    const xylem::Tensor indices = xylem::contiguous(be, xylem::Tensor::from(ids, xylem::Layout{batch, seq}));
+    // Rows read plus rows written; the indices are noise next to them.
+    const double moved = 2.0 * double(batch * seq * dim) * sizeof(float);
+    // Each call includes its range check on the device and the read of the
+    // check's flag (xylem/index.hpp says why), so it waits for its own check.
+    const double t = time_per_call(o.reps, 10, [&] { (void)xylem::nn::embedding(be, table, indices); }, sync);
+    rows.push_back({"embedding_ms", "embedding 64x512 of 50000x1024", "ms", t * 1e3, false});
+    rows.push_back({"embedding_gbs", "embedding rows moved", "GB/s", moved / t / 1e9, true});
+    // The gradient, accumulated into one [vocab, dim] tensor (f32 atomics).
+    const xylem::Tensor dy = xylem::uniform(be, xylem::Layout{batch, seq, dim}, xylem::f32, gen, -1, 1);
+    xylem::Tensor dweight = xylem::zeros(be, xylem::Layout{vocab, dim}, xylem::f32);
+    const double tb =
+        time_per_call(o.reps, 10, [&] { xylem::nn::embedding_backward_into(be, dy, indices, dweight); }, sync);
+    rows.push_back({"embedding_backward_ms", "embedding_backward (accum)", "ms", tb * 1e3, false});
+  }
+
   {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
@@ -502,8 +528,8 @@ int main(int argc, char** argv) try {
     }
   }
   for (const Row& r : rows)
-    for (const char* key :
-         {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs", "bias_add_55_gbs", "bias_add_13_gbs"})
+    for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs", "bias_add_55_gbs",
+                            "bias_add_13_gbs", "embedding_gbs"})
       if (r.key == key)
         for (const Row& c : rows)
           if (c.key == "copy_gbs")

@@ -143,6 +143,14 @@ def nn(r, a, dev):
     b = torch.zeros(rows, device=dev)
     r["layer_norm_gbs"] = mbytes / cuda_time(lambda: ln(X, (rows,), w, b, 1e-5), a.reps, 10) / 1e9
     del X
+    # Embedding: 64 x 512 indices into a [50000, 1024] f32 table.
+    seq = 64 if a.quick else 512
+    table = torch.rand(50000, 1024, device=dev)
+    ids = torch.randint(0, 50000, (64, seq), device=dev)
+    t = cuda_time(lambda: torch.nn.functional.embedding(ids, table), a.reps, 10)
+    r["embedding_ms"] = t * 1e3
+    r["embedding_gbs"] = 2 * ids.numel() * 1024 * 4 / t / 1e9
+    del table
 
 
 def conv(r, a, dev):

@@ -28,5 +28,8 @@ extern const std::string_view conv2d;  // kernels/conv2d.cl
 extern const std::string_view pool;  // kernels/pool.cl
 extern const std::string_view lrn;  // kernels/lrn.cl
 extern const std::string_view optim;  // kernels/optim.cl
+extern const std::string_view index_walk;  // kernels/index_walk.cl
+extern const std::string_view index;  // kernels/index.cl
+extern const std::string_view index_add;  // kernels/index_add.cl
 
 }  // namespace xylem::opencl::sources

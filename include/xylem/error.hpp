@@ -23,6 +23,7 @@ namespace xylem {
   X(io)                      \
   X(timeout)                 \
   X(communication)           \
+  X(index_out_of_range)      \
   X(internal)
 
 /// What kind of failure an Error reports.

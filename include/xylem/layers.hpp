@@ -20,6 +20,7 @@
 /// same numbers on every framework.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,28 @@ class Flatten : public Layer {
  private:
   Layout x_shape_, y_shape_;
   bool saved_ = false;
+};
+
+/// A lookup table: x (i32 or i64 indices, any dims) to the rows of weight
+/// [num_embeddings, dim] they name, y [..., dim] (nn::embedding). An index
+/// outside [0, num_embeddings) raises index_out_of_range. backward adds
+/// into weight's gradient and returns an empty handle: indices have none.
+class Embedding : public Layer {
+ public:
+  /// weight drawn from N(0, 1) (PyTorch's default) in options.dtype; the
+  /// row padding_idx (in [-num_embeddings, num_embeddings)) starts at 0 and
+  /// gets no gradient.
+  Embedding(const Backend& b, Generator& gen, std::int64_t num_embeddings, std::int64_t dim,
+            std::optional<std::int64_t> padding_idx = std::nullopt, const ParameterOptions& options = {});
+  XYLEM_LAYER_OVERRIDES
+  [[nodiscard]] std::vector<Parameter*> parameters() override;
+  Parameter weight;  ///< [num_embeddings, dim]
+
+ private:
+  std::int64_t num_, dim_;
+  std::optional<std::int64_t> padding_;
+  Tensor x_;
+  Layout y_shape_;
 };
 
 /// Layers applied in order; backward runs them in reverse. Parameters and

@@ -185,7 +185,24 @@ namespace xylem {
     XY_REAL(lr) XY_REAL(momentum) XY_REAL(dampening) XY_REAL(weight_decay))                   \
   X(optim, adam_step, XY_INOUT(param) XY_IN(grad) XY_INOUT(exp_avg) XY_INOUT(exp_avg_sq),     \
     XY_INT(decoupled), XY_REAL(lr) XY_REAL(beta1) XY_REAL(beta2) XY_REAL(eps)                 \
-    XY_REAL(weight_decay) XY_REAL(bias_correction1) XY_REAL(bias_correction2))
+    XY_REAL(weight_decay) XY_REAL(bias_correction1) XY_REAL(bias_correction2))                 \
+  /* Indexing along one axis. `index` is i32 or i64, any view. index_check: flag (i32, one    \
+     element, which the caller zeroes) becomes 1 when an element of index lies outside        \
+     [0, n); never cleared. Dispatch dtype: index's. */                                       \
+  X(index, check, XY_IN(index) XY_INOUT(flag), XY_INT(n), )                                   \
+  /* x, index, y of one rank; y's dims are index's (index may have stride 0 along broadcast   \
+     axes), x's are y's except along axis: y[p] = x[p with p[axis] = index[p]]; an index      \
+     outside [0, x.dim(axis)) gives 0 (the core checks first with index_check). Every         \
+     dtype. */                                                                                \
+  X(index, gather, XY_IN(x) XY_IN(index) XY_OUT(y), XY_INT(axis), )                           \
+  /* src and index of one dims (either may have stride 0), y's dims theirs except along       \
+     axis. For each p, q = p with q[axis] = index[p], skipped where index[p] == skip or lies  \
+     outside [0, y.dim(axis)): accumulate = 0: y[q] = src[p], every dtype; a q named twice   \
+     keeps the src of the last p along axis. accumulate = 1: y[q] += src[p], float dtypes,    \
+     each sum in the compute type then rounded to y's dtype; the order of the sums into one  \
+     q is unspecified (sums of small integers are exact whatever the order). */             \
+  X(index, scatter, XY_IN(src) XY_IN(index) XY_INOUT(y), XY_INT(axis) XY_INT(accumulate)      \
+    XY_INT(skip), )
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

@@ -36,6 +36,8 @@ void bind_data(nb::module_& data);
 void bind_models(nb::module_& models);
 void bind_safetensors(nb::module_& m);
 void bind_capture(nb::module_& m);
+// Indexing and shaping, nn.embedding and layers.Embedding: after the submodules.
+void bind_index(nb::module_& m);
 
 // The backend an op runs on: the one given, else the calling thread's
 // (a `with backend:` block), else the module's default (Backend::best() at

@@ -42,6 +42,8 @@ ErrorClass error_class(ErrorCode code) {
       return {"Timeout", PyExc_TimeoutError, "A peer of a communicator did not answer within its deadline."};
     case ErrorCode::communication:
       return {"CommunicationError", PyExc_ConnectionError, "A communicator lost a peer or its transport failed."};
+    case ErrorCode::index_out_of_range:
+      return {"IndexOutOfRange", PyExc_IndexError, "An index outside the dimension it indexes (negative ones too)."};
     case ErrorCode::internal:
       return {"InternalError", PyExc_RuntimeError, "A bug in xylem: please report it with the message."};
   }

@@ -77,10 +77,11 @@ void bind_layers(nb::module_& m) {
           "__call__", [](Layer& l, const Tensor& x, std::optional<Backend> b) { return l.forward(resolve(b), x); },
           "x"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(), "The same as forward(x).")
       .def(
-          "backward", [](Layer& l, const Tensor& dy, std::optional<Backend> b) { return l.backward(resolve(b), dy); },
+          "backward",
+          [](Layer& l, const Tensor& dy, std::optional<Backend> b) { return defined_or_none(l.backward(resolve(b), dy)); },
           "dy"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
           "dx from dy (of the last forward's output shape); adds the parameters' gradients into their grad. "
-          "InvalidArgument before a forward.")
+          "None for an input with no gradient (Embedding's indices). InvalidArgument before a forward.")
       .def(
           "output_shape",
           [](const Layer& l, const std::vector<std::int64_t>& x) {

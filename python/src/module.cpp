@@ -37,4 +37,5 @@ NB_MODULE(_xylem, m) {
     nb::module_ sub = m.def_submodule(s.name, s.doc);
     s.bind(sub);
   }
+  bind_index(m);
 }

@@ -110,4 +110,14 @@ inline void require_rank(std::string_view op, std::string_view arg, const Tensor
                                                t.layout().dims_string() + "; expected rank " + std::to_string(rank));
 }
 
+// axis in [-rank, rank), negative counting from the end, as [0, rank).
+inline int normalise_axis(std::string_view op, const Tensor& x, int axis) {
+  const int rank = x.rank();
+  const int a = axis < 0 ? axis + rank : axis;
+  require_argument(a >= 0 && a < rank, op, [&] {
+    return "axis " + std::to_string(axis) + " is out of range for shape " + x.layout().dims_string();
+  });
+  return a;
+}
+
 }  // namespace xylem::ops

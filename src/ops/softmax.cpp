@@ -13,20 +13,11 @@ namespace {
 
 using plugin::OpId;
 
-int normalise_axis(std::string_view name, const Tensor& x, int axis) {
-  const int rank = x.rank();
-  const int a = axis < 0 ? axis + rank : axis;
-  ops::require_argument(a >= 0 && a < rank, name, [&] {
-    return "axis " + std::to_string(axis) + " is out of range for shape " + x.layout().dims_string();
-  });
-  return a;
-}
-
 // i0 = 0: softmax, 1: log_softmax.
 void forward(const Backend& b, std::string_view name, int log, const Tensor& x, int axis, Tensor& y) {
   ops::require_float(name, "x", x);
   ops::require_like(name, "x", x, "y", y);
-  const int a = normalise_axis(name, x, axis);
+  const int a = ops::normalise_axis(name, x, axis);
   if (x.numel() == 0) {  // nothing to normalise: y is as empty as x
     ops::fill_output(b, name, y);
     return;
@@ -42,7 +33,7 @@ void backward(const Backend& b, std::string_view name, int log, const Tensor& y,
   ops::require_float(name, "y", y);
   ops::require_like(name, "y", y, "dy", dy);
   ops::require_like(name, "y", y, "dx", dx);
-  const int a = normalise_axis(name, y, axis);
+  const int a = ops::normalise_axis(name, y, axis);
   if (y.numel() == 0) {
     ops::fill_output(b, name, dx);
     return;

@@ -87,6 +87,21 @@ std::int64_t numel(const Dims& dims) {
   return n;
 }
 
+Dims coords_of(const Dims& dims, std::int64_t k) {
+  Dims c(dims.size());
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    c[d] = k % dims[d];
+    k /= dims[d];
+  }
+  return c;
+}
+
+std::int64_t flat_of(const Dims& dims, const Dims& coords) {
+  std::int64_t k = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) k = k * dims[d] + coords[d];
+  return k;
+}
+
 std::vector<unsigned char> encode_any(DType dtype, const std::vector<double>& values) {
   if (xylem::is_floating(dtype)) return encode(dtype, values);
   std::vector<unsigned char> bytes(values.size() * xylem::size_of(dtype));

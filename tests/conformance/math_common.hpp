@@ -28,6 +28,9 @@ Dims broadcast_dims(const Dims& a, const Dims& b);
 std::size_t broadcast_index(const Dims& out, const Dims& in, std::size_t k);
 std::string dims_string(const Dims& dims);
 std::int64_t numel(const Dims& dims);
+// The coordinates of row-major element k of dims, and back.
+Dims coords_of(const Dims& dims, std::int64_t k);
+std::int64_t flat_of(const Dims& dims, const Dims& coords);
 
 // Storage bytes of any dtype holding `values` (already exact in it).
 std::vector<unsigned char> encode_any(DType dtype, const std::vector<double>& values);

@@ -36,13 +36,15 @@ def test_every_op_is_bound():
     # Each op set's public functions, as the C++ headers name them.
     math_ops = "exp log sqrt rsqrt abs neg sin cos clamp add sub mul div pow maximum minimum eq ne lt le gt ge " \
                "where cast sum mean max min argmax argmin var zeros ones full arange uniform normal fill " \
-               "fill_uniform fill_normal contiguous matmul asarray"
+               "fill_uniform fill_normal contiguous matmul asarray index_select gather scatter scatter_add one_hot " \
+               "concatenate stack split chunk pad permute transpose"
     blas_ops = "asum dot nrm2 iamax axpy copy scal swap rot gemv gemm"
     nn_ops = "sigmoid relu tanh leaky_relu elu gelu softplus sigmoid_grad relu_grad tanh_grad leaky_relu_grad " \
              "elu_grad gelu_grad softplus_grad softmax log_softmax softmax_grad log_softmax_grad layer_norm " \
              "layer_norm_grad batch_norm batch_norm_grad conv2d_output_shape conv2d conv2d_grad_data " \
              "conv2d_grad_filter pool2d_output_shape max_pool2d max_pool2d_grad avg_pool2d avg_pool2d_grad lrn " \
-             "lrn_grad dropout dropout_grad linear linear_grad cross_entropy cross_entropy_grad mse_loss mse_loss_grad"
+             "lrn_grad dropout dropout_grad linear linear_grad cross_entropy cross_entropy_grad mse_loss mse_loss_grad " \
+             "embedding embedding_backward"
     optim_ops = "sgd_step adam_step SgdOptions AdamOptions"
     for module, names in ((xylem, math_ops), (xylem.blas, blas_ops), (xylem.nn, nn_ops),
                           (xylem.optim, optim_ops)):

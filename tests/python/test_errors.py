@@ -13,7 +13,7 @@ HIERARCHY = {
     "OutOfMemory": MemoryError, "Unsupported": NotImplementedError, "UninitializedRead": RuntimeError,
     "CompileFailed": RuntimeError, "PluginUnavailable": RuntimeError, "DeviceLost": RuntimeError,
     "IOError": OSError, "InternalError": RuntimeError, "Timeout": TimeoutError,
-    "CommunicationError": ConnectionError,
+    "CommunicationError": ConnectionError, "IndexOutOfRange": IndexError,
 }
 
 

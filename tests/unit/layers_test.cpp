@@ -114,6 +114,55 @@ TEST_P(Layers, linear_gradients) {
   check_gradients(be, seeded<Linear>(be, 5, 3, false, kF64), Layout{2, 3, 5}, seed);
 }
 
+// Embedding's weight gradient against central differences of
+// sum(dy * forward) in every weight; the padding row starts at 0 and gets
+// no gradient (as PyTorch's), and a second backward accumulates.
+TEST_P(Layers, embedding_gradients_and_padding) {
+  SCOPED_TRACE(seed_message(seed));
+  std::mt19937_64 rng(seed);
+  const auto make = [&] {
+    Generator g(7);
+    return Embedding(be, g, 6, 4, -1, kF64);
+  };
+  Embedding layer = make();
+  const auto w = layer.weight.value.to_doubles();
+  for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(w[20 + j], 0.0) << "padding row";
+  const std::vector<std::int64_t> rows{1, 5, 3, 1, 0, 1};
+  const Tensor indices = Tensor::from(rows, Layout{2, 3});
+  const Tensor y = layer.forward(be, indices);
+  ASSERT_EQ(y.layout().dims_string(), "[2, 3, 4]");
+  const auto yv = y.to_doubles();
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    for (std::size_t j = 0; j < 4; ++j) EXPECT_EQ(yv[k * 4 + j], w[std::size_t(rows[k]) * 4 + j]);
+  const std::vector<double> dy = away_from_zero(rng, y.numel());
+  EXPECT_FALSE(layer.backward(be, Tensor::from(dy, y.layout())).defined());
+  const auto grad = layer.weight.grad.to_doubles();
+  const double h = 1e-6;
+  for (std::size_t k = 0; k < w.size(); ++k) {
+    if (k / 4 == 5) {
+      EXPECT_EQ(grad[k], 0.0) << "padding row [" << k << "]";
+      continue;
+    }
+    auto plus = w, minus = w;
+    plus[k] += h;
+    minus[k] -= h;
+    const auto objective = [&](const std::vector<double>& value) {
+      Embedding fresh = make();
+      fresh.weight.value = Tensor::from(value, fresh.weight.value.layout());
+      return dot(dy, fresh.forward(be, indices).to_doubles());
+    };
+    EXPECT_NEAR(grad[k], (objective(plus) - objective(minus)) / (2 * h), 1e-6) << "dweight[" << k << "]";
+  }
+  (void)layer.forward(be, indices);
+  (void)layer.backward(be, Tensor::from(dy, y.layout()));
+  const auto twice = layer.weight.grad.to_doubles();
+  // (The second pass adds each row into the first's sums: the same up to rounding.)
+  for (std::size_t k = 0; k < grad.size(); ++k)
+    EXPECT_NEAR(twice[k], 2 * grad[k], 1e-12 * std::abs(grad[k])) << "accumulated [" << k << "]";
+  XY_EXPECT_ERROR(ErrorCode::index_out_of_range,
+                  (void)layer.forward(be, Tensor::from(std::vector<std::int64_t>{6}, Layout{1})));
+}
+
 TEST_P(Layers, conv_gradients) {
   check_gradients(be, seeded<Conv2d>(be, 2, 3, 3, 2, 1, true, kF64), Layout{2, 2, 5, 5}, seed);
   check_gradients(be, seeded<Conv2d>(be, 3, 2, 2, 1, 0, false, kF64), Layout{1, 3, 4, 4}, seed);

@@ -1,6 +1,7 @@
 // core::copy_view: y = x for any dtype and any strides of either side. The
 // copy moves bits, so every dtype of one size shares one kernel.
 #include "map.cuh"
+#include "xylem/plugin/bits.hpp"
 
 namespace xylem::cuda {
 namespace {
@@ -18,18 +19,11 @@ void copy_view(const plugin::OpCall& c, const Context& ctx) {
   map<Bits>(ctx, "core::copy_view", Identity{}, args.y, args.x);
 }
 
-template <std::size_t Size>
-struct BitsOf;
-template <> struct BitsOf<1> { using type = std::uint8_t; };
-template <> struct BitsOf<2> { using type = std::uint16_t; };
-template <> struct BitsOf<4> { using type = std::uint32_t; };
-template <> struct BitsOf<8> { using type = std::uint64_t; };
-
 }  // namespace
 
 void register_copy(KernelTable& table) {
 #define XYLEM_CUDA_COPY(e, n, bytes, f) \
-  table.set(plugin::OpId::core_copy_view, DType::e, copy_view<BitsOf<bytes>::type>);
+  table.set(plugin::OpId::core_copy_view, DType::e, copy_view<plugin::BitsOf<bytes>::type>);
   XYLEM_DTYPES(XYLEM_CUDA_COPY)
 #undef XYLEM_CUDA_COPY
 }

@@ -89,6 +89,8 @@ void register_softmax(KernelTable& table);
 void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
 void register_optim(KernelTable& table);
+// Indexing along an axis: gather, scatter and their index check.
+void register_index(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -55,6 +55,8 @@ void register_conv2d(KernelTable& table);
 void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 void register_optim(KernelTable& table);
+// Indexing along an axis: gather, scatter and their index check.
+void register_index(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

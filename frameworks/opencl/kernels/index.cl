@@ -1,0 +1,45 @@
+/* index::check, index::gather and the assigning index::scatter, moving
+ * elements as bits of their size (one kernel per size and index type
+ * serves every dtype). A gather walks the host's collapse of (index, y,
+ * x's line starts) over index's dims (include/xylem/plugin/index.hpp), one
+ * item per element; a scatter is kernels/index_walk.cl's column walk. An
+ * index outside [0, n) gives 0 (gather) or is skipped (scatter): the core
+ * has checked before, so this only keeps memory safe. */
+
+#ifndef XY_INDEX_ONCE
+#define XY_INDEX_ONCE
+
+/* flag = 1 when some index is outside [0, n) (all writers store 1). */
+#define XY_INDEX_CHECK(I)                                                                       \
+  kernel void index_check_##I(global const I* index, xy_layout l, long n, long count,            \
+                              global int* flag, long flag_offset) {                              \
+    const long i = get_global_id(0);                                                             \
+    if (i >= count) return;                                                                      \
+    long o;                                                                                      \
+    xy_offsets1(&l, i, &o);                                                                      \
+    const long v = index[o];                                                                     \
+    if (v < 0 || v >= n) flag[flag_offset] = 1;                                                  \
+  }
+XY_INDEX_CHECK(int)
+XY_INDEX_CHECK(long)
+
+#define XY_INDEX_MOVE(U, bits, I)                                                                \
+  kernel void gather_##bits##_##I(global const I* index, global U* y, global const U* x,         \
+                                  xy_layout l, long n, long step, long count) {                  \
+    const long i = get_global_id(0);                                                             \
+    if (i >= count) return;                                                                      \
+    long oi, oy, ox;                                                                             \
+    xy_offsets3(&l, i, &oi, &oy, &ox);                                                           \
+    const long v = index[oi];                                                                    \
+    y[oy] = (v >= 0 && v < n) ? x[ox + v * step] : (U)0;                                         \
+  }                                                                                              \
+  XY_SCATTER_KERNEL(scatter_##bits##_##I, I, U, U, y[at] = src[from])
+#define XY_INDEX_SIZES(I)   \
+  XY_INDEX_MOVE(uchar, 8, I)  \
+  XY_INDEX_MOVE(ushort, 16, I) \
+  XY_INDEX_MOVE(uint, 32, I)  \
+  XY_INDEX_MOVE(ulong, 64, I)
+XY_INDEX_SIZES(int)
+XY_INDEX_SIZES(long)
+
+#endif /* XY_INDEX_ONCE */
