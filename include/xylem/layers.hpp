@@ -195,14 +195,17 @@ class AvgPool2d : public Pool2d {
   explicit AvgPool2d(int kernel, int stride = 0, int padding = 0) : Pool2d(Kind::average, kernel, stride, padding) {}
 };
 
-/// An elementwise activation: relu, sigmoid or tanh; any shape.
+/// An elementwise activation: relu, sigmoid, tanh, silu or gelu; any shape.
 class Activation : public Layer {
  public:
   /// Which function.
   enum class Kind {
-    relu,     ///< max(x, 0)
-    sigmoid,  ///< 1 / (1 + e^-x)
-    tanh      ///< tanh(x)
+    relu,       ///< max(x, 0)
+    sigmoid,    ///< 1 / (1 + e^-x)
+    tanh,       ///< tanh(x)
+    silu,       ///< x sigmoid(x)
+    gelu,       ///< x Phi(x), the exact GELU
+    gelu_tanh,  ///< GELU's tanh approximation (nn::gelu_tanh)
   };
   /// The activation `kind`.
   explicit Activation(Kind kind) : kind_(kind) {}
@@ -210,7 +213,7 @@ class Activation : public Layer {
 
  private:
   Kind kind_;
-  Tensor saved_;  // relu keeps its input, sigmoid and tanh their output
+  Tensor saved_;  // sigmoid and tanh keep their output, the others their input
 };
 /// max(x, 0).
 class ReLU : public Activation {
@@ -226,6 +229,18 @@ class Sigmoid : public Activation {
 class Tanh : public Activation {
  public:
   Tanh() : Activation(Kind::tanh) {}  ///< the tanh activation
+};
+/// x sigmoid(x) (PyTorch's SiLU).
+class SiLU : public Activation {
+ public:
+  SiLU() : Activation(Kind::silu) {}  ///< the silu activation
+};
+/// GELU: exact (x Phi(x)), or with `tanh_approximation` PyTorch's
+/// GELU(approximate="tanh").
+class GELU : public Activation {
+ public:
+  /// The exact GELU, or its tanh approximation.
+  explicit GELU(bool tanh_approximation = false) : Activation(tanh_approximation ? Kind::gelu_tanh : Kind::gelu) {}
 };
 
 /// Batch normalisation over x [N, C, H, W] per channel. Training normalises
@@ -280,6 +295,46 @@ class LayerNorm : public Layer {
 
  private:
   std::vector<std::int64_t> shape_;
+  double eps_;
+  Tensor x_;
+  nn::NormStats stats_;
+};
+
+/// RMS normalisation over the trailing axes `shape` of x (PyTorch's RMSNorm):
+/// y = x / sqrt(mean(x^2) + eps) weight (nn::rms_norm).
+class RMSNorm : public Layer {
+ public:
+  /// weight ones of `shape` (when `affine`). PyTorch's default eps is the
+  /// dtype's machine epsilon; give it explicitly to match.
+  RMSNorm(const Backend& b, std::vector<std::int64_t> shape, double eps = 1e-6, bool affine = true, DType dtype = f32);
+  XYLEM_LAYER_OVERRIDES
+  [[nodiscard]] std::vector<Parameter*> parameters() override;
+  Parameter weight;  ///< of the normalised shape (empty value without affine)
+
+ private:
+  std::vector<std::int64_t> shape_;
+  double eps_;
+  Tensor x_;
+  Tensor rstd_;
+};
+
+/// Group normalisation of x [N, C, ...] (PyTorch's GroupNorm): the channels
+/// in `groups` groups, each (sample, group) normalised over its channels and
+/// positions, then a per-channel weight and bias (nn::group_norm).
+class GroupNorm : public Layer {
+ public:
+  /// weight ones and bias zeros, [channels] (when `affine`); groups must
+  /// divide channels (invalid_argument otherwise).
+  GroupNorm(const Backend& b, int groups, std::int64_t channels, double eps = 1e-5, bool affine = true,
+            DType dtype = f32);
+  XYLEM_LAYER_OVERRIDES
+  [[nodiscard]] std::vector<Parameter*> parameters() override;
+  Parameter weight;  ///< [C] (empty value without affine)
+  Parameter bias;    ///< [C] (empty value without affine)
+
+ private:
+  int groups_;
+  std::int64_t channels_;
   double eps_;
   Tensor x_;
   nn::NormStats stats_;

@@ -52,6 +52,13 @@ void gelu(const Backend& b, const Tensor& x, Tensor& y);  // exact: x * Phi(x)
 /// log(1 + exp(beta x)) / beta; x itself where beta x > threshold. beta must
 /// be positive (invalid_argument otherwise); y has x's shape and dtype.
 void softplus(const Backend& b, const Tensor& x, Tensor& y, double beta = 1.0, double threshold = 20.0);
+/// y = x sigmoid(x) = x / (1 + e^-x) (SiLU, swish), elementwise; -Inf gives
+/// NaN, as PyTorch's formula does. y has x's shape and dtype.
+void silu(const Backend& b, const Tensor& x, Tensor& y);
+/// GELU's tanh approximation, PyTorch's gelu(x, approximate="tanh"):
+/// y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), elementwise; -Inf gives
+/// NaN, as PyTorch's formula does. y has x's shape and dtype.
+void gelu_tanh(const Backend& b, const Tensor& x, Tensor& y);
 
 /// sigmoid(x) as a new tensor.
 [[nodiscard]] Tensor sigmoid(const Backend& b, const Tensor& x);
@@ -67,6 +74,10 @@ void softplus(const Backend& b, const Tensor& x, Tensor& y, double beta = 1.0, d
 [[nodiscard]] Tensor gelu(const Backend& b, const Tensor& x);
 /// softplus(x) as a new tensor.
 [[nodiscard]] Tensor softplus(const Backend& b, const Tensor& x, double beta = 1.0, double threshold = 20.0);
+/// silu(x) as a new tensor.
+[[nodiscard]] Tensor silu(const Backend& b, const Tensor& x);
+/// gelu_tanh(x) as a new tensor.
+[[nodiscard]] Tensor gelu_tanh(const Backend& b, const Tensor& x);
 
 /// dx = dy y (1 - y), from sigmoid's output y. y, dy and dx of one shape and
 /// dtype.
@@ -88,6 +99,11 @@ void gelu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx);
 /// input x; beta must be positive.
 void softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx, double beta = 1.0,
                    double threshold = 20.0);
+/// dx = dy s (1 + x (1 - s)), s = sigmoid(x), from silu's input x.
+void silu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx);
+/// dx = dy (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2)),
+/// t = tanh(sqrt(2/pi) (x + 0.044715 x^3)), from gelu_tanh's input x.
+void gelu_tanh_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx);
 
 // The gradients return dx.
 /// sigmoid_grad's dx as a new tensor.
@@ -105,6 +121,10 @@ void softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& 
 /// softplus_grad's dx as a new tensor.
 [[nodiscard]] Tensor softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, double beta = 1.0,
                                    double threshold = 20.0);
+/// silu_grad's dx as a new tensor.
+[[nodiscard]] Tensor silu_grad(const Backend& b, const Tensor& x, const Tensor& dy);
+/// gelu_tanh_grad's dx as a new tensor.
+[[nodiscard]] Tensor gelu_tanh_grad(const Backend& b, const Tensor& x, const Tensor& dy);
 
 // ---- softmax along one axis (negative counts from the end) ----------------
 /// y = exp(x - max) / sum(exp(x - max)) along `axis` (negative counts from
@@ -176,6 +196,82 @@ struct NormGrads {
 /// layer_norm_grad into new tensors: returns dx, dgamma and dbeta.
 [[nodiscard]] NormGrads layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,
                                         const NormStats& stats, const Tensor& dy);
+
+// ---- RMS normalisation over the last `normalized_rank` axes -----------------
+/// y = x rstd weight over the last `normalized_rank` axes of x (1 to x's rank,
+/// invalid_argument otherwise), rstd = 1/sqrt(mean(x^2) + eps) per row (no
+/// mean is subtracted: PyTorch's rms_norm); eps must not be negative. y has
+/// x's shape and dtype; weight: the normalised axes' shape and x's dtype, or
+/// empty (1). Returns rstd, x's leading axes in the statistics dtype (see
+/// NormStats; NaN for rows of length 0), for rms_norm_grad. Runs on
+/// layer_norm's row kernels.
+Tensor rms_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight, double eps, Tensor& y);
+/// dx and (when given, non-empty) dweight, from rms_norm's rstd.
+///
+/// With xh = x rstd and g = dy weight, per row: dx = rstd (g - xh mean(g xh));
+/// dweight = sum over rows of dy xh (written, not accumulated).
+void rms_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight, const Tensor& rstd,
+                   const Tensor& dy, Tensor& dx, Tensor& dweight);
+/// rms_norm's returning form.
+struct RmsNorm {
+  Tensor y;     ///< the normalised output, x's shape and dtype
+  Tensor rstd;  ///< for rms_norm_grad
+};
+/// The gradients of rms_norm.
+struct RmsNormGrads {
+  Tensor dx;       ///< x's shape and dtype
+  Tensor dweight;  ///< the normalised axes' shape; computed also when the forward had no weight
+};
+/// rms_norm into a new y: returns y and rstd.
+[[nodiscard]] RmsNorm rms_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight,
+                               double eps);
+/// rms_norm_grad into new tensors.
+[[nodiscard]] RmsNormGrads rms_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight,
+                                         const Tensor& rstd, const Tensor& dy);
+
+// ---- group and instance normalisation over [N, C, ...] ---------------------
+/// y = (x - mean) rstd weight + bias, x [N, C, ...] (rank >= 2,
+/// shape_mismatch otherwise) with its C channels split into `groups`
+/// consecutive groups (groups >= 1 dividing C, invalid_argument otherwise);
+/// mean and the biased variance over each (sample, group): C/groups channels
+/// times the spatial size; rstd = 1/sqrt(var + eps), eps not negative.
+/// weight and bias: [C] of x's dtype, or empty (1 and 0), applied per
+/// channel. y has x's shape and dtype. Returns the statistics, [N, groups] in
+/// the statistics dtype (NaN for groups of no values), for group_norm_grad.
+/// PyTorch's group_norm. Runs layer_norm's row kernels over the groups, then
+/// the per-channel weight and bias as math::binary.
+NormStats group_norm(const Backend& b, const Tensor& x, int groups, const Tensor& weight, const Tensor& bias,
+                     double eps, Tensor& y);
+/// dx, dweight and dbias (any may be an empty handle: not computed), from
+/// group_norm's statistics. With xh = (x - mean) rstd and g = dy weight, per
+/// (sample, group): dx = rstd (g - mean(g) - xh mean(g xh)); per channel:
+/// dweight = sum over samples and space of dy xh, dbias = sum of dy.
+void group_norm_grad(const Backend& b, const Tensor& x, int groups, const Tensor& weight, const NormStats& stats,
+                     const Tensor& dy, Tensor& dx, Tensor& dweight, Tensor& dbias);
+/// group_norm's returning form: y and the statistics.
+struct GroupNorm {
+  Tensor y;         ///< the normalised output, x's shape and dtype
+  NormStats stats;  ///< [N, groups], for group_norm_grad
+};
+/// group_norm into a new y.
+[[nodiscard]] GroupNorm group_norm(const Backend& b, const Tensor& x, int groups, const Tensor& weight,
+                                   const Tensor& bias, double eps);
+/// group_norm_grad into new tensors (dgamma, dbeta: [C]).
+[[nodiscard]] NormGrads group_norm_grad(const Backend& b, const Tensor& x, int groups, const Tensor& weight,
+                                        const NormStats& stats, const Tensor& dy);
+/// Instance normalisation: group_norm with one group per channel (statistics
+/// [N, C]), PyTorch's instance_norm with the input's statistics.
+NormStats instance_norm(const Backend& b, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
+                        Tensor& y);
+/// group_norm_grad with one group per channel.
+void instance_norm_grad(const Backend& b, const Tensor& x, const Tensor& weight, const NormStats& stats,
+                        const Tensor& dy, Tensor& dx, Tensor& dweight, Tensor& dbias);
+/// instance_norm into a new y.
+[[nodiscard]] GroupNorm instance_norm(const Backend& b, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                      double eps);
+/// instance_norm_grad into new tensors.
+[[nodiscard]] NormGrads instance_norm_grad(const Backend& b, const Tensor& x, const Tensor& weight,
+                                           const NormStats& stats, const Tensor& dy);
 
 // ---- batch normalisation over [N, C, ...] (channels on axis 1) -------------
 /// The per-channel mean and variance batch_norm used, for batch_norm_grad.
@@ -379,18 +475,50 @@ struct LinearGrads {
 [[nodiscard]] LinearGrads linear_grad(const Backend& b, const Tensor& x, const Tensor& w, const Tensor& dy);
 
 // ---- losses (mean over the batch) ------------------------------------------
+/// The target value cross_entropy skips by default (PyTorch's ignore_index).
+inline constexpr std::int64_t kIgnoreIndex = -100;
 /// Cross-entropy of logits x [N, C] against class indices target [N] (i64):
-/// mean_n (logsumexp(x[n]) - x[n, target[n]]). A target outside [0, C) raises
+/// the mean over the rows whose target is not ignore_index of
+/// logsumexp(x[n]) - x[n, target[n]] (PyTorch's cross_entropy; ignore_index
+/// may also be a class in [0, C)). Any other target outside [0, C) raises
 /// invalid_argument (the targets are read to the host for this check; not
 /// inside xylem::capture, which refuses host reads: there such a target gives
-/// NaN). The loss is a one-element tensor of x's dtype: NaN for an empty
-/// batch (N = 0), as PyTorch's mean over nothing.
-[[nodiscard]] Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target);
-/// dx = (softmax(x) - onehot(target)) / N, times the loss's gradient (1 by default).
-/// dx has x's shape and dtype; targets are checked as cross_entropy does.
+/// NaN, and the rows that count are counted on the device). The
+/// loss is a one-element tensor of x's dtype: NaN for an empty batch (N = 0)
+/// or one whose every target is ignored, as PyTorch's mean over nothing.
+[[nodiscard]] Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target,
+                                   std::int64_t ignore_index = kIgnoreIndex);
+/// dx = (softmax(x) - onehot(target)) / M, times the loss's gradient (1 by
+/// default), M the rows not ignored; ignored rows get 0. dx has x's shape
+/// and dtype; targets are checked as cross_entropy does.
 /// @{
-void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss = 1.0);
-[[nodiscard]] Tensor cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss = 1.0);
+void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss = 1.0,
+                        std::int64_t ignore_index = kIgnoreIndex);
+[[nodiscard]] Tensor cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss = 1.0,
+                                        std::int64_t ignore_index = kIgnoreIndex);
+/// @}
+/// How a loss reduces its elementwise values (PyTorch's `reduction`).
+enum class LossReduction {
+  none,       ///< the elementwise values, the input's shape
+  mean,       ///< their mean (NaN over no elements)
+  sum,        ///< their sum
+  batchmean,  ///< their sum divided by the size of axis 0 (the number of elements for a scalar)
+};
+/// Kullback-Leibler divergence of log-probabilities `input` from
+/// probabilities `target` (PyTorch's kl_div, log_target false): elementwise
+/// target (log(target) - input), 0 where target is 0, reduced as `r` says
+/// (none: the input's shape; else one element). input and target of one
+/// shape and float dtype. One math::binary pass, then the reduction.
+[[nodiscard]] Tensor kl_div(const Backend& b, const Tensor& input, const Tensor& target,
+                            LossReduction r = LossReduction::mean);
+/// The gradient with respect to input of dloss times kl_div(input, target,
+/// r) (for none: of dloss times the sum of its values): dx = -target dloss /
+/// (the divisor of r). dx has input's shape and dtype.
+/// @{
+void kl_div_grad(const Backend& b, const Tensor& input, const Tensor& target, Tensor& dx,
+                 LossReduction r = LossReduction::mean, double dloss = 1.0);
+[[nodiscard]] Tensor kl_div_grad(const Backend& b, const Tensor& input, const Tensor& target,
+                                 LossReduction r = LossReduction::mean, double dloss = 1.0);
 /// @}
 /// mean((x - target)^2), one element of x's dtype; x and target of one shape
 /// and dtype.

@@ -111,12 +111,14 @@ namespace xylem {
   X(nn, softmax_grad, XY_IN(y) XY_IN(dy) XY_OUT(dx), XY_INT(log), )                           \
   /* x, y rank 2 [rows, n], normalised over axis 1; gamma, beta rank 1 [n] or absent (1, 0);  \
      mean, rstd rank 1 [rows] in the stat dtype (f32 for f16/bf16/f32 x, f64 for f64).       \
-     Biased variance; rstd = 1/sqrt(var + eps); y = (x - mean)*rstd*gamma + beta. */          \
+     Biased variance; rstd = 1/sqrt(var + eps); y = (x - mean)*rstd*gamma + beta.             \
+     rms = 1: RMS normalisation, mean = 0 and var = mean_j(x^2). */                           \
   X(nn, layer_norm, XY_IN(x) XY_IN_OPT(gamma) XY_IN_OPT(beta) XY_OUT(y) XY_OUT(mean)          \
-    XY_OUT(rstd), , XY_REAL(eps))                                                             \
-  /* xh = (x - mean)*rstd, g = dy*gamma: dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)) */        \
+    XY_OUT(rstd), XY_INT(rms), XY_REAL(eps))                                                  \
+  /* xh = (x - mean)*rstd, g = dy*gamma: dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh));         \
+     rms = 1 (mean is then 0): dx = rstd*(g - xh*mean_j(g*xh)) */                             \
   X(nn, layer_norm_grad_input, XY_IN(x) XY_IN_OPT(gamma) XY_IN(mean) XY_IN(rstd) XY_IN(dy)    \
-    XY_OUT(dx), , )                                                                           \
+    XY_OUT(dx), XY_INT(rms), )                                                                \
   /* dgamma = sum_rows(dy*xh), dbeta = sum_rows(dy), rank 1 [n] in x's dtype, either absent.  \
      Overwrites (does not accumulate). */                                                     \
   X(nn, layer_norm_grad_params, XY_IN(x) XY_IN(mean) XY_IN(rstd) XY_IN(dy)                    \
@@ -145,12 +147,14 @@ namespace xylem {
   /* the same mask: dx = keep ? dy/(1-p) : 0 */                                               \
   X(nn, dropout_grad, XY_IN(dy) XY_OUT(dx), XY_INT(seed) XY_INT(offset), XY_REAL(p))          \
   /* x [N, C] logits, target rank 1 [N] i64, loss rank 1 [N] in x's dtype:                    \
-     loss[n] = logsumexp(x[n, :]) - x[n, target[n]]; NaN where target is outside [0, C).      \
-     Computed in the stat type. */                                                            \
-  X(nn, cross_entropy, XY_IN(x) XY_IN(target) XY_OUT(loss), , )                               \
+     loss[n] = logsumexp(x[n, :]) - x[n, target[n]]; 0 where target[n] == ignore_index (any   \
+     value, also one inside [0, C)); else NaN where target is outside [0, C). Computed in the \
+     stat type. */                                                                            \
+  X(nn, cross_entropy, XY_IN(x) XY_IN(target) XY_OUT(loss), XY_INT(ignore_index), )           \
   /* dloss [N] in x's dtype: dx[n, c] = (softmax(x[n])[c] - (c == target[n]))*dloss[n]; a row \
-     with a target outside [0, C) gets NaN. */                                                \
-  X(nn, cross_entropy_grad, XY_IN(x) XY_IN(target) XY_IN(dloss) XY_OUT(dx), , )               \
+     whose target is ignore_index gets 0, else one with a target outside [0, C) NaN. */       \
+  X(nn, cross_entropy_grad, XY_IN(x) XY_IN(target) XY_IN(dloss) XY_OUT(dx),                   \
+    XY_INT(ignore_index), )                                                                   \
   /* x [N, C, H, W], w [K, C/groups, R, S], y [N, K, P, Q], P = (H + 2*pad_h -                \
      dilation_h*(R-1) - 1)/stride_h + 1 (>= 1); padding is zeros. Cross-correlation (no       \
      kernel flip), as cuDNN and PyTorch. */                                                   \

@@ -1,5 +1,7 @@
 // The layers of xylem.layers: Linear, Conv2d, pooling, activations,
-// BatchNorm2d, LayerNorm, Dropout, Flatten (Sequential has a file of its own).
+// BatchNorm2d, LayerNorm, RMSNorm, GroupNorm, Dropout, Flatten (Sequential
+// has a file of its own).
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
@@ -61,6 +63,17 @@ void bind_elementwise(nb::module_& m) {
   nb::class_<ReLU, Activation>(m, "ReLU", "max(x, 0).").def(nb::init<>());
   nb::class_<Sigmoid, Activation>(m, "Sigmoid", "1 / (1 + e^-x).").def(nb::init<>());
   nb::class_<Tanh, Activation>(m, "Tanh", "tanh(x).").def(nb::init<>());
+  nb::class_<SiLU, Activation>(m, "SiLU", "x sigmoid(x).").def(nb::init<>());
+  nb::class_<GELU, Activation>(m, "GELU", "GELU: exact x Phi(x), or approximate='tanh' (PyTorch's).")
+      .def(
+          "__init__",
+          [](GELU* self, const std::string& approximate) {
+            if (approximate != "none" && approximate != "tanh")
+              throw Error(ErrorCode::invalid_argument,
+                          "GELU: approximate must be 'none' or 'tanh', not '" + approximate + "'");
+            new (self) GELU(approximate == "tanh");
+          },
+          "approximate"_a = "none", "'none': x Phi(x); 'tanh': the tanh approximation.");
   nb::class_<Flatten, Layer>(m, "Flatten", "[N, ...] to [N, rest]: the trailing axes flattened into one.")
       .def(nb::init<>());
   nb::class_<Dropout, Layer>(m, "Dropout",
@@ -99,6 +112,31 @@ void bind_norms(nb::module_& m) {
       .def_prop_ro(
           "bias", [](LayerNorm& l) { return present(l.bias); }, nb::rv_policy::reference_internal,
           "beta, or None without affine.");
+  nb::class_<RMSNorm, Layer>(m, "RMSNorm", "RMS normalisation over the trailing axes `normalized_shape`.")
+      .def(
+          "__init__",
+          [](RMSNorm* self, std::vector<std::int64_t> shape, double eps, bool affine, DType dtype,
+             std::optional<Backend> b) { new (self) RMSNorm(resolve(b), std::move(shape), eps, affine, dtype); },
+          "normalized_shape"_a, "eps"_a = 1e-6, "elementwise_affine"_a = true, nb::kw_only(), "dtype"_a = DType::f32,
+          "backend"_a = nb::none(), release_gil(), "weight ones of normalized_shape (when affine).")
+      .def_prop_ro(
+          "weight", [](RMSNorm& l) { return present(l.weight); }, nb::rv_policy::reference_internal,
+          "The weight, or None without affine.");
+  nb::class_<GroupNorm, Layer>(m, "GroupNorm",
+                               "Group normalisation of x [N, C, ...]: the channels in num_groups groups, then a "
+                               "per-channel weight and bias.")
+      .def(
+          "__init__",
+          [](GroupNorm* self, int groups, std::int64_t channels, double eps, bool affine, DType dtype,
+             std::optional<Backend> b) { new (self) GroupNorm(resolve(b), groups, channels, eps, affine, dtype); },
+          "num_groups"_a, "num_channels"_a, "eps"_a = 1e-5, "affine"_a = true, nb::kw_only(), "dtype"_a = DType::f32,
+          "backend"_a = nb::none(), release_gil(), "weight ones and bias zeros, [C] (when affine).")
+      .def_prop_ro(
+          "weight", [](GroupNorm& l) { return present(l.weight); }, nb::rv_policy::reference_internal,
+          "[C], or None without affine.")
+      .def_prop_ro(
+          "bias", [](GroupNorm& l) { return present(l.bias); }, nb::rv_policy::reference_internal,
+          "[C], or None without affine.");
 }
 
 }  // namespace

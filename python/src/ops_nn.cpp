@@ -1,6 +1,7 @@
 // xylem.nn: activations, softmax, normalisation, convolution, pooling,
 // LRN, dropout, linear and losses, forward and backward, and the
 // parameter and result structs they take and return.
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "def_op.hpp"
@@ -12,18 +13,32 @@ Tensor optional_tensor(const std::optional<Tensor>& t) { return t.value_or(Tenso
 Layout dims(const std::vector<std::int64_t>& shape) { return Layout(shape); }
 std::vector<std::int64_t> shape_list(const Layout& l) { return {l.dims().begin(), l.dims().end()}; }
 
+// PyTorch's reduction names.
+nn::LossReduction loss_reduction(const std::string& name) {
+  if (name == "none") return nn::LossReduction::none;
+  if (name == "mean") return nn::LossReduction::mean;
+  if (name == "sum") return nn::LossReduction::sum;
+  if (name == "batchmean") return nn::LossReduction::batchmean;
+  throw Error(ErrorCode::invalid_argument,
+              "nn::kl_div: reduction '" + name + "' is not one of 'none', 'mean', 'sum', 'batchmean'");
+}
+
 #define XYLEM_PY_ACTIVATIONS(X)                                            \
   X(sigmoid, "y = 1 / (1 + e^-x), elementwise.")                           \
   X(relu, "y = max(x, 0), elementwise.")                                   \
   X(tanh, "y = tanh(x), elementwise.")                                     \
-  X(gelu, "y = x Phi(x), Phi the standard normal CDF (the exact GELU).")
+  X(gelu, "y = x Phi(x), Phi the standard normal CDF (the exact GELU).")   \
+  X(silu, "y = x sigmoid(x) (SiLU, swish), elementwise.")                  \
+  X(gelu_tanh, "GELU's tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
 
 // Gradients from the forward output (y) or input (x), and dy.
 #define XYLEM_PY_ACTIVATION_GRADS(X)                                 \
   X(sigmoid_grad, "y", "dx = dy y (1 - y), from sigmoid's output y.") \
   X(relu_grad, "x", "dx = dy where x > 0, else 0, from relu's input x.") \
   X(tanh_grad, "y", "dx = dy (1 - y^2), from tanh's output y.")     \
-  X(gelu_grad, "x", "dx = dy (Phi(x) + x phi(x)), from gelu's input x.")
+  X(gelu_grad, "x", "dx = dy (Phi(x) + x phi(x)), from gelu's input x.") \
+  X(silu_grad, "x", "dx = dy s (1 + x (1 - s)), s = sigmoid(x), from silu's input x.") \
+  X(gelu_tanh_grad, "x", "dx of gelu_tanh, from its input x.")
 
 #define XYLEM_PY_SOFTMAX(X)                                                               \
   X(softmax, "y = exp(x - max) / sum(exp(x - max)) along `axis`.")                        \
@@ -96,6 +111,15 @@ void bind_structs(nb::module_& m) {
       .def_ro("dx", &nn::NormGrads::dx, "x's shape and dtype.")
       .def_ro("dgamma", &nn::NormGrads::dgamma, "The normalised axes' shape.")
       .def_ro("dbeta", &nn::NormGrads::dbeta, "The normalised axes' shape.");
+  nb::class_<nn::RmsNorm>(m, "RmsNorm", "rms_norm's result: y and rstd.")
+      .def_ro("y", &nn::RmsNorm::y, "The normalised output.")
+      .def_ro("rstd", &nn::RmsNorm::rstd, "1/sqrt(mean(x^2) + eps) per row, for rms_norm_grad.");
+  nb::class_<nn::RmsNormGrads>(m, "RmsNormGrads", "The gradients of rms_norm.")
+      .def_ro("dx", &nn::RmsNormGrads::dx, "x's shape and dtype.")
+      .def_ro("dweight", &nn::RmsNormGrads::dweight, "The normalised axes' shape.");
+  nb::class_<nn::GroupNorm>(m, "GroupNorm", "group_norm's result: y and the statistics.")
+      .def_ro("y", &nn::GroupNorm::y, "The normalised output.")
+      .def_ro("stats", &nn::GroupNorm::stats, "[N, groups], for group_norm_grad.");
   nb::class_<nn::BatchNormStats>(m, "BatchNormStats", "The per-channel mean and variance batch_norm used.")
       .def_ro("mean", &nn::BatchNormStats::mean, "[C], in the statistics dtype.")
       .def_ro("var", &nn::BatchNormStats::var, "[C], the biased batch variance or the running one.");
@@ -206,6 +230,57 @@ void bind_norms(nb::module_& m) {
       "x"_a, "gamma"_a.none(), "stats"_a, "training"_a, "eps"_a, "dy"_a, nb::kw_only(), "backend"_a = nb::none(),
       release_gil(), "dx, dgamma and dbeta of batch_norm, from the statistics it returned.");
   m.def(
+      "rms_norm",
+      [](const Tensor& x, int normalized_rank, std::optional<Tensor> weight, double eps, std::optional<Backend> b) {
+        return nn::rms_norm(resolve(b), x, normalized_rank, optional_tensor(weight), eps);
+      },
+      "x"_a, "normalized_rank"_a = 1, "weight"_a = nb::none(), "eps"_a = 1e-6, nb::kw_only(), "backend"_a = nb::none(),
+      release_gil(),
+      "y = x / sqrt(mean(x^2) + eps) weight over the last `normalized_rank` axes; weight of those axes' shape or "
+      "None. Returns y and rstd.");
+  m.def(
+      "rms_norm_grad",
+      [](const Tensor& x, int normalized_rank, std::optional<Tensor> weight, const Tensor& rstd, const Tensor& dy,
+         std::optional<Backend> b) {
+        return nn::rms_norm_grad(resolve(b), x, normalized_rank, optional_tensor(weight), rstd, dy);
+      },
+      "x"_a, "normalized_rank"_a, "weight"_a.none(), "rstd"_a, "dy"_a, nb::kw_only(), "backend"_a = nb::none(),
+      release_gil(), "dx and dweight of rms_norm, from the rstd it returned.");
+  m.def(
+      "group_norm",
+      [](const Tensor& x, int groups, std::optional<Tensor> weight, std::optional<Tensor> bias, double eps,
+         std::optional<Backend> b) {
+        return nn::group_norm(resolve(b), x, groups, optional_tensor(weight), optional_tensor(bias), eps);
+      },
+      "x"_a, "groups"_a, "weight"_a = nb::none(), "bias"_a = nb::none(), "eps"_a = 1e-5, nb::kw_only(),
+      "backend"_a = nb::none(), release_gil(),
+      "x [N, C, ...] with its channels in `groups` groups: each (sample, group) normalised (biased variance), "
+      "then weight and bias ([C] or None) per channel. Returns y and the statistics.");
+  m.def(
+      "group_norm_grad",
+      [](const Tensor& x, int groups, std::optional<Tensor> weight, const nn::NormStats& stats, const Tensor& dy,
+         std::optional<Backend> b) {
+        return nn::group_norm_grad(resolve(b), x, groups, optional_tensor(weight), stats, dy);
+      },
+      "x"_a, "groups"_a, "weight"_a.none(), "stats"_a, "dy"_a, nb::kw_only(), "backend"_a = nb::none(),
+      release_gil(), "dx, dgamma (dweight) and dbeta (dbias) of group_norm, from the statistics it returned.");
+  m.def(
+      "instance_norm",
+      [](const Tensor& x, std::optional<Tensor> weight, std::optional<Tensor> bias, double eps,
+         std::optional<Backend> b) {
+        return nn::instance_norm(resolve(b), x, optional_tensor(weight), optional_tensor(bias), eps);
+      },
+      "x"_a, "weight"_a = nb::none(), "bias"_a = nb::none(), "eps"_a = 1e-5, nb::kw_only(), "backend"_a = nb::none(),
+      release_gil(), "group_norm with one group per channel. Returns y and the statistics.");
+  m.def(
+      "instance_norm_grad",
+      [](const Tensor& x, std::optional<Tensor> weight, const nn::NormStats& stats, const Tensor& dy,
+         std::optional<Backend> b) {
+        return nn::instance_norm_grad(resolve(b), x, optional_tensor(weight), stats, dy);
+      },
+      "x"_a, "weight"_a.none(), "stats"_a, "dy"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
+      "dx, dgamma and dbeta of instance_norm.");
+  m.def(
       "lrn",
       [](const Tensor& x, const nn::Lrn& p, std::optional<Backend> b) { return nn::lrn(resolve(b), x, p); }, "x"_a,
       "params"_a = nn::Lrn{}, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
@@ -308,18 +383,36 @@ void bind_train(nb::module_& m) {
       "dx = dy w, dw = dy^T x, dbias = dy summed over rows.");
   m.def(
       "cross_entropy",
-      [](const Tensor& x, const Tensor& target, std::optional<Backend> b) {
-        return nn::cross_entropy(resolve(b), x, target);
+      [](const Tensor& x, const Tensor& target, std::int64_t ignore_index, std::optional<Backend> b) {
+        return nn::cross_entropy(resolve(b), x, target, ignore_index);
       },
-      "x"_a, "target"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
-      "mean_n (logsumexp(x[n]) - x[n, target[n]]) of logits x [N, C] and i64 targets [N]; one element.");
+      "x"_a, "target"_a, nb::kw_only(), "ignore_index"_a = nn::kIgnoreIndex, "backend"_a = nb::none(), release_gil(),
+      "mean_n (logsumexp(x[n]) - x[n, target[n]]) of logits x [N, C] and i64 targets [N] over the rows whose "
+      "target is not ignore_index; one element.");
   m.def(
       "cross_entropy_grad",
-      [](const Tensor& x, const Tensor& target, double dloss, std::optional<Backend> b) {
-        return nn::cross_entropy_grad(resolve(b), x, target, dloss);
+      [](const Tensor& x, const Tensor& target, double dloss, std::int64_t ignore_index, std::optional<Backend> b) {
+        return nn::cross_entropy_grad(resolve(b), x, target, dloss, ignore_index);
       },
-      "x"_a, "target"_a, "dloss"_a = 1.0, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
-      "dx = (softmax(x) - onehot(target)) / N times dloss.");
+      "x"_a, "target"_a, "dloss"_a = 1.0, nb::kw_only(), "ignore_index"_a = nn::kIgnoreIndex,
+      "backend"_a = nb::none(), release_gil(),
+      "dx = (softmax(x) - onehot(target)) / M times dloss, M the rows not ignored; ignored rows 0.");
+  m.def(
+      "kl_div",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, std::optional<Backend> b) {
+        return nn::kl_div(resolve(b), input, target, loss_reduction(reduction));
+      },
+      "input"_a, "target"_a, "reduction"_a = "mean", nb::kw_only(), "backend"_a = nb::none(), release_gil(),
+      "KL divergence of log-probabilities input from probabilities target: target (log(target) - input), 0 where "
+      "target is 0, reduced by 'none', 'mean', 'sum' or 'batchmean' (PyTorch's kl_div).");
+  m.def(
+      "kl_div_grad",
+      [](const Tensor& input, const Tensor& target, const std::string& reduction, double dloss,
+         std::optional<Backend> b) {
+        return nn::kl_div_grad(resolve(b), input, target, loss_reduction(reduction), dloss);
+      },
+      "input"_a, "target"_a, "reduction"_a = "mean", "dloss"_a = 1.0, nb::kw_only(), "backend"_a = nb::none(),
+      release_gil(), "d(dloss kl_div)/d input = -target dloss / (the reduction's divisor).");
   m.def(
       "mse_loss",
       [](const Tensor& x, const Tensor& target, std::optional<Backend> b) {

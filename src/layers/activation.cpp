@@ -1,5 +1,6 @@
-// ReLU, Sigmoid and Tanh, from one table. Sigmoid's and tanh's gradients
-// take the output, relu's the input: each keeps only the one it needs.
+// ReLU, Sigmoid, Tanh, SiLU and GELU, from one table. Sigmoid's and tanh's
+// gradients take the output, the others' the input: each keeps only the one
+// it needs.
 #include <string>
 
 #include "xylem/layers.hpp"
@@ -25,6 +26,12 @@ constexpr Function kFunctions[] = {
      [](const Backend& b, const Tensor& y, const Tensor& dy) { return nn::sigmoid_grad(b, y, dy); }, true},
     {"Tanh()", [](const Backend& b, const Tensor& x) { return nn::tanh(b, x); },
      [](const Backend& b, const Tensor& y, const Tensor& dy) { return nn::tanh_grad(b, y, dy); }, true},
+    {"SiLU()", [](const Backend& b, const Tensor& x) { return nn::silu(b, x); },
+     [](const Backend& b, const Tensor& x, const Tensor& dy) { return nn::silu_grad(b, x, dy); }, false},
+    {"GELU(approximate='none')", [](const Backend& b, const Tensor& x) { return nn::gelu(b, x); },
+     [](const Backend& b, const Tensor& x, const Tensor& dy) { return nn::gelu_grad(b, x, dy); }, false},
+    {"GELU(approximate='tanh')", [](const Backend& b, const Tensor& x) { return nn::gelu_tanh(b, x); },
+     [](const Backend& b, const Tensor& x, const Tensor& dy) { return nn::gelu_tanh_grad(b, x, dy); }, false},
 };
 
 const Function& function(Activation::Kind kind) { return kFunctions[static_cast<int>(kind)]; }

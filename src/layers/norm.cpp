@@ -1,4 +1,5 @@
-// BatchNorm2d and LayerNorm (nn::batch_norm, nn::layer_norm and gradients).
+// BatchNorm2d, LayerNorm and RMSNorm (nn::batch_norm, nn::layer_norm, nn::rms_norm
+// and gradients).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,14 @@ Tensor count_tensor(std::int64_t n) { return Tensor::from(std::vector<std::int64
 
 std::string dims_string(const std::vector<std::int64_t>& dims) {
   return Layout(std::span<const std::int64_t>(dims)).dims_string();
+}
+
+// Whether x's trailing axes are `shape` (LayerNorm's and RMSNorm's inputs).
+bool ends_with(const Layout& x, const std::vector<std::int64_t>& shape) {
+  const int k = static_cast<int>(shape.size());
+  bool fits = x.rank() >= k;
+  for (int i = 0; fits && i < k; ++i) fits = x.dim(x.rank() - k + i) == shape[std::size_t(i)];
+  return fits;
 }
 
 }  // namespace
@@ -85,10 +94,7 @@ std::vector<Parameter*> LayerNorm::parameters() {
 }
 
 Layout LayerNorm::output_shape(const Layout& x) const {
-  const int k = static_cast<int>(shape_.size());
-  bool fits = x.rank() >= k;
-  for (int i = 0; fits && i < k; ++i) fits = x.dim(x.rank() - k + i) == shape_[std::size_t(i)];
-  if (!fits) bad_input(x, "[..., " + dims_string(shape_).substr(1));
+  if (!ends_with(x, shape_)) bad_input(x, "[..., " + dims_string(shape_).substr(1));
   return x;
 }
 
@@ -110,6 +116,41 @@ Tensor LayerNorm::backward(const Backend& b, const Tensor& dy) {
   }
   x_ = Tensor{};
   stats_ = {};
+  return g.dx;
+}
+
+RMSNorm::RMSNorm(const Backend& b, std::vector<std::int64_t> shape, double eps, bool affine, DType dtype)
+    : shape_(std::move(shape)), eps_(eps) {
+  if (shape_.empty()) throw Error(ErrorCode::invalid_argument, "RMSNorm: the normalised shape is empty");
+  if (affine) weight = {"weight", ones(b, Layout{std::span<const std::int64_t>(shape_)}, dtype), {}};
+}
+
+std::string RMSNorm::describe() const { return "RMSNorm(" + dims_string(shape_) + ")"; }
+
+std::vector<Parameter*> RMSNorm::parameters() {
+  if (weight.value.defined()) return {&weight};
+  return {};
+}
+
+Layout RMSNorm::output_shape(const Layout& x) const {
+  if (!ends_with(x, shape_)) bad_input(x, "[..., " + dims_string(shape_).substr(1));
+  return x;
+}
+
+Tensor RMSNorm::forward(const Backend& b, const Tensor& x) {
+  require_input(x);
+  nn::RmsNorm r = nn::rms_norm(b, x, static_cast<int>(shape_.size()), weight.value, eps_);
+  x_ = x;
+  rstd_ = r.rstd;
+  return r.y;
+}
+
+Tensor RMSNorm::backward(const Backend& b, const Tensor& dy) {
+  require_backward(x_.defined(), dy, x_.layout());
+  nn::RmsNormGrads g = nn::rms_norm_grad(b, x_, static_cast<int>(shape_.size()), weight.value, rstd_, dy);
+  if (weight.value.defined()) accumulate(b, weight, g.dweight);
+  x_ = Tensor{};
+  rstd_ = Tensor{};
   return g.dx;
 }
 

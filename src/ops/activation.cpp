@@ -43,6 +43,8 @@ void softplus(const Backend& b, const Tensor& x, Tensor& y, double beta, double 
   require_softplus("nn::softplus", beta);
   forward(b, "nn::softplus", XY_UN_SOFTPLUS, x, y, beta, threshold);
 }
+void silu(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::silu", XY_UN_SILU, x, y); }
+void gelu_tanh(const Backend& b, const Tensor& x, Tensor& y) { forward(b, "nn::gelu_tanh", XY_UN_GELU_TANH, x, y); }
 
 void sigmoid_grad(const Backend& b, const Tensor& y, const Tensor& dy, Tensor& dx) {
   backward(b, "nn::sigmoid_grad", XY_BIN_SIGMOID_GRAD, "y", y, dy, dx);
@@ -66,6 +68,12 @@ void softplus_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& 
   require_softplus("nn::softplus_grad", beta);
   backward(b, "nn::softplus_grad", XY_BIN_SOFTPLUS_GRAD, "x", x, dy, dx, beta, threshold);
 }
+void silu_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::silu_grad", XY_BIN_SILU_GRAD, "x", x, dy, dx);
+}
+void gelu_tanh_grad(const Backend& b, const Tensor& x, const Tensor& dy, Tensor& dx) {
+  backward(b, "nn::gelu_tanh_grad", XY_BIN_GELU_TANH_GRAD, "x", x, dy, dx);
+}
 
 // The returning forms: a new y (dx) shaped as x, then the writing form.
 #define XYLEM_ACTIVATION_RETURNING(fn)                            \
@@ -84,10 +92,14 @@ XYLEM_ACTIVATION_RETURNING(sigmoid)
 XYLEM_ACTIVATION_RETURNING(relu)
 XYLEM_ACTIVATION_RETURNING(tanh)
 XYLEM_ACTIVATION_RETURNING(gelu)
+XYLEM_ACTIVATION_RETURNING(silu)
+XYLEM_ACTIVATION_RETURNING(gelu_tanh)
 XYLEM_GRAD_RETURNING(sigmoid_grad, y)
 XYLEM_GRAD_RETURNING(relu_grad, x)
 XYLEM_GRAD_RETURNING(tanh_grad, y)
 XYLEM_GRAD_RETURNING(gelu_grad, x)
+XYLEM_GRAD_RETURNING(silu_grad, x)
+XYLEM_GRAD_RETURNING(gelu_tanh_grad, x)
 #undef XYLEM_ACTIVATION_RETURNING
 #undef XYLEM_GRAD_RETURNING
 

@@ -8,6 +8,7 @@
 #include "ops/checks.hpp"
 #include "ops/empty.hpp"
 #include "ops/layout.hpp"
+#include "ops/norm_stats.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/nn.hpp"
@@ -17,8 +18,7 @@ namespace {
 
 using plugin::OpId;
 
-// Statistics accumulate in f32 for the narrower types, f64 for f64.
-DType stat_dtype(DType x) { return x == DType::f64 ? DType::f64 : DType::f32; }
+using ops::stat_dtype;
 
 Layout leading(const Layout& x, int cut) { return Layout(x.dims().subspan(0, std::size_t(cut))); }
 Layout trailing(const Layout& x, int cut) { return Layout(x.dims().subspan(std::size_t(cut))); }
@@ -42,18 +42,21 @@ int layer_norm_cut(std::string_view name, const Tensor& x, int normalized_rank) 
 
 }  // namespace
 
-NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma, const Tensor& beta,
-                     double eps, Tensor& y) {
-  constexpr std::string_view name = "nn::layer_norm";
+namespace {
+
+// Layer and RMS normalisation share the row kernels: `rms` drops the mean.
+// `weight` names gamma as the public function calls it.
+NormStats rows_forward(const Backend& b, std::string_view name, const char* weight, const Tensor& x,
+                       int normalized_rank, const Tensor& gamma, const Tensor& beta, double eps, bool rms, Tensor& y) {
   ops::require_float(name, "x", x);
   ops::require_like(name, "x", x, "y", y);
   ops::require_argument(eps >= 0, name, "eps must not be negative");
   const int cut = layer_norm_cut(name, x, normalized_rank);
   const Layout features = trailing(x.layout(), cut);
-  const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
+  const Tensor g = optional_vector(b, name, weight, gamma, features, x.dtype());
   const Tensor be = optional_vector(b, name, "beta", beta, features, x.dtype());
-  NormStats stats{Tensor(leading(x.layout(), cut), stat_dtype(x.dtype())),
-                  Tensor(leading(x.layout(), cut), stat_dtype(x.dtype()))};
+  NormStats stats{Tensor(leading(x.layout(), cut), ops::stat_dtype(x.dtype())),
+                  Tensor(leading(x.layout(), cut), ops::stat_dtype(x.dtype()))};
   const std::int64_t rows = stats.mean.numel();
   if (x.numel() == 0) {
     // No rows: everything is empty. Rows of length 0: y is empty and each
@@ -73,28 +76,30 @@ NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
                                                      .y = y2.tensor(),
                                                      .mean = stats.mean.reshape({rows}),
                                                      .rstd = stats.rstd.reshape({rows}),
+                                                     .rms = rms ? 1 : 0,
                                                      .eps = eps},
                  name);
   y2.finish();
   return stats;
 }
 
-void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,
-                     const NormStats& stats, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  constexpr std::string_view name = "nn::layer_norm_grad";
+void rows_backward(const Backend& b, std::string_view name, const char* weight, const char* dweight, const Tensor& x,
+                   int normalized_rank, const Tensor& gamma, const NormStats& stats, const Tensor& dy, bool rms,
+                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   ops::require_float(name, "x", x);
   ops::require_same_dtype(name, "x", x, "dy", dy);
   ops::require_same_dims(name, "x", x, "dy", dy);
   const int cut = layer_norm_cut(name, x, normalized_rank);
   const Layout features = trailing(x.layout(), cut);
   const Layout rows_shape = leading(x.layout(), cut);
-  ops::require_dims(name, "mean", stats.mean, rows_shape);
+  // rstd first: rms_norm_grad makes mean from rstd's dims.
   ops::require_dims(name, "rstd", stats.rstd, rows_shape);
-  ops::require_dtype(name, "mean", stats.mean, stat_dtype(x.dtype()));
-  ops::require_dtype(name, "rstd", stats.rstd, stat_dtype(x.dtype()));
-  const Tensor g = optional_vector(b, name, "gamma", gamma, features, x.dtype());
+  ops::require_dims(name, "mean", stats.mean, rows_shape);
+  ops::require_dtype(name, "rstd", stats.rstd, ops::stat_dtype(x.dtype()));
+  ops::require_dtype(name, "mean", stats.mean, ops::stat_dtype(x.dtype()));
+  const Tensor g = optional_vector(b, name, weight, gamma, features, x.dtype());
   if (dx.defined()) ops::require_like(name, "x", x, "dx", dx);
-  if (dgamma.defined()) (void)optional_vector(b, name, "dgamma", dgamma, features, x.dtype());
+  if (dgamma.defined()) (void)optional_vector(b, name, dweight, dgamma, features, x.dtype());
   if (dbeta.defined()) (void)optional_vector(b, name, "dbeta", dbeta, features, x.dtype());
   if (x.numel() == 0) {  // dx is empty; dgamma and dbeta sum over no rows (or are empty): 0
     if (dx.defined()) ops::fill_output(b, name, dx);
@@ -110,13 +115,17 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
   if (dx.defined()) {
     ops::GroupedOutput dx2(b, dx, dx.layout(), cut);
     detail::launch(b,
-                   detail::args::nn_layer_norm_grad_input<Tensor>{
-                       .x = x2, .gamma = g, .mean = mean, .rstd = rstd, .dy = dy2, .dx = dx2.tensor()},
+                   detail::args::nn_layer_norm_grad_input<Tensor>{.x = x2,
+                                                                  .gamma = g,
+                                                                  .mean = mean,
+                                                                  .rstd = rstd,
+                                                                  .dy = dy2,
+                                                                  .dx = dx2.tensor(),
+                                                                  .rms = rms ? 1 : 0},
                    name);
     dx2.finish();
   }
   if (dgamma.defined() || dbeta.defined()) {
-    const Layout flat{n};
     std::optional<ops::GroupedOutput> dg, db;
     if (dgamma.defined()) dg.emplace(b, dgamma, dgamma.layout(), 0);
     if (dbeta.defined()) db.emplace(b, dbeta, dbeta.layout(), 0);
@@ -132,6 +141,36 @@ void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, con
     if (dg) dg->finish();
     if (db) db->finish();
   }
+}
+
+}  // namespace
+
+NormStats layer_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma, const Tensor& beta,
+                     double eps, Tensor& y) {
+  return rows_forward(b, "nn::layer_norm", "gamma", x, normalized_rank, gamma, beta, eps, false, y);
+}
+
+void layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,
+                     const NormStats& stats, const Tensor& dy, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  rows_backward(b, "nn::layer_norm_grad", "gamma", "dgamma", x, normalized_rank, gamma, stats, dy, false, dx, dgamma,
+                dbeta);
+}
+
+// RMS normalisation keeps only rstd: the kernels' mean is 0, so backward
+// passes zeros for it (one value per row, next to the row's n).
+Tensor rms_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight, double eps, Tensor& y) {
+  return rows_forward(b, "nn::rms_norm", "weight", x, normalized_rank, weight, Tensor{}, eps, true, y).rstd;
+}
+
+void rms_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight, const Tensor& rstd,
+                   const Tensor& dy, Tensor& dx, Tensor& dweight) {
+  constexpr std::string_view name = "nn::rms_norm_grad";
+  ops::require_float(name, "x", x);
+  ops::require_defined(name, "rstd", rstd);
+  ops::require_dtype(name, "rstd", rstd, ops::stat_dtype(x.dtype()));
+  const NormStats stats{zeros(b, Layout(rstd.layout().dims()), rstd.dtype()), rstd};
+  Tensor no_dbias;
+  rows_backward(b, name, "weight", "dweight", x, normalized_rank, weight, stats, dy, true, dx, dweight, no_dbias);
 }
 
 namespace {
@@ -297,6 +336,21 @@ LayerNorm layer_norm(const Backend& b, const Tensor& x, int normalized_rank, con
   LayerNorm out{ops::new_like("nn::layer_norm", "x", x), {}};
   out.stats = layer_norm(b, x, normalized_rank, gamma, beta, eps, out.y);
   return out;
+}
+
+RmsNorm rms_norm(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight, double eps) {
+  RmsNorm out{ops::new_like("nn::rms_norm", "x", x), {}};
+  out.rstd = rms_norm(b, x, normalized_rank, weight, eps, out.y);
+  return out;
+}
+
+RmsNormGrads rms_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& weight,
+                           const Tensor& rstd, const Tensor& dy) {
+  constexpr std::string_view name = "nn::rms_norm_grad";
+  RmsNormGrads grads{ops::new_like(name, "x", x), {}};
+  grads.dweight = Tensor(trailing(x.layout(), layer_norm_cut(name, x, normalized_rank)), x.dtype());
+  rms_norm_grad(b, x, normalized_rank, weight, rstd, dy, grads.dx, grads.dweight);
+  return grads;
 }
 
 NormGrads layer_norm_grad(const Backend& b, const Tensor& x, int normalized_rank, const Tensor& gamma,

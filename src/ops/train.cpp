@@ -1,6 +1,7 @@
 // xylem::nn training pieces: dropout, the linear layer and the losses.
 // Linear and MSE are compositions of other ops; dropout and cross-entropy
 // have kernels of their own (plugin.hpp).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,12 +136,15 @@ void require_classes(std::string_view name, const Tensor& x, const Tensor& targe
   ops::require_dims(name, "target", target, Layout{x.layout().dims()[0]});
 }
 
-// Called after the cheap checks: it reads the targets to the host, except
-// inside a capture, where a host read is refused and a replay's targets are
-// not there to check anyway (out-of-range ones then give NaN).
-void require_targets_in_range(std::string_view name, const Tensor& x, const Tensor& target) {
+// Called after the cheap checks: it reads the targets to the host and
+// returns how many rows count (their target is not ignore_index). Inside a
+// capture, where a host read is refused and a replay's targets are not
+// there yet, it checks nothing (out-of-range targets then give NaN) and
+// returns nothing: the caller counts on the device.
+std::optional<std::int64_t> require_targets_in_range(std::string_view name, const Tensor& x, const Tensor& target,
+                                                     std::int64_t ignore_index) {
   const std::int64_t n = x.layout().dims()[0], classes = x.layout().dims()[1];
-  if (n == 0) return;
+  if (n == 0) return 0;
   if (classes == 0)
     throw Error(ErrorCode::invalid_argument,
                 std::string(name) + ": x has no classes (shape " + x.layout().dims_string() + ")");
@@ -148,43 +152,68 @@ void require_targets_in_range(std::string_view name, const Tensor& x, const Tens
   // that looks like a diverged loss. Checking it here reads the targets to
   // the host, which waits only for target's own writer (not for x or the
   // queue), and raises before any output changes.
-  if (detail::active_recorder() != nullptr) return;
+  if (detail::active_recorder() != nullptr) return std::nullopt;
   const std::vector<std::int64_t> targets = target.to_vector<std::int64_t>();
+  std::int64_t counted = 0;
   for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] == ignore_index) continue;
+    ++counted;
     if (targets[i] < 0 || targets[i] >= classes)
       throw Error(ErrorCode::invalid_argument,
                   std::string(name) + ": target[" + std::to_string(i) + "] is " + std::to_string(targets[i]) +
                       ", outside [0, C) for C = " + std::to_string(classes) + " classes (x has shape " +
-                      x.layout().dims_string() + "); targets are class indices");
+                      x.layout().dims_string() + "); targets are class indices or ignore_index " +
+                      std::to_string(ignore_index));
   }
+  return counted;
+}
+
+// The rows whose target is not ignore_index, counted on the device: a
+// one-element tensor of x's dtype.
+Tensor counted_on_device(const Backend& b, const Tensor& x, const Tensor& target, std::int64_t ignore_index) {
+  const Tensor ignored = full(b, Layout{}, x.dtype(), static_cast<double>(ignore_index));
+  return sum(b, cast(b, ne(b, cast(b, target, x.dtype()), ignored), x.dtype()));
 }
 
 }  // namespace
 
 // The mean over no rows is NaN (0/0), as PyTorch's cross_entropy gives for
-// an empty batch; mean() writes it without reading `rows`.
-Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target) {
+// an empty batch; mean() writes it without reading `rows`. Ignored rows are
+// 0 in `rows` and left out of the count, so the mean is over the others (NaN
+// when there are none).
+Tensor cross_entropy(const Backend& b, const Tensor& x, const Tensor& target, std::int64_t ignore_index) {
   constexpr std::string_view name = "nn::cross_entropy";
   require_classes(name, x, target);
-  require_targets_in_range(name, x, target);
+  const std::optional<std::int64_t> counted = require_targets_in_range(name, x, target, ignore_index);
   const std::int64_t n = x.layout().dims()[0];
   Tensor rows(Layout{n}, x.dtype());
-  if (n > 0) detail::launch(b, detail::args::nn_cross_entropy<Tensor>{.x = x, .target = target, .loss = rows}, name);
-  return mean(b, rows);
+  if (n > 0)
+    detail::launch(
+        b, detail::args::nn_cross_entropy<Tensor>{.x = x, .target = target, .loss = rows, .ignore_index = ignore_index},
+        name);
+  if (!counted) return div(b, sum(b, rows), counted_on_device(b, x, target, ignore_index));
+  if (*counted == n) return mean(b, rows);
+  return mul(b, sum(b, rows), full(b, Layout{}, x.dtype(), 1.0 / double(*counted)));
 }
 
-void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss) {
+void cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, Tensor& dx, double dloss,
+                        std::int64_t ignore_index) {
   constexpr std::string_view name = "nn::cross_entropy_grad";
   require_classes(name, x, target);
   ops::require_like(name, "x", x, "dx", dx);
-  require_targets_in_range(name, x, target);
+  const std::optional<std::int64_t> counted = require_targets_in_range(name, x, target, ignore_index);
   const std::int64_t n = x.layout().dims()[0];
   if (n == 0) {  // dx [0, C] is empty
     ops::fill_output(b, name, dx);
     return;
   }
-  const Tensor per_row = full(b, Layout{n}, x.dtype(), dloss / double(n));
-  detail::launch(b, detail::args::nn_cross_entropy_grad<Tensor>{.x = x, .target = target, .dloss = per_row, .dx = dx},
+  // With every row ignored the kernel writes zeros and reads no dloss.
+  const Tensor per_row =
+      counted ? full(b, Layout{n}, x.dtype(), *counted > 0 ? dloss / double(*counted) : 0.0)
+              : div(b, full(b, Layout{n}, x.dtype(), dloss), counted_on_device(b, x, target, ignore_index));
+  detail::launch(b,
+                 detail::args::nn_cross_entropy_grad<Tensor>{
+                     .x = x, .target = target, .dloss = per_row, .dx = dx, .ignore_index = ignore_index},
                  name);
 }
 
@@ -240,9 +269,10 @@ LinearGrads linear_grad(const Backend& b, const Tensor& x, const Tensor& w, cons
   return grads;
 }
 
-Tensor cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss) {
+Tensor cross_entropy_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss,
+                          std::int64_t ignore_index) {
   Tensor dx = ops::new_like("nn::cross_entropy_grad", "x", x);
-  cross_entropy_grad(b, x, target, dx, dloss);
+  cross_entropy_grad(b, x, target, dx, dloss, ignore_index);
   return dx;
 }
 Tensor mse_loss_grad(const Backend& b, const Tensor& x, const Tensor& target, double dloss) {

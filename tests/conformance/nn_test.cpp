@@ -35,6 +35,7 @@ struct Activation {
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double gelu_cdf(double x) { return 0.5 * (1.0 + std::erf(x * 0.70710678118654752440)); }
 bool away_from_zero(double x) { return std::abs(x) > 1e-2; }
+double gelu_tanh_inner(double x) { return 0.79788456080286535588 * (x + 0.044715 * x * x * x); }
 
 std::vector<Activation> all_activations() {
   std::vector<Activation> out;
@@ -85,6 +86,22 @@ std::vector<Activation> all_activations() {
                    [=](double x, double dy) { return x * beta > threshold ? dy : dy * sigmoid_ref(x * beta); }, true,
                    -4, 4, [=](double x) { return std::abs(x * beta - threshold) > 1e-2; }});
   }
+  out.push_back({"silu", "", static_cast<WriteForward>(xylem::nn::silu),
+                 [](double x) { return x / (1 + std::exp(-x)); },
+                 static_cast<WriteBackward>(xylem::nn::silu_grad),
+                 [](double x, double dy) {
+                   const double s = sigmoid_ref(x);
+                   return dy * s * (1 + x * (1 - s));
+                 }});
+  // PyTorch's tanh form: the kernels compute x sigmoid(2u), the same function.
+  out.push_back({"gelu_tanh", "", static_cast<WriteForward>(xylem::nn::gelu_tanh),
+                 [](double x) { return 0.5 * x * (1 + std::tanh(gelu_tanh_inner(x))); },
+                 static_cast<WriteBackward>(xylem::nn::gelu_tanh_grad),
+                 [](double x, double dy) {
+                   const double t = std::tanh(gelu_tanh_inner(x));
+                   return dy * (0.5 * (1 + t) +
+                                0.5 * x * (1 - t * t) * 0.79788456080286535588 * (1 + 3 * 0.044715 * x * x));
+                 }});
   return out;
 }
 
@@ -129,6 +146,11 @@ std::vector<double> edge_values(const Activation& a) {
   if (a.name != "gelu") {  // x * Phi(x) is Inf * 0 at -Inf: left out
     v.push_back(kInf);
     v.push_back(-kInf);
+  }
+  if (a.name == "gelu_tanh") {
+    // x^2 overflows f32 at 1e30: the gradient is NaN there (as PyTorch's
+    // formula), where the float64 reference is not.
+    std::erase_if(v, [](double x) { return std::abs(x) == 1e30; });
   }
   return v;
 }
@@ -289,6 +311,8 @@ XY_ACTIVATION_TESTS(leaky_relu)
 XY_ACTIVATION_TESTS(elu)
 XY_ACTIVATION_TESTS(gelu)
 XY_ACTIVATION_TESTS(softplus)
+XY_ACTIVATION_TESTS(silu)
+XY_ACTIVATION_TESTS(gelu_tanh)
 
 // Wrong shapes, wrong dtypes: the error names the op and the shapes, and no
 // tensor changes.

@@ -51,6 +51,8 @@ inline const UnaryOp kUnary[] = {
      [](const Backend& b, const Tensor& x, Tensor& y, double beta, double t) { xylem::nn::softplus(b, x, y, beta, t); },
      [](double x, double beta, double t) { return beta * x > t ? x : std::log1p(std::exp(beta * x)) / beta; },
      Params::softplus},
+    XYLEM_FUZZ_NN(silu, x / (1 + std::exp(-x))),
+    XYLEM_FUZZ_NN(gelu_tanh, 0.5 * x * (1 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x)))),
 };
 #undef XYLEM_FUZZ_MATH
 #undef XYLEM_FUZZ_NN

@@ -44,7 +44,9 @@ def test_every_op_is_bound():
              "layer_norm_grad batch_norm batch_norm_grad conv2d_output_shape conv2d conv2d_grad_data " \
              "conv2d_grad_filter pool2d_output_shape max_pool2d max_pool2d_grad avg_pool2d avg_pool2d_grad lrn " \
              "lrn_grad dropout dropout_grad linear linear_grad cross_entropy cross_entropy_grad mse_loss mse_loss_grad " \
-             "embedding embedding_backward"
+             "embedding embedding_backward " \
+             "silu gelu_tanh silu_grad gelu_tanh_grad rms_norm rms_norm_grad group_norm group_norm_grad instance_norm " \
+             "instance_norm_grad kl_div kl_div_grad"
     optim_ops = "sgd_step adam_step SgdOptions AdamOptions"
     for module, names in ((xylem, math_ops), (xylem.blas, blas_ops), (xylem.nn, nn_ops),
                           (xylem.optim, optim_ops)):

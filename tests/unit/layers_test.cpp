@@ -199,6 +199,30 @@ TEST_P(Layers, norm_and_dropout_gradients) {
       be, [] { return std::make_unique<Dropout>(0.3, 11); }, image, seed);
 }
 
+TEST_P(Layers, transformer_norm_and_activation_gradients) {
+  const Layout image{3, 4, 3, 3};
+  check_gradients(
+      be, [] { return std::make_unique<SiLU>(); }, image, seed);
+  check_gradients(
+      be, [] { return std::make_unique<GELU>(); }, image, seed);
+  check_gradients(
+      be, [] { return std::make_unique<GELU>(true); }, image, seed);
+  check_gradients(
+      be, [&] { return std::make_unique<RMSNorm>(be, std::vector<std::int64_t>{3, 3}, 1e-6, true, f64); }, image,
+      seed);
+  check_gradients(
+      be, [&] { return std::make_unique<GroupNorm>(be, 2, 4, 1e-5, true, f64); }, image, seed);
+  check_gradients(
+      be, [&] { return std::make_unique<GroupNorm>(be, 4, 4, 1e-5, false, f64); }, image, seed);
+  EXPECT_EQ(GELU(true).describe(), "GELU(approximate='tanh')");
+  EXPECT_EQ(GroupNorm(be, 2, 4).describe(), "GroupNorm(2, 4)");
+  EXPECT_EQ(RMSNorm(be, {8}).parameters().size(), 1u);
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, GroupNorm(be, 3, 4));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, RMSNorm(be, {}));
+  GroupNorm gn(be, 2, 4);
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)gn.forward(be, Tensor::from(std::vector<float>(6, 1.0f), Layout{2, 3})));
+}
+
 std::unique_ptr<Sequential> tiny_cnn(const Backend& be, DType dtype) {
   Generator g(5);
   auto net = std::make_unique<Sequential>();

@@ -2,7 +2,9 @@
 // the lanes of a block share each row (lanes.cuh), fold it with the online
 // max/sum (max_sum.cuh) in one read, then the loss is logsumexp - x[target]
 // and the gradient (softmax - onehot)*dloss, in the compute type. A target
-// outside [0, C) gives NaN (the loss, or the row of the gradient).
+// equal to ignore_index gives 0, one outside [0, C) NaN (the loss, or the
+// row of the gradient). Ignored rows still fold their statistics: the lanes
+// of a row combine them together, so none may leave early.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -22,6 +24,7 @@ struct LossArgs {
   std::int64_t ts;        // target
   std::int64_t ls;        // loss, or dloss
   std::int64_t ds0, ds1;  // dx
+  std::int64_t ignore;    // the ignored target value
 };
 
 // The row's statistics, in every lane of its group.
@@ -42,7 +45,9 @@ __global__ void __launch_bounds__(kLaneThreads)
   if (!p.valid || p.lane != 0) return;
   const std::int64_t t = target[p.o * a.ts];
   // (m - x[t]) + log(s): adding log(s) to a huge m first would lose it.
-  const C value = (t < 0 || t >= a.c) ? C(NAN) : (st.m - Real<D>::load(xr[t * a.xs1])) + log(st.s);
+  const C value = t == a.ignore             ? C(0)
+                  : (t < 0 || t >= a.c) ? C(NAN)
+                                        : (st.m - Real<D>::load(xr[t * a.xs1])) + log(st.s);
   loss[p.o * a.ls] = Real<D>::store(value);
 }
 
@@ -56,12 +61,12 @@ __global__ void __launch_bounds__(kLaneThreads)
   const MaxSum<C> st = row_stats<D>(xr, a, p);
   if (!p.valid) return;
   const std::int64_t t = target[p.o * a.ts];
-  const bool bad = t < 0 || t >= a.c;
+  const bool ignored = t == a.ignore, bad = !ignored && (t < 0 || t >= a.c);
   const C g = Real<D>::load(dloss[p.o * a.ls]), scale = C(1) / st.s;
   StorageT<D>* out = dx + p.o * a.ds0;
   for (std::int64_t j = p.lane; j < a.c; j += p.lanes) {
     const C prob = exp(Real<D>::load(xr[j * a.xs1]) - st.m) * scale;
-    out[j * a.ds1] = Real<D>::store(bad ? C(NAN) : (prob - (j == t ? C(1) : C(0))) * g);
+    out[j * a.ds1] = Real<D>::store(ignored ? C(0) : bad ? C(NAN) : (prob - (j == t ? C(1) : C(0))) * g);
   }
 }
 
@@ -78,7 +83,8 @@ LossArgs loss_args(const plugin::TensorArg& x, const plugin::TensorArg& target, 
 template <DType D>
 void cross_entropy(const OpCall& c, const Context& ctx) {
   const auto args = plugin::unpack<plugin::args::nn_cross_entropy>(c);
-  const LossArgs a = loss_args(args.x, args.target, args.loss);
+  LossArgs a = loss_args(args.x, args.target, args.loss);
+  a.ignore = args.ignore_index;
   if (a.n == 0) return;
   const LanePlan plan = plan_lanes(a.c, a.n, 1, sizeof(StorageT<D>), 0);
   cross_entropy_rows<D><<<unsigned(plan.blocks(a.n, 1)), plan.block(), 0, ctx.stream>>>(
@@ -92,6 +98,7 @@ void cross_entropy_grad(const OpCall& c, const Context& ctx) {
   const auto args = plugin::unpack<plugin::args::nn_cross_entropy_grad>(c);
   LossArgs a = loss_args(args.x, args.target, args.dloss);
   a.ds0 = args.dx.view.strides()[0], a.ds1 = args.dx.view.strides()[1];
+  a.ignore = args.ignore_index;
   if (a.n == 0 || a.c == 0) return;
   const LanePlan plan = plan_lanes(a.c, a.n, 1, sizeof(StorageT<D>), 0);
   cross_entropy_grad_rows<D><<<unsigned(plan.blocks(a.n, 1)), plan.block(), 0, ctx.stream>>>(

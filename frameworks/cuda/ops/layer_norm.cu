@@ -101,6 +101,7 @@ struct ForwardArgs {
   std::int64_t mean_stride, rstd_stride;
   std::int64_t rows, n;
   ComputeT<D> eps;
+  bool rms;  // RMS normalisation: mean 0, var = mean of squares
 };
 
 template <DType D, int W, int VPT>
@@ -116,7 +117,9 @@ __global__ void __launch_bounds__(1024) layer_norm_rows(ForwardArgs<D> a) {
 #pragma unroll
       for (int e = 0; e < W; ++e) sum += v[k][e];
     });
-    const A mean = block_sum(sum) / A(a.n);
+    // a.rms is the same for the whole block, so block_sum's barriers stay
+    // uniform. The registers are loaded above either way.
+    const A mean = a.rms ? A(0) : block_sum(sum) / A(a.n);
     A sq = 0;
     for_chunks<VPT>(chunks, [&](int k, std::int64_t c) {
       if constexpr (VPT == 0) load_row_chunk<W, D>(a.x, row, c, v[k]);
@@ -148,6 +151,7 @@ struct GradInputArgs {
   const ComputeT<D>* rstd;
   std::int64_t mean_stride, rstd_stride;
   std::int64_t rows, n;
+  bool rms;  // RMS normalisation: no mean_j(g) term
 };
 
 // dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), xh = (x-mean)*rstd, g = dy*gamma.
@@ -173,7 +177,7 @@ __global__ void __launch_bounds__(1024) layer_norm_grad_rows(GradInputArgs<D> a)
       }
     });
     block_sum2(sum_g, sum_gxh);
-    const A mean_g = sum_g / A(a.n), mean_gxh = sum_gxh / A(a.n);
+    const A mean_g = a.rms ? A(0) : sum_g / A(a.n), mean_gxh = sum_gxh / A(a.n);
     for_chunks<VPT>(chunks, [&](int k, std::int64_t c) {
       if constexpr (VPT == 0) {
         load_row_chunk<W, D>(a.x, row, c, xv[k]);
@@ -279,7 +283,8 @@ void layer_norm(const OpCall& c, const Context& ctx) {
   using A = ComputeT<D>;
   const ForwardArgs<D> a{rows_of<const S>(x), rows_of<const S>(args.gamma), rows_of<const S>(args.beta),
                          rows_of<S>(y), optional_ptr<A>(args.mean), optional_ptr<A>(args.rstd),
-                         stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n, A(args.eps)};
+                         stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n, A(args.eps),
+                         args.rms != 0};
   constexpr int V = 16 / sizeof(S);
   if (vectorizable<S>(rows, n, {&x, &y}, {&args.gamma, &args.beta}))
     launch_rows<ForwardLauncher, D, V, 1>(ctx, "nn::layer_norm", a);
@@ -297,7 +302,7 @@ void layer_norm_grad_input(const OpCall& c, const Context& ctx) {
   using A = ComputeT<D>;
   const GradInputArgs<D> a{rows_of<const S>(x), rows_of<const S>(args.gamma), rows_of<const S>(dy),
                            rows_of<S>(dx), element_ptr<const A>(args.mean), element_ptr<const A>(args.rstd),
-                           stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n};
+                           stride_of(args.mean, 0), stride_of(args.rstd, 0), rows, n, args.rms != 0};
   constexpr int V = 16 / sizeof(S);
   if (vectorizable<S>(rows, n, {&x, &dy, &dx}, {&args.gamma}))
     launch_rows<GradLauncher, D, V, 2>(ctx, "nn::layer_norm_grad_input", a);

@@ -2,7 +2,8 @@
 // target [N] i64, per-row loss = logsumexp(x[n]) - x[n, target[n]] and its
 // gradient (softmax - one_hot) * dloss. f16/bf16/f32/f64, any strides;
 // computed in the stat type (f32, or f64 for f64) on dense rows with
-// softmax.cpp's vector loops. A target outside [0, C) gives NaN.
+// softmax.cpp's vector loops. A target equal to ignore_index gives 0 (loss
+// and gradient row), one outside [0, C) NaN.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -58,10 +59,12 @@ void cross_entropy_kernel(const OpCall& call) {
   const std::int64_t st = args.target.view.strides()[0];
   T* loss = element_ptr<T>(args.loss);
   const std::int64_t sl = args.loss.view.strides()[0];
+  const std::int64_t ignore = args.ignore_index;
   for_each_row<T>(args.x, [&](std::int64_t n, const C* row) {
     const std::int64_t t = target[n * st];
-    const C value = t >= 0 && t < classes ? log_sum_exp(row, std::size_t(classes)) - row[t]
-                                          : std::numeric_limits<C>::quiet_NaN();
+    const C value = t == ignore                ? C(0)
+                    : t >= 0 && t < classes ? log_sum_exp(row, std::size_t(classes)) - row[t]
+                                            : std::numeric_limits<C>::quiet_NaN();
     loss[n * sl] = from_compute<T>(value);
   });
 }
@@ -77,12 +80,15 @@ void cross_entropy_grad_kernel(const OpCall& call) {
   const std::int64_t sd = args.dloss.view.strides()[0];
   const plugin::TensorArg& dx = args.dx;
   const std::int64_t sxr = dx.view.strides()[0], sxc = dx.view.strides()[1];
+  const std::int64_t ignore = args.ignore_index;
   for_each_row<T>(args.x, [&](std::int64_t n, const C* row) {
     thread_local std::vector<C> grad;
     grad.resize(std::size_t(classes));
     const std::int64_t t = target[n * st];
     const C scale = to_compute(dloss[n * sd]);
-    if (t >= 0 && t < classes) {
+    if (t == ignore) {
+      std::fill(grad.begin(), grad.end(), C(0));
+    } else if (t >= 0 && t < classes) {
       softmax_row(row, grad.data(), grad.size(), false);
       grad[std::size_t(t)] -= C(1);
       for (C& g : grad) g *= scale;

@@ -54,12 +54,16 @@ void layer_norm_kernel(const OpCall& call) {
   const auto gamma = load_param<D>(args.gamma, n, T(1));
   const auto beta = load_param<D>(args.beta, n, T(0));
   const double eps = args.eps;
+  const bool rms = args.rms != 0;
   parallel_chunks(rows, row_grain(n), [&](std::int64_t r0, std::int64_t r1) {
     auto buf = std::make_unique_for_overwrite<T[]>(std::size_t(std::max<std::int64_t>(1, n)));
     for (std::int64_t r = r0; r < r1; ++r) {
       const T* xr = row_in<D>(x.row(r), x.col_stride, n, buf.get());
       const RowMoments m = row_moments(xr, n);
-      const T mu = T(m.mean), rs = T(1.0 / std::sqrt(m.m2 / double(n) + eps));
+      // RMS: the mean square is the variance plus the squared mean, a sum of
+      // two non-negative terms (no cancellation).
+      const double var = m.m2 / double(n) + (rms ? m.mean * m.mean : 0.0);
+      const T mu = rms ? T(0) : T(m.mean), rs = T(1.0 / std::sqrt(var + eps));
       mean[r] = mu;
       rstd[r] = rs;
       T* yr = row_out<D>(y.row(r), y.col_stride, buf.get());
@@ -69,7 +73,8 @@ void layer_norm_kernel(const OpCall& call) {
   });
 }
 
-// dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma, xh = (x-mean)*rstd.
+// dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma, xh = (x-mean)*rstd;
+// RMS normalisation has no mean to subtract, so no mean_j(g) term.
 template <DType D>
 void layer_norm_grad_input_kernel(const OpCall& call) {
   using T = ComputeType<D>;
@@ -83,6 +88,7 @@ void layer_norm_grad_input_kernel(const OpCall& call) {
   const auto mean = strided_vec<const T>(args.mean);
   const auto rstd = strided_vec<const T>(args.rstd);
   const auto gamma = load_param<D>(args.gamma, n, T(1));
+  const bool rms = args.rms != 0;
   parallel_chunks(rows, row_grain(n), [&](std::int64_t r0, std::int64_t r1) {
     auto buf = std::make_unique_for_overwrite<T[]>(std::size_t(2 * std::max<std::int64_t>(1, n)));
     T* xh = buf.get();
@@ -93,7 +99,7 @@ void layer_norm_grad_input_kernel(const OpCall& call) {
       load_row<D>(dy.row(r), dy.col_stride, n, g);
       for (std::int64_t j = 0; j < n; ++j) xh[j] = (xh[j] - mu) * rs;
       for (std::int64_t j = 0; j < n; ++j) g[j] *= gamma[std::size_t(j)];
-      const T mean_g = T(lane_sum<T>(n, [g](std::int64_t j) { return g[j]; }) / double(n));
+      const T mean_g = rms ? T(0) : T(lane_sum<T>(n, [g](std::int64_t j) { return g[j]; }) / double(n));
       const T mean_gx = T(lane_sum<T>(n, [g, xh](std::int64_t j) { return g[j] * xh[j]; }) / double(n));
       for (std::int64_t j = 0; j < n; ++j) g[j] = rs * (g[j] - mean_g - xh[j] * mean_gx);
       store_row<D>(g, n, dx.row(r), dx.col_stride);

@@ -1,35 +1,45 @@
 /* nn::cross_entropy and its gradient over the rows of [N, C] logits, one
  * work-group per row, over kernels/exp_sums.cl's row maximum and sum. */
 
-/* cross_entropy: loss[n] = logsumexp(x[n, :]) - x[n, target[n]], NaN for a
- * target outside [0, C). One work-group per row. */
+/* cross_entropy: loss[n] = logsumexp(x[n, :]) - x[n, target[n]], 0 for a
+ * target equal to ignore, NaN for one outside [0, C). One work-group per
+ * row (a row's items all take the ignored branch or none does). */
 kernel void KNAME(cross_entropy)(global const ST* x, xy_view xv, global const long* target, xy_view tv,
-                                 global ST* loss, xy_view lv, long C, local T* tmp) {
+                                 global ST* loss, xy_view lv, long C, long ignore, local T* tmp) {
   const long n = get_group_id(0);
+  const long t = target[tv.offset + n * tv.s[0]];
+  if (t == ignore) {
+    if (get_local_id(0) == 0) XY_ST(loss, lv.offset + n * lv.s[0], (T)0);
+    return;
+  }
   global const ST* xr = x + xv.offset + n * xv.s[0];
   XY_SHARE_BOUNDS(b, e, C);
   T m, s;
   KNAME(max_sum_exp)(xr, xv.s[1], b, e, XY_SHARE_STEP, true, tmp, &m, &s);
   if (get_local_id(0) == 0) {
-    const long t = target[tv.offset + n * tv.s[0]];
     const T value = (t < 0 || t >= C) ? (T)NAN : log(s) + (m - XY_LD(xr, t * xv.s[1]));
     XY_ST(loss, lv.offset + n * lv.s[0], value);
   }
 }
 
 /* cross_entropy_grad: dx[n, c] = (softmax(x[n])[c] - (c == target[n])) *
- * dloss[n]; NaN for the whole row when its target is outside [0, C). */
+ * dloss[n]; 0 for the whole row when its target is ignore, else NaN when
+ * it is outside [0, C). */
 kernel void KNAME(cross_entropy_grad)(global const ST* x, xy_view xv, global const long* target, xy_view tv,
                                       global const ST* dloss, xy_view dlv, global ST* dx, xy_view dxv, long C,
-                                      local T* tmp) {
+                                      long ignore, local T* tmp) {
   const long n = get_group_id(0);
   global const ST* xr = x + xv.offset + n * xv.s[0];
   global ST* dxr = dx + dxv.offset + n * dxv.s[0];
   const long xs = xv.s[1], dxs = dxv.s[1];
   XY_SHARE_BOUNDS(b, e, C);
+  const long t = target[tv.offset + n * tv.s[0]];
+  if (t == ignore) {
+    for (long j = b; j < e; j += XY_SHARE_STEP) XY_ST(dxr, j * dxs, (T)0);
+    return;
+  }
   T m, s;
   KNAME(max_sum_exp)(xr, xs, b, e, XY_SHARE_STEP, true, tmp, &m, &s);
-  const long t = target[tv.offset + n * tv.s[0]];
   const T g = (t < 0 || t >= C) ? (T)NAN : XY_LD(dloss, dlv.offset + n * dlv.s[0]);
   long j = b;
 #ifdef XY_CPU

@@ -5,19 +5,23 @@
  *
  * Row statistics: one work-group per row; two passes (mean, then the mean
  * of squared deviations), which stays accurate where E[x^2] - E[x]^2
- * cancels. */
+ * cancels. rms != 0 (RMS normalisation) skips the mean: it is 0, and the
+ * second pass sums the squares themselves. */
 
 /* ---- layer norm: x, y [rows, n] (views .s[0], .s[1]); gamma, beta [n] ---- */
 
 kernel void KNAME(layer_norm)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
                               global const ST* beta, xy_view bv, global ST* y, xy_view yv, global T* mean,
-                              xy_view mv, global T* rstd, xy_view rv, long n, T eps, local T* tmp) {
+                              xy_view mv, global T* rstd, xy_view rv, long n, T eps, long rms, local T* tmp) {
   const long r = get_group_id(0);
   const long lid = get_local_id(0), step = get_local_size(0);
   global const ST* xr = x + xv.offset + r * xv.s[0];
-  T sum = 0;
-  for (long j = lid; j < n; j += step) sum += XY_LD(xr, j * xv.s[1]);
-  const T mu = XF(xy_group_sum)(sum, tmp) / (T)n;
+  T mu = 0;
+  if (!rms) {  /* the same for the whole group: its barriers stay uniform */
+    T sum = 0;
+    for (long j = lid; j < n; j += step) sum += XY_LD(xr, j * xv.s[1]);
+    mu = XF(xy_group_sum)(sum, tmp) / (T)n;
+  }
   T squares = 0;
   for (long j = lid; j < n; j += step) {
     const T d = XY_LD(xr, j * xv.s[1]) - mu;
@@ -45,17 +49,21 @@ kernel void KNAME(layer_norm)(global const ST* x, xy_view xv, global const ST* g
  * scalar sum (it may not reorder the adds). */
 kernel void KNAME(layer_norm_rows)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
                                    global const ST* beta, xy_view bv, global ST* y, xy_view yv, global T* mean,
-                                   xy_view mv, global T* rstd, xy_view rv, long rows, long n, T eps) {
+                                   xy_view mv, global T* rstd, xy_view rv, long rows, long n, T eps,
+                                   long rms) {
   const long r = get_global_id(0);
   if (r >= rows) return;
   global const ST* xr = x + xv.offset + r * xv.s[0];
   global ST* yr = y + yv.offset + r * yv.s[0];
-  VT vsum = 0;
   long j = 0;
-  for (; j + VW <= n; j += VW) vsum += XY_VLD(xr, j);
-  T sum = XV(xy_hsum)(vsum);
-  for (; j < n; ++j) sum += XY_LD(xr, j);
-  const T mu = sum / (T)n;
+  T mu = 0;
+  if (!rms) {
+    VT vsum = 0;
+    for (; j + VW <= n; j += VW) vsum += XY_VLD(xr, j);
+    T sum = XV(xy_hsum)(vsum);
+    for (; j < n; ++j) sum += XY_LD(xr, j);
+    mu = sum / (T)n;
+  }
   VT vsq = 0;
   for (j = 0; j + VW <= n; j += VW) {
     const VT d = XY_VLD(xr, j) - mu;
@@ -85,11 +93,12 @@ kernel void KNAME(layer_norm_rows)(global const ST* x, xy_view xv, global const 
   }
 }
 
-/* dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma. */
+/* dx = rstd*(g - mean_j(g) - xh*mean_j(g*xh)), g = dy*gamma; rms: no
+ * mean_j(g) term (nothing was subtracted). */
 kernel void KNAME(layer_norm_grad_input)(global const ST* x, xy_view xv, global const ST* gamma, xy_view gv,
                                          global const T* mean, xy_view mv, global const T* rstd, xy_view rv,
                                          global const ST* dy, xy_view dyv, global ST* dx, xy_view dxv, long n,
-                                         local T* tmp) {
+                                         long rms, local T* tmp) {
   const long r = get_group_id(0);
   const long lid = get_local_id(0), step = get_local_size(0);
   const T mu = mean[mv.offset + r * mv.s[0]], rs = rstd[rv.offset + r * rv.s[0]];
@@ -103,7 +112,7 @@ kernel void KNAME(layer_norm_grad_input)(global const ST* x, xy_view xv, global 
     sum_g += g;
     sum_gx += g * xh;
   }
-  const T mean_g = XF(xy_group_sum)(sum_g, tmp) / (T)n;
+  const T mean_g = rms ? (T)0 : XF(xy_group_sum)(sum_g, tmp) / (T)n;
   const T mean_gx = XF(xy_group_sum)(sum_gx, tmp) / (T)n;
   global ST* dxr = dx + dxv.offset + r * dxv.s[0];
   for (long j = lid; j < n; j += step) {

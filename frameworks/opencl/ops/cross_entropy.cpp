@@ -26,8 +26,8 @@ const KernelInfo& kernel_for(Launcher& launch, std::string_view base, DType dtyp
 // dloss, dx): a work-group per row; `outputs` are the view arguments after
 // x's and target's.
 template <class... Outputs>
-void run_rows(Launcher& launch, std::string_view name, const plugin::TensorArg& x, const plugin::TensorArg& target,
-              const Outputs&... outputs) {
+void run_rows(Launcher& launch, std::string_view name, std::int64_t ignore_index, const plugin::TensorArg& x,
+              const plugin::TensorArg& target, const Outputs&... outputs) {
   const std::int64_t n = x.view.dims()[0], classes = x.view.dims()[1];
   if (n == 0) return;
   const DType dtype = x.dtype;
@@ -35,7 +35,8 @@ void run_rows(Launcher& launch, std::string_view name, const plugin::TensorArg& 
   // Always grouped (an item per row would serialise short batches).
   const std::size_t local = plan_rows(launch.device(), kernel, classes, 1, n).local;
   launch.run_groups(kernel, static_cast<std::size_t>(n), local, mem_of(x), view_arg(x), mem_of(target),
-                    view_arg(target), outputs..., cl_long{classes}, group_scratch(dtype, local));
+                    view_arg(target), outputs..., cl_long{classes}, cl_long{ignore_index},
+                    group_scratch(dtype, local));
 }
 
 EventPtr launch_cross_entropy(Launcher& launch) {
@@ -43,13 +44,13 @@ EventPtr launch_cross_entropy(Launcher& launch) {
   switch (call.op) {
     case OpId::nn_cross_entropy: {
       const auto a = plugin::unpack<plugin::args::nn_cross_entropy>(call);
-      run_rows(launch, "cross_entropy", a.x, a.target, mem_of(a.loss), view_arg(a.loss));
+      run_rows(launch, "cross_entropy", a.ignore_index, a.x, a.target, mem_of(a.loss), view_arg(a.loss));
       break;
     }
     case OpId::nn_cross_entropy_grad: {
       const auto a = plugin::unpack<plugin::args::nn_cross_entropy_grad>(call);
-      run_rows(launch, "cross_entropy_grad", a.x, a.target, mem_of(a.dloss), view_arg(a.dloss), mem_of(a.dx),
-               view_arg(a.dx));
+      run_rows(launch, "cross_entropy_grad", a.ignore_index, a.x, a.target, mem_of(a.dloss), view_arg(a.dloss),
+               mem_of(a.dx), view_arg(a.dx));
       break;
     }
     default:

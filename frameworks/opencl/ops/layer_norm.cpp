@@ -43,7 +43,7 @@ void layer_norm(Launcher& launch) {
     launch.run_groups(kernel, groups, local, mem_of(x), view_arg(x), mem_of(gamma), view_arg(gamma), mem_of(beta),
                       view_arg(beta), mem_of(y), view_arg(y), mem_of(mean), view_arg(mean), mem_of(rstd),
                       view_arg(rstd), static_cast<cl_long>(rows), static_cast<cl_long>(n),
-                      compute_scalar(x.dtype, args.eps));
+                      compute_scalar(x.dtype, args.eps), static_cast<cl_long>(args.rms));
     return;
   }
   const KernelInfo& kernel = norm_kernel(launch, "layer_norm", x.dtype);
@@ -51,7 +51,7 @@ void layer_norm(Launcher& launch) {
   launch.run_groups(kernel, static_cast<std::size_t>(rows), local, mem_of(x), view_arg(x), mem_of(gamma),
                     view_arg(gamma), mem_of(beta), view_arg(beta), mem_of(y), view_arg(y), mem_of(mean),
                     view_arg(mean), mem_of(rstd), view_arg(rstd), static_cast<cl_long>(n),
-                    compute_scalar(x.dtype, args.eps), group_scratch(x.dtype, local));
+                    compute_scalar(x.dtype, args.eps), static_cast<cl_long>(args.rms), group_scratch(x.dtype, local));
 }
 
 void layer_norm_grad_input(Launcher& launch) {
@@ -64,7 +64,8 @@ void layer_norm_grad_input(Launcher& launch) {
   const std::size_t local = reduction_group_size(launch.device(), kernel, n);
   launch.run_groups(kernel, static_cast<std::size_t>(rows), local, mem_of(x), view_arg(x), mem_of(gamma),
                     view_arg(gamma), mem_of(mean), view_arg(mean), mem_of(rstd), view_arg(rstd), mem_of(dy),
-                    view_arg(dy), mem_of(dx), view_arg(dx), static_cast<cl_long>(n), group_scratch(x.dtype, local));
+                    view_arg(dy), mem_of(dx), view_arg(dx), static_cast<cl_long>(n), static_cast<cl_long>(args.rms),
+                    group_scratch(x.dtype, local));
 }
 
 void layer_norm_grad_params(Launcher& launch) {

@@ -60,6 +60,8 @@ enum {
   XY_UN_ELU,        /* p0 = alpha */
   XY_UN_GELU,       /* exact: x * Phi(x) */
   XY_UN_SOFTPLUS,   /* p0 = beta, p1 = threshold (x*beta > threshold: x) */
+  XY_UN_SILU,       /* x * sigmoid(x) */
+  XY_UN_GELU_TANH,  /* GELU, the tanh approximation */
   XY_UN_COUNT
 };
 enum {
@@ -79,6 +81,11 @@ enum {
   XY_BIN_ELU_GRAD,
   XY_BIN_GELU_GRAD,
   XY_BIN_SOFTPLUS_GRAD, /* p0 = beta; threshold in p1 (OpCall f1) */
+  XY_BIN_SILU_GRAD,
+  XY_BIN_GELU_TANH_GRAD,
+  /* pointwise KL divergence, a = the input (log-probabilities), b = the
+   * target (probabilities): b log b - b a, 0 where b == 0 (PyTorch's xlogy) */
+  XY_BIN_KL_DIV,
   XY_BIN_COUNT
 };
 enum { XY_CMP_EQ = 0, XY_CMP_NE, XY_CMP_LT, XY_CMP_LE, XY_CMP_GT, XY_CMP_GE, XY_CMP_COUNT };
@@ -104,7 +111,15 @@ enum { XY_RED_SUM = 0, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN, XY_RED_ARGMAX, XY_RE
 #define XY_RSQRT2 0.70710678118654752440   /* 1 / sqrt(2) */
 #define XY_RSQRT2PI 0.39894228040143267794 /* 1 / sqrt(2 pi) */
 
+#define XY_SQRT_2_OVER_PI 0.79788456080286535588 /* sqrt(2 / pi) */
+#define XY_GELU_KAPPA 0.044715
+
 #define XY_SIGMOID(K, exp_fn, t) (K(1.0) / (K(1.0) + exp_fn(-(t))))
+/* GELU's tanh approximation, 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715
+ * x^3), is computed as x sigmoid(2u) (1 + tanh(u) = 2 sigmoid(2u)): the same
+ * function without 1 + tanh(u)'s cancellation for negative x. */
+#define XY_GELU_TANH_S(K, exp_fn, t) \
+  XY_SIGMOID(K, exp_fn, K(2.0) * K(XY_SQRT_2_OVER_PI) * ((t) + K(XY_GELU_KAPPA) * (t) * (t) * (t)))
 
 #define XY_UNARY_FORMULAS(CASE, V, K, x, p0, p1, exp_fn, tanh_fn, sin_fn)    \
   CASE(XY_UN_EXP, exp_fn(x))                                                 \
@@ -123,7 +138,10 @@ enum { XY_RED_SUM = 0, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN, XY_RED_ARGMAX, XY_RE
   CASE(XY_UN_ELU, x > K(0.0) ? x : p0 * expm1(x))                            \
   /* erfc: no cancellation for x << 0 */                                     \
   CASE(XY_UN_GELU, K(0.5) * x * erfc(x * -K(XY_RSQRT2)))                     \
-  CASE(XY_UN_SOFTPLUS, x * p0 > p1 ? x : log1p(exp_fn(x * p0)) / p0)
+  CASE(XY_UN_SOFTPLUS, x * p0 > p1 ? x : log1p(exp_fn(x * p0)) / p0)         \
+  /* -Inf gives NaN in both, as PyTorch's do */                              \
+  CASE(XY_UN_SILU, x / (K(1.0) + exp_fn(-(x))))                              \
+  CASE(XY_UN_GELU_TANH, x * XY_GELU_TANH_S(K, exp_fn, x))
 
 /* a != a: NaN, in every dialect and on vectors. */
 #define XY_BINARY_FORMULAS(CASE, V, K, a, b, p0, p1, exp_fn, pow_fn)                                    \
@@ -141,7 +159,15 @@ enum { XY_RED_SUM = 0, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN, XY_RED_ARGMAX, XY_RE
   CASE(XY_BIN_ELU_GRAD, a > K(0.0) ? b : b * p0 * exp_fn(a))                                            \
   CASE(XY_BIN_GELU_GRAD,                                                                                \
        b * (K(0.5) * erfc(a * -K(XY_RSQRT2)) + a * (K(XY_RSQRT2PI) * exp_fn(-K(0.5) * a * a))))         \
-  CASE(XY_BIN_SOFTPLUS_GRAD, a * p0 > p1 ? b : b * XY_SIGMOID(K, exp_fn, a * p0))
+  CASE(XY_BIN_SOFTPLUS_GRAD, a * p0 > p1 ? b : b * XY_SIGMOID(K, exp_fn, a * p0))                        \
+  CASE(XY_BIN_SILU_GRAD,                                                                                \
+       b * XY_SIGMOID(K, exp_fn, a) * (K(1.0) + a * (K(1.0) - XY_SIGMOID(K, exp_fn, a))))              \
+  /* d/dx of x s, s = sigmoid(2u): s + 2 x s (1 - s) sqrt(2/pi) (1 + 3 kappa x^2) */                     \
+  CASE(XY_BIN_GELU_TANH_GRAD,                                                                           \
+       b * (XY_GELU_TANH_S(K, exp_fn, a) +                                                              \
+            K(2.0) * a * XY_GELU_TANH_S(K, exp_fn, a) * (K(1.0) - XY_GELU_TANH_S(K, exp_fn, a)) *       \
+                K(XY_SQRT_2_OVER_PI) * (K(1.0) + K(3.0) * K(XY_GELU_KAPPA) * a * a)))                  \
+  CASE(XY_BIN_KL_DIV, (b == K(0.0) ? (V)(K(0.0)) : b * log(b)) - b * a)
 
 #define XY_COMPARE_FORMULAS(CASE, a, b) \
   CASE(XY_CMP_EQ, a == b)               \
