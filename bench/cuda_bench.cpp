@@ -35,8 +35,10 @@
 // is timed on the host from the first enqueue to the end of a synchronize.
 // --peer FILE reads the same keys measured by another library (PyTorch, by
 // scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
-// --json FILE writes ours. --only tensor-cores measures the gemm and conv2d
-// rows alone (for the alternating rounds of scripts/gpu.sh).
+// --json FILE writes ours. --only GROUP,... measures those groups of rows
+// alone (copy, softmax, bias, embedding, tensor-cores: gemm and conv2d, for
+// the alternating rounds of scripts/gpu.sh; small-op, overlap, nrm2, alloc,
+// transfer; each block names its group).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -73,19 +75,26 @@ using xylem_bench::seconds_since;
 
 struct Options : xylem_bench::CommonOptions {
   std::string peer;
-  bool tensor_cores_only = false;  // --only tensor-cores: see scripts/gemm_rounds.py
+  // --only GROUP[,GROUP...]: those groups of rows alone (each block below
+  // names its group; "tensor-cores", the gemm and conv2d rows, is what
+  // scripts/gemm_rounds.py repeats). Empty: every row.
+  std::vector<std::string> only;
+  [[nodiscard]] bool wants(std::string_view group) const {
+    return only.empty() || std::find(only.begin(), only.end(), group) != only.end();
+  }
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  xylem_bench::parse_options(argc, argv, "xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only tensor-cores]",
+  xylem_bench::parse_options(argc, argv, "xylem_bench_cuda [--json FILE] [--peer FILE] [--reps N] [--quick] [--only GROUP,...]",
                              1, o, [&](std::string_view a, const char* value) {
                                if (a == "--peer" && value) {
                                  o.peer = value;
                                  return 2;
                                }
-                               if (a == "--only" && value && std::string_view(value) == "tensor-cores") {
-                                 o.tensor_cores_only = true;
+                               if (a == "--only" && value) {
+                                 std::stringstream list{std::string(value)};
+                                 for (std::string group; std::getline(list, group, ',');) o.only.push_back(group);
                                  return 2;
                                }
                                return 0;
@@ -255,9 +264,8 @@ int main(int argc, char** argv) try {
   const std::size_t bytes = std::size_t(gib_floats) * sizeof(float);
   std::vector<Row> rows;
   xylem::Generator gen(42);
-  const bool all = !o.tensor_cores_only;
 
-  if (all) {  // copy bound and sigmoid
+  if (o.wants("copy")) {  // copy bound and sigmoid
     void* src = dev.allocate(bytes);
     void* dst = dev.allocate(bytes);
     const double t_copy = time_per_call(o.reps, 10, [&] { (void)dev.copy_from(dev, src, dst, bytes, {}); },
@@ -276,7 +284,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"copy_kernel_gbs", "blas::copy 1 GiB f32", "GB/s", 2.0 * double(bytes) / tc / 1e9, true});
   }
 
-  if (all) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
+  if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second
     const std::int64_t n = o.quick ? 1024 : 8192;
     xylem::Tensor x = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -8, 8);
     xylem::Tensor y(xylem::Layout{n, n}, xylem::f32);
@@ -293,7 +301,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"layer_norm_gbs", "layer_norm 8192x8192 f32", "GB/s", moved / tn / 1e9, true});
   }
 
-  if (all) {  // a convolution's bias over an odd H*W (AlexNet's conv1 and conv5 outputs): read + write bytes
+  if (o.wants("bias")) {  // a convolution's bias over an odd H*W (AlexNet's conv1 and conv5 outputs): read + write bytes
     struct Bias {
       const char* key;
       const char* what;
@@ -312,7 +320,7 @@ int main(int argc, char** argv) try {
     }
   }
 
-  if (all) {  // embedding: 64 x 512 i64 indices into a [50000, 1024] f32 table (PyTorch: 0.12 ms on an H100)
+  if (o.wants("embedding")) {  // embedding: 64 x 512 i64 indices into a [50000, 1024] f32 table (PyTorch: 0.12 ms on an H100)
     const std::int64_t vocab = 50000, dim = 1024, batch = 64, seq = o.quick ? 64 : 512;
     const xylem::Tensor table = xylem::uniform(be, xylem::Layout{vocab, dim}, xylem::f32, gen, -1, 1);
     std::vector<std::int64_t> ids(std::size_t(batch * seq));
@@ -334,7 +342,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"embedding_backward_ms", "embedding_backward (accum)", "ms", tb * 1e3, false});
   }
 
-  {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
+  if (o.wants("tensor-cores")) {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;
     xylem::Tensor x = xylem::uniform(be, xylem::Layout{batch, 64, 56, 56}, xylem::f32, gen, -1, 1);
@@ -363,7 +371,7 @@ int main(int argc, char** argv) try {
     ::unsetenv("XYLEM_CUDA_CUDNN_FIND");
   }
 
-  {  // gemm
+  if (o.wants("tensor-cores")) {  // gemm
     const std::int64_t n = o.quick ? 1024 : 8192;
     xylem::Tensor a = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -1, 1);
     xylem::Tensor b = xylem::uniform(be, xylem::Layout{n, n}, xylem::f32, gen, -1, 1);
@@ -377,7 +385,7 @@ int main(int argc, char** argv) try {
     ::unsetenv("XYLEM_CUDA_TF32");
   }
 
-  {  // gemm in f16 and bf16: f32 accumulation, 16-bit output
+  if (o.wants("tensor-cores")) {  // gemm in f16 and bf16: f32 accumulation, 16-bit output
     const std::int64_t n = o.quick ? 1024 : 8192;
     const double flop = 2.0 * double(n) * double(n) * double(n);
     for (const xylem::DType dtype : {xylem::f16, xylem::bf16}) {
@@ -395,7 +403,7 @@ int main(int argc, char** argv) try {
     }
   }
 
-  if (all) {  // host time per small op: the enqueue loop alone
+  if (o.wants("small-op")) {  // host time per small op: the enqueue loop alone
     xylem::Tensor x = xylem::uniform(be, xylem::Layout{1024}, xylem::f32, gen, -1, 1);
     xylem::Tensor y(xylem::Layout{1024}, xylem::f32);
     const int iters = o.quick ? 2000 : 20000;
@@ -436,7 +444,7 @@ int main(int argc, char** argv) try {
     }
   }
 
-  if (all) {  // upload overlapped with kernels (Device API: the plugin's streams alone)
+  if (o.wants("overlap")) {  // upload overlapped with kernels (Device API: the plugin's streams alone)
     CudaRuntime pinned;
     void* host = nullptr;
     const std::size_t up_bytes = bytes / 4;
@@ -471,14 +479,14 @@ int main(int argc, char** argv) try {
 
   std::vector<std::string> checks;
   bool checks_ok = true;
-  if (all) {
+  if (o.wants("nrm2")) {  // nrm2 over and under the float range
     for (const double scale : {1e200, 1e-200, 1.0})
       for (const bool mixed : {false, true}) checks_ok = check_nrm2<double>(be, scale, mixed, checks) && checks_ok;
     for (const double scale : {1e30, 1e-30})
       for (const bool mixed : {false, true}) checks_ok = check_nrm2<float>(be, scale, mixed, checks) && checks_ok;
   }
 
-  if (all) {  // cached allocation and free
+  if (o.wants("alloc")) {  // cached allocation and free
     const int iters = 100000;
     std::vector<double> t;
     dev.release(dev.allocate(1 << 20), {});
@@ -490,7 +498,7 @@ int main(int argc, char** argv) try {
     rows.push_back({"alloc_free_us", "cached alloc + free", "us", median(t) * 1e6, false});
   }
 
-  if (all) {  // host <-> device
+  if (o.wants("transfer")) {  // host <-> device
     void* d = dev.allocate(bytes);
     const auto wait = [](const xylem::EventPtr& e) { e->wait(); };
     CudaRuntime pinned;
