@@ -1,6 +1,6 @@
-// xylem::layers on each framework: every layer's backward against central
-// differences of its own forward in f64, a small CNN end to end, the modes of
-// BatchNorm2d and Dropout, initialisation, parameter names, losses, and bad
+// xylem::layers on each framework: every layer's backward (MultiheadAttention's
+// too) against central differences of its own forward in f64, a small CNN end
+// to end, the modes of BatchNorm2d and Dropout, initialisation, parameter names, losses, and bad
 // shapes raising before anything changes.
 #include "xylem/layers.hpp"
 
@@ -148,6 +148,12 @@ TEST_P(Layers, norm_and_dropout_gradients) {
       image, seed);
   check_gradients(
       be, [] { return std::make_unique<Dropout>(0.3, 11); }, image, seed);
+}
+
+TEST_P(Layers, multihead_attention_gradients) {
+  for (bool causal : {false, true})
+    check_gradients(be, seeded<MultiheadAttention>(be, 8, 2, causal, true, kF64), Layout{2, 5, 8}, seed);
+  check_gradients(be, seeded<MultiheadAttention>(be, 6, 3, false, false, kF64), Layout{1, 4, 6}, seed);
 }
 
 std::unique_ptr<Sequential> tiny_cnn(const Backend& be, DType dtype) {

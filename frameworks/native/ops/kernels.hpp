@@ -36,6 +36,9 @@ void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 // Optimizer updates: SGD, Adam/AdamW.
 void register_optim(KernelTable& table);
+// Scaled dot-product attention: the forward and per-row statistics, then the gradients.
+void register_attention(KernelTable& table);
+void register_attention_grad(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
