@@ -28,5 +28,6 @@ extern const std::string_view conv2d;  // kernels/conv2d.cl
 extern const std::string_view pool;  // kernels/pool.cl
 extern const std::string_view lrn;  // kernels/lrn.cl
 extern const std::string_view optim;  // kernels/optim.cl
+extern const std::string_view attention;  // kernels/attention.cl
 
 }  // namespace xylem::opencl::sources

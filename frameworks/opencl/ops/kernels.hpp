@@ -55,6 +55,7 @@ void register_conv2d(KernelTable& table);
 void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 void register_optim(KernelTable& table);
+void register_attention(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
