@@ -81,6 +81,7 @@ void register_softmax(KernelTable& table);
 void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
 void register_optim(KernelTable& table);
+void register_attention(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
