@@ -16,6 +16,10 @@
 //             table (its range check included), ms and rows read + written
 //             per second against the copy bound; and its gradient
 //             accumulated into a [50000, 1024] tensor
+//   attention nn::scaled_dot_product_attention, bf16 B=8, H=16, S=4096, D=128,
+//             forward and forward+backward, causal and not, TFLOP/s counted as
+//             PyTorch's flash figures do (forward 4*B*H*S*S*D, half when
+//             causal; forward+backward 3.5 times that)
 //   small op  host time to enqueue one small op (sigmoid of 1024 elements),
 //             in a 20000-op loop (PyTorch's method), then in 100-op batches
 //             (a long loop waits for the GPU once its queue is full), with
@@ -400,6 +404,28 @@ int main(int argc, char** argv) try {
       } catch (const xylem::Error& e) {
         std::cout << "(gemm " << (half ? "fp16" : "bf16") << " skipped: " << e.what() << ")\n";
       }
+    }
+  }
+
+  if (o.wants("attention")) {  // attention, bf16 [8, 16, 4096, 128] (PyTorch flash on an H100: 660 / 516 TFLOP/s)
+    const std::int64_t B = 8, H = 16, S = o.quick ? 1024 : 4096, D = 128;
+    const xylem::Layout shape{B, H, S, D};
+    const auto make = [&] { return xylem::cast(be, xylem::uniform(be, shape, xylem::f32, gen, -1, 1), xylem::bf16); };
+    const xylem::Tensor q = make(), k = make(), v = make(), dout = make();
+    for (const bool causal : {false, true}) {
+      xylem::nn::Attention options;
+      options.causal = causal;
+      const double flop = 4.0 * double(B * H) * double(S) * double(S) * double(D) * (causal ? 0.5 : 1.0);
+      const auto forward = [&] { (void)xylem::nn::scaled_dot_product_attention(be, q, k, v, options); };
+      const auto both = [&] {
+        const auto f = xylem::nn::scaled_dot_product_attention_forward(be, q, k, v, options);
+        (void)xylem::nn::scaled_dot_product_attention_grad(be, q, k, v, f, dout, options);
+      };
+      const std::string tag = causal ? "attention_causal" : "attention";
+      rows.push_back({tag + "_fwd_tflops", std::string(causal ? "sdpa causal" : "sdpa") + " bf16 fwd", "TFLOP/s",
+                      flop / time_per_call(o.reps, 1, forward, sync) / 1e12, true});
+      rows.push_back({tag + "_fwdbwd_tflops", std::string(causal ? "sdpa causal" : "sdpa") + " bf16 fwd+bwd",
+                      "TFLOP/s", 3.5 * flop / time_per_call(o.reps, 1, both, sync) / 1e12, true});
     }
   }
 

@@ -151,6 +151,25 @@ def nn(r, a, dev):
     r["embedding_ms"] = t * 1e3
     r["embedding_gbs"] = 2 * ids.numel() * 1024 * 4 / t / 1e9
     del table
+    attention(r, a, dev)
+
+
+def attention(r, a, dev):
+    # scaled_dot_product_attention, bf16 [8, 16, 4096, 128] (flash), the
+    # FLOP counts of xylem's rows: forward 4*B*H*S*S*D (half when causal),
+    # forward+backward 3.5 times that.
+    s = 1024 if a.quick else 4096
+    q, k, v, dout = (torch.rand(8, 16, s, 128, device=dev, dtype=torch.bfloat16) * 2 - 1 for _ in range(4))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    for causal, tag in ((False, "attention"), (True, "attention_causal")):
+        flop = 4.0 * 8 * 16 * s * s * 128 * (0.5 if causal else 1.0)
+        r[tag + "_fwd_tflops"] = flop / cuda_time(lambda: sdpa(q, k, v, is_causal=causal), a.reps, 5) / 1e12
+        qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+
+        def both():
+            sdpa(qg, kg, vg, is_causal=causal).backward(dout)
+
+        r[tag + "_fwdbwd_tflops"] = 3.5 * flop / cuda_time(both, a.reps, 5) / 1e12
 
 
 def conv(r, a, dev):

@@ -31,5 +31,6 @@ extern const std::string_view optim;  // kernels/optim.cl
 extern const std::string_view index_walk;  // kernels/index_walk.cl
 extern const std::string_view index;  // kernels/index.cl
 extern const std::string_view index_add;  // kernels/index_add.cl
+extern const std::string_view attention;  // kernels/attention.cl
 
 }  // namespace xylem::opencl::sources

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "xylem/attention.hpp"
 #include "xylem/backend.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/nn.hpp"
@@ -429,6 +430,35 @@ class Sequential : public Layer {
 
  private:
   std::vector<std::unique_ptr<Layer>> layers_;
+};
+
+/// Multi-head self-attention with the weights and semantics of PyTorch's
+/// nn.MultiheadAttention(embed_dim, num_heads, batch_first=True) called as
+/// mha(x, x, x, need_weights=False): x [N, L, E] -> y [N, L, E]. q, k and v are
+/// x in_proj_weight^T + in_proj_bias split in three along the last axis, each
+/// seen as [N, heads, L, E/heads]; y = out_proj(scaled_dot_product_attention).
+/// Without attention dropout.
+class MultiheadAttention : public Layer {
+ public:
+  /// embed_dim a multiple of num_heads (invalid_argument otherwise); causal:
+  /// each position attends only to itself and earlier ones. in_proj_weight
+  /// drawn xavier-uniform from `gen`, then out_proj.weight as
+  /// `options.init` says; the biases 0, as PyTorch.
+  MultiheadAttention(const Backend& b, Generator& gen, std::int64_t embed_dim, std::int64_t num_heads,
+                     bool causal = false, bool with_bias = true, const ParameterOptions& options = {});
+  XYLEM_LAYER_OVERRIDES
+  [[nodiscard]] std::vector<Parameter*> parameters() override;
+  Parameter in_proj_weight;   ///< [3E, E]: the q, k and v projections stacked
+  Parameter in_proj_bias;     ///< [3E], or an empty value when made without biases
+  Parameter out_proj_weight;  ///< [E, E], named "out_proj.weight"
+  Parameter out_proj_bias;    ///< [E] named "out_proj.bias", or an empty value
+
+ private:
+  std::int64_t embed_, heads_;
+  bool causal_;
+  Tensor x_, q_, k_, v_, attention_;  // saved by forward: input, heads, attention output [N, L, E]
+  nn::AttentionForward saved_;
+  Layout y_shape_;
 };
 
 #undef XYLEM_LAYER_OVERRIDES

@@ -206,7 +206,28 @@ namespace xylem {
      each sum in the compute type then rounded to y's dtype; the order of the sums into one  \
      q is unspecified (sums of small integers are exact whatever the order). */             \
   X(index, scatter, XY_IN(src) XY_IN(index) XY_INOUT(y), XY_INT(axis) XY_INT(accumulate)      \
-    XY_INT(skip), )
+    XY_INT(skip), )                                                                            \
+  /* Attention, memory-efficient (tiled, online softmax; no [Sq, Sk] buffer). q [B, H, Sq, D], \
+     k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv], out and dout [B, H, Sq, Dv], dq, dk, dv as q, k,  \
+     v; every one with innermost stride 1. H a multiple of Hkv: head h reads kv head          \
+     h/(H/Hkv). Sq, Sk, D, Dv >= 1. Score s = scale*q.k + mask[b,h,i,j]; mask absent or       \
+     [B, H, Sq, Sk] (stride 0 along broadcast axes), boolean (false: the key is left out) or  \
+     q's dtype (added); causal = 1 (mask then absent) leaves out keys j > i. lse [B, H, Sq]    \
+     in the stat dtype (f32, f64 for f64): logsumexp of the row's scores, -Inf for a row      \
+     whose every key is left out (its out is 0). p > 0: weight (b, h, i, j) is kept when      \
+     xy_dropout_keep(seed, offset + ((b*H + h)*Sq + i)*Sk + j, p), kept weights / (1-p).      \
+     Products accumulate in the compute type. */                                              \
+  X(nn, attention, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN_OPT(mask) XY_OUT(out) XY_OUT(lse),         \
+    XY_INT(causal) XY_INT(seed) XY_INT(offset), XY_REAL(scale) XY_REAL(p))                    \
+  /* stats [B, H, Sq, 2] contiguous, stat dtype: (lse, sum over Dv of dout*out) per row */    \
+  X(nn, attention_grad_rows, XY_IN(out) XY_IN(dout) XY_IN(lse) XY_OUT(stats), , )             \
+  /* with P = exp(s - lse), dP = dropout(dout.v), dS = P*(dP - delta): dq = scale*dS k */     \
+  X(nn, attention_grad_q, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN_OPT(mask) XY_IN(dout) XY_IN(stats) \
+    XY_OUT(dq), XY_INT(causal) XY_INT(seed) XY_INT(offset), XY_REAL(scale) XY_REAL(p))        \
+  /* dv = dropout(P)^T dout, dk = scale*dS^T q, summed over the heads sharing a kv head */    \
+  X(nn, attention_grad_kv, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN_OPT(mask) XY_IN(dout)             \
+    XY_IN(stats) XY_OUT(dk) XY_OUT(dv), XY_INT(causal) XY_INT(seed) XY_INT(offset),           \
+    XY_REAL(scale) XY_REAL(p))
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

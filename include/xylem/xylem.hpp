@@ -30,6 +30,7 @@
 #include "xylem/math.hpp"
 #include "xylem/models.hpp"
 #include "xylem/nn.hpp"
+#include "xylem/attention.hpp"
 #include "xylem/layers.hpp"
 #include "xylem/optim.hpp"
 #include "xylem/layout.hpp"

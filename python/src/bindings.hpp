@@ -26,6 +26,7 @@ void bind_creation(nb::module_& m);
 void bind_math(nb::module_& m);
 void bind_blas(nb::module_& blas);
 void bind_nn(nb::module_& nn);
+void bind_attention(nb::module_& nn);
 void bind_optim(nb::module_& optim);
 void bind_optimizers(nb::module_& optim);
 void bind_layers(nb::module_& layers);

@@ -1,6 +1,6 @@
 // The layers of xylem.layers: Linear, Conv2d, pooling, activations,
-// BatchNorm2d, LayerNorm, RMSNorm, GroupNorm, Dropout, Flatten (Sequential
-// has a file of its own).
+// BatchNorm2d, LayerNorm, RMSNorm, GroupNorm, Dropout, Flatten,
+// MultiheadAttention (Sequential has a file of its own).
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -139,12 +139,42 @@ void bind_norms(nb::module_& m) {
           "[C], or None without affine.");
 }
 
+void bind_multihead_attention(nb::module_& m) {
+  nb::class_<MultiheadAttention, Layer>(
+      m, "MultiheadAttention",
+      "Self-attention as torch.nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)(x, x, x): "
+      "x [N, L, E] -> [N, L, E].")
+      .def(
+          "__init__",
+          [](MultiheadAttention* self, std::int64_t embed_dim, std::int64_t num_heads, bool causal, bool bias,
+             DType dtype, Init init, Generator* gen, std::optional<Backend> b) {
+            const auto g = generator_or_default(gen);
+            new (self) MultiheadAttention(resolve(b), *g, embed_dim, num_heads, causal, bias, {dtype, init});
+          },
+          "embed_dim"_a, "num_heads"_a, "causal"_a = false, "bias"_a = true, nb::kw_only(), "dtype"_a = DType::f32,
+          "init"_a = Init::kaiming_uniform, "generator"_a = nb::none(), "backend"_a = nb::none(), release_gil(),
+          "in_proj_weight (xavier-uniform), then out_proj.weight (`init`) from `generator`; biases 0.")
+      .def_prop_ro(
+          "in_proj_weight", [](MultiheadAttention& l) { return &l.in_proj_weight; },
+          nb::rv_policy::reference_internal, "[3E, E]: the q, k and v projections stacked.")
+      .def_prop_ro(
+          "in_proj_bias", [](MultiheadAttention& l) { return present(l.in_proj_bias); },
+          nb::rv_policy::reference_internal, "[3E], or None when made without bias.")
+      .def_prop_ro(
+          "out_proj_weight", [](MultiheadAttention& l) { return &l.out_proj_weight; },
+          nb::rv_policy::reference_internal, "[E, E] (out_proj.weight).")
+      .def_prop_ro(
+          "out_proj_bias", [](MultiheadAttention& l) { return present(l.out_proj_bias); },
+          nb::rv_policy::reference_internal, "[E] (out_proj.bias), or None when made without bias.");
+}
+
 }  // namespace
 
 void bind_layer_kinds(nb::module_& m) {
   bind_linear(m);
   bind_elementwise(m);
   bind_norms(m);
+  bind_multihead_attention(m);
 }
 
 }  // namespace xylem::python

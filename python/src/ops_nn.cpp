@@ -457,6 +457,7 @@ void bind_nn(nb::module_& m) {
   bind_norms(m);
   bind_conv_pool(m);
   bind_train(m);
+  bind_attention(m);
 }
 
 }  // namespace xylem::python

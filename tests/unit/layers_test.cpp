@@ -1,6 +1,6 @@
-// xylem::layers on each framework: every layer's backward against central
-// differences of its own forward in f64, a small CNN end to end, the modes of
-// BatchNorm2d and Dropout, initialisation, parameter names, losses, and bad
+// xylem::layers on each framework: every layer's backward (MultiheadAttention's
+// too) against central differences of its own forward in f64, a small CNN end
+// to end, the modes of BatchNorm2d and Dropout, initialisation, parameter names, losses, and bad
 // shapes raising before anything changes.
 #include "xylem/layers.hpp"
 
@@ -221,6 +221,12 @@ TEST_P(Layers, transformer_norm_and_activation_gradients) {
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, RMSNorm(be, {}));
   GroupNorm gn(be, 2, 4);
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)gn.forward(be, Tensor::from(std::vector<float>(6, 1.0f), Layout{2, 3})));
+}
+
+TEST_P(Layers, multihead_attention_gradients) {
+  for (bool causal : {false, true})
+    check_gradients(be, seeded<MultiheadAttention>(be, 8, 2, causal, true, kF64), Layout{2, 5, 8}, seed);
+  check_gradients(be, seeded<MultiheadAttention>(be, 6, 3, false, false, kF64), Layout{1, 4, 6}, seed);
 }
 
 std::unique_ptr<Sequential> tiny_cnn(const Backend& be, DType dtype) {

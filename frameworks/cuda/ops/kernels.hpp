@@ -91,6 +91,8 @@ void register_cross_entropy(KernelTable& table);
 void register_optim(KernelTable& table);
 // Indexing along an axis: gather, scatter and their index check.
 void register_index(KernelTable& table);
+// Scaled dot-product attention: the forward and the gradients.
+void register_attention(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -38,6 +38,9 @@ void register_lrn(KernelTable& table);
 void register_optim(KernelTable& table);
 // Indexing along an axis: gather, scatter and their index check.
 void register_index(KernelTable& table);
+// Scaled dot-product attention: the forward and per-row statistics, then the gradients.
+void register_attention(KernelTable& table);
+void register_attention_grad(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -323,6 +323,12 @@ XY_FN float xy_normal_f(xy_philox_out r) {
   float u2 = (float)(r.v[1] >> 8) * (1.0f / 16777216.0f);
   return sqrt(-2.0f * log(u1)) * cos(6.2831853071795864769f * u2);
 }
+/* Dropout's keep test on a counter (nn::dropout, the attention weights of
+ * nn::scaled_dot_product_attention): kept when the f32 uniform it draws is
+ * >= p, an f32 comparison on every framework, fp64 or not. */
+XY_FN int xy_dropout_keep(xy_u64 seed, xy_u64 counter, float p) {
+  return xy_uniform01_f(xy_philox(seed, counter)) >= p;
+}
 #ifdef XY_DOUBLE
 XY_FN double xy_uniform01_d(xy_philox_out r) {
   xy_u64 bits = ((xy_u64)r.v[0] << 21) ^ (xy_u64)(r.v[1] >> 11);
