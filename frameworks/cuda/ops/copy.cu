@@ -24,6 +24,7 @@ template <> struct BitsOf<1> { using type = std::uint8_t; };
 template <> struct BitsOf<2> { using type = std::uint16_t; };
 template <> struct BitsOf<4> { using type = std::uint32_t; };
 template <> struct BitsOf<8> { using type = std::uint64_t; };
+template <> struct BitsOf<16> { using type = uint4; };
 
 }  // namespace
 
