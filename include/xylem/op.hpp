@@ -185,7 +185,21 @@ namespace xylem {
     XY_REAL(lr) XY_REAL(momentum) XY_REAL(dampening) XY_REAL(weight_decay))                   \
   X(optim, adam_step, XY_INOUT(param) XY_IN(grad) XY_INOUT(exp_avg) XY_INOUT(exp_avg_sq),     \
     XY_INT(decoupled), XY_REAL(lr) XY_REAL(beta1) XY_REAL(beta2) XY_REAL(eps)                 \
-    XY_REAL(weight_decay) XY_REAL(bias_correction1) XY_REAL(bias_correction2))
+    XY_REAL(weight_decay) XY_REAL(bias_correction1) XY_REAL(bias_correction2))                \
+  /* discrete Fourier transforms. x and y contiguous, never overlapping, rank 2 [batch, n]    \
+     (a 1-D transform of each row) or rank 3 [batch, n0, n1] (a 2-D transform of each        \
+     matrix), every transform length >= 1. y = scale * sum_k x[k] exp(-+2 pi i j k / n),      \
+     unnormalised but for scale (the core folds NumPy's norm into it). Dispatch: x's dtype.   \
+     c2c: x and y c64 or c128, same dims; inverse = 0: exponent sign -1, 1: +1. */            \
+  X(fft, c2c, XY_IN(x) XY_OUT(y), XY_INT(inverse), XY_REAL(scale))                            \
+  /* r2c: sign -1; x f32/f64 [..., n], y of the complex dtype [..., n/2 + 1] (the rest of a   \
+     real signal's transform is the conjugate mirror of it). */                               \
+  X(fft, r2c, XY_IN(x) XY_OUT(y), , XY_REAL(scale))                                           \
+  /* c2r: sign +1; x c64/c128 [..., n/2 + 1], y the real dtype [..., n] (n from y): the real  \
+     signal whose r2c is x. x is taken as such a transform: the imaginary parts a real        \
+     signal's transform cannot have (of x[..., 0], and of x[..., n/2] for even n, in 1-D) are \
+     ignored, as NumPy's irfft does. x is left unchanged. */                                  \
+  X(fft, c2r, XY_IN(x) XY_OUT(y), , XY_REAL(scale))
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

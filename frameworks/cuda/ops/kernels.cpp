@@ -9,7 +9,8 @@ const KernelTable& kernels() {
   static const KernelTable table = plugin::make_kernel_table<Kernel>(
       {register_creation, register_copy, register_blas, register_layer_norm, register_batch_norm, register_pool,
        register_lrn, register_conv2d, register_matrix, register_elementwise, register_cast,
-       register_reduce, register_softmax, register_dropout, register_cross_entropy, register_optim});
+       register_reduce, register_softmax, register_dropout, register_cross_entropy, register_optim,
+       register_fft});
   return table;
 }
 

@@ -38,8 +38,8 @@ class BlasState {
 };
 
 // Per-device library state built on first use (Context::packages): the
-// cuDNN handle with its algorithm choices.
-enum PackageSlot : std::size_t { kCudnnPackage, kPackageSlots };
+// cuDNN handle with its algorithm choices, the cuFFT plans.
+enum PackageSlot : std::size_t { kCudnnPackage, kFftPackage, kPackageSlots };
 using Packages = plugin::PackageCache<kPackageSlots>;
 
 // What a kernel may use. Launches are serialised per device (under the
@@ -81,6 +81,9 @@ void register_softmax(KernelTable& table);
 void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
 void register_optim(KernelTable& table);
+// Discrete Fourier transforms (cuFFT, fft.cu); is_fft says which ops need cuFFT.
+void register_fft(KernelTable& table);
+[[nodiscard]] bool is_fft(plugin::OpId op) noexcept;
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -36,6 +36,8 @@ void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 // Optimizer updates: SGD, Adam/AdamW.
 void register_optim(KernelTable& table);
+// Discrete Fourier transforms (FFTW).
+void register_fft(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
