@@ -1,8 +1,11 @@
 // fft::c2c, r2c, c2r natively, through FFTW (fftw3 and fftw3f). Plans are
 // made once per (transform, precision, lengths, batch, alignment) and kept
-// until exit. They are made with FFTW_ESTIMATE: FFTW_MEASURE ran a 2^20-point
-// c64 transform in 19 ms against 33, but took 8 s to plan it, and a plan of
-// one call is paid by that call; both beat numpy.fft (98 ms) by far.
+// until exit, on scratch buffers (so that planning may run transforms).
+// 1-D plans take FFTW_ESTIMATE: FFTW_MEASURE ran a 2^20-point c64 transform
+// in 19 ms against 33 but took 8 s to plan it, and both beat numpy.fft
+// (81-98 ms). 2-D plans take FFTW_MEASURE: ESTIMATE's plan of a 1024 x 1024
+// c128 transform walks the columns so badly that it took 101 ms (numpy.fft
+// 33 ms), MEASURE's 10 ms, for 1 s of planning.
 #include <fftw3.h>
 
 #include <algorithm>
@@ -74,8 +77,8 @@ struct Shape {
   }
 };
 
-// FFTW buffers for planning (FFTW_ESTIMATE does not touch them, but other
-// planner flags would) and for c2r's input, which FFTW overwrites.
+// FFTW buffers for planning (FFTW_MEASURE runs transforms in them) and for
+// c2r's input, which FFTW overwrites.
 template <class R>
 struct Buffer {
   void* p;
@@ -114,7 +117,7 @@ class PlanCache {
  private:
   static Plan make(Kind kind, const Shape& s, bool aligned) {
     using C = typename Fftw<R>::Complex;
-    const unsigned flags = FFTW_ESTIMATE | (aligned ? 0u : FFTW_UNALIGNED);
+    const unsigned flags = (s.rank == 2 ? FFTW_MEASURE : FFTW_ESTIMATE) | (aligned ? 0u : FFTW_UNALIGNED);
     // Each buffer holds either side: batch transforms of the complex side or of the real one.
     const std::int64_t complex_side = kind == Kind::c2c_forward || kind == Kind::c2c_inverse ? s.full() : s.half();
     const std::size_t bytes = std::size_t(std::max(2 * complex_side, s.full()) * s.batch) * sizeof(R);
