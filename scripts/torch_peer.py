@@ -135,6 +135,11 @@ def nn(r, a, dev):
     b = torch.zeros(rows, device=dev)
     r["layer_norm_gbs"] = mbytes / cuda_time(lambda: ln(X, (rows,), w, b, 1e-5), a.reps, 10) / 1e9
     del X
+    # One c64 FFT of 2^24 points (cuFFT underneath).
+    n = (1 << 20) if a.quick else (1 << 24)
+    Z = torch.randn(n, dtype=torch.complex64, device=dev)
+    r["fft_c64_2p24_ms"] = cuda_time(lambda: torch.fft.fft(Z), a.reps, 10) * 1e3
+    del Z
 
 
 def conv(r, a, dev):
