@@ -44,7 +44,6 @@ struct Fftw<float> {
   static constexpr auto execute_dft = fftwf_execute_dft;
   static constexpr auto execute_r2c = fftwf_execute_dft_r2c;
   static constexpr auto execute_c2r = fftwf_execute_dft_c2r;
-  static constexpr auto destroy = fftwf_destroy_plan;
   static constexpr auto alloc = fftwf_malloc;
   static constexpr auto free = fftwf_free;
   static constexpr auto alignment_of = fftwf_alignment_of;
@@ -59,7 +58,6 @@ struct Fftw<double> {
   static constexpr auto execute_dft = fftw_execute_dft;
   static constexpr auto execute_r2c = fftw_execute_dft_r2c;
   static constexpr auto execute_c2r = fftw_execute_dft_c2r;
-  static constexpr auto destroy = fftw_destroy_plan;
   static constexpr auto alloc = fftw_malloc;
   static constexpr auto free = fftw_free;
   static constexpr auto alignment_of = fftw_alignment_of;
@@ -101,9 +99,6 @@ template <class R>
 class PlanCache {
  public:
   using Plan = typename Fftw<R>::Plan;
-  ~PlanCache() {
-    for (auto& entry : plans_) Fftw<R>::destroy(entry.second);
-  }
   Plan get(Kind kind, const Shape& s, bool aligned) {
     const auto key = std::make_tuple(int(kind), s.rank, s.n[0], s.n[1], s.batch, aligned);
     std::lock_guard lock(planner_mutex());
@@ -142,10 +137,13 @@ class PlanCache {
   std::map<std::tuple<int, int, int, int, int, bool>, Plan> plans_;
 };
 
+// Never destroyed: a transform still queued when the program exits runs
+// after static destructors (the device's exit wait is registered before the
+// first plan is made), so its plan must outlive them.
 template <class R>
 PlanCache<R>& plans() {
-  static PlanCache<R> cache;
-  return cache;
+  static PlanCache<R>* const cache = new PlanCache<R>;
+  return *cache;
 }
 
 // FFTW takes int lengths and batches.
