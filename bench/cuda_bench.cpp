@@ -346,6 +346,16 @@ int main(int argc, char** argv) try {
     rows.push_back({"embedding_backward_ms", "embedding_backward (accum)", "ms", tb * 1e3, false});
   }
 
+  if (o.wants("fft")) {  // fft: one c64 transform of 2^24 points (cuFFT), as torch.fft.fft
+    const std::int64_t n = o.quick ? (std::int64_t{1} << 20) : (std::int64_t{1} << 24);
+    const xylem::Tensor parts = xylem::uniform(be, xylem::Layout{2 * n}, xylem::f32, gen, -1, 1);
+    // The uniform pairs as complex numbers: the same bytes, read back as c64.
+    const std::vector<float> host = parts.to_vector<float>();
+    const xylem::Tensor x = xylem::Tensor::from_bytes(host.data(), host.size() * sizeof(float), xylem::Layout{n}, xylem::c64);
+    const double t = time_per_call(o.reps, 10, [&] { (void)xylem::fft::fft(be, x); }, sync);
+    rows.push_back({"fft_c64_2p24_ms", "fft c64 2^24 points", "ms", t * 1e3, false});
+  }
+
   if (o.wants("tensor-cores")) {  // conv2d 64x64x56x56, 3x3, padding 1, f32 with the library defaults (cuDNN:
      // TF32 allowed, as PyTorch's conv); and full f32 (XYLEM_CUDA_CONV_TF32=0)
     const std::int64_t batch = o.quick ? 8 : 64;

@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtbb-dev libhwy-dev libopenblas-dev          # native: threads, SIMD math, BLAS
   libdnnl-dev                                    # native: oneDNN 2.x convolutions (optional)
+  libfftw3-dev                                   # native: FFTs (fftw3 and fftw3f)
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev  # opencl plugin, PoCL for CI
   googletest libgtest-dev                        # tests
   clang libclang-rt-14-dev                       # tests: libFuzzer (clang 14's runtime)

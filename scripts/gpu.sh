@@ -45,6 +45,12 @@
 #                          one GPU a dry run that lists what it skipped.
 #                            run(command="scripts/gpu.sh multi",
 #                                carry=[".gpu.tar.xz"], kind="nvidia-h100-x2")
+#   scripts/gpu.sh ops     there, the newer ops' CUDA side in one short call:
+#                          ctest's CUDA entries (conformance.cuda, capture.cuda,
+#                          cuda.*), then xylem_bench_cuda's copy, bias,
+#                          embedding, attention and fft rows beside
+#                          scripts/torch_peer.py, then xylem_bench_capture
+#                          beside bench/torch_capture.py
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -174,6 +180,24 @@ conv() {
   [ $api_rc -eq 0 ]
 }
 
+# The newer ops on CUDA: their tests, then their rows beside PyTorch's.
+ops() {
+  setup
+  local rc=0
+  echo "== ctest: the CUDA entries"
+  (cd "$build" && timeout 300 ctest --output-on-failure -R '(cuda|capture)' -E '^dist\.') >"$out/ops_ctest.log" 2>&1 || rc=1
+  grep -E 'Test +#|tests passed|\[  FAILED  \]' "$out/ops_ctest.log" | tail -20
+  echo "== xylem_bench_cuda (copy, bias, embedding, attention, fft) beside PyTorch"
+  "$python" "$root/scripts/torch_peer.py" --json "$out/torch_peer.json" >"$out/torch_peer.log" 2>&1 || rc=1
+  timeout 240 "$build/bin/xylem_bench_cuda" --only copy,bias,embedding,attention,fft --peer "$out/torch_peer.json" \
+    --json "$out/xylem_ops.json" >"$out/xylem_ops.log" 2>&1 || rc=1
+  cat "$out/xylem_ops.log"
+  echo "== capture and replay: xylem_bench_capture beside torch.cuda.graphs"
+  timeout 120 "$build/bin/xylem_bench_capture" --json "$out/capture_xylem.json" 2>&1 | tail -8 || rc=1
+  timeout 60 "$python" "$root/bench/torch_capture.py" --json "$out/capture_torch.json" 2>&1 | tail -4 || rc=1
+  return $rc
+}
+
 # The reference networks, xylem and PyTorch alternately per dtype, then
 # the ratio table. CONVNETS_REPS (default 10) sets the timed runs.
 convnets() {
@@ -295,6 +319,7 @@ case "${1:-}" in
   pack) pack ;;
   run) run ;;
   conv) conv ;;
+  ops) ops ;;
   python) python_checks ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;

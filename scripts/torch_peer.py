@@ -151,6 +151,11 @@ def nn(r, a, dev):
     r["embedding_ms"] = t * 1e3
     r["embedding_gbs"] = 2 * ids.numel() * 1024 * 4 / t / 1e9
     del table
+    # One c64 FFT of 2^24 points (cuFFT underneath).
+    n = (1 << 20) if a.quick else (1 << 24)
+    Z = torch.randn(n, dtype=torch.complex64, device=dev)
+    r["fft_c64_2p24_ms"] = cuda_time(lambda: torch.fft.fft(Z), a.reps, 10) * 1e3
+    del Z
     attention(r, a, dev)
 
 

@@ -8,6 +8,7 @@
 
 #include "check.hpp"
 #include "recording.hpp"
+#include "ops/cufft_library.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -165,7 +166,16 @@ EventPtr CudaDevice::copy_from(plugin::Device& src_device, const void* src, void
 }
 
 bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
-  return static_cast<std::size_t>(op) < plugin::kOpCount && kernels().get(op, dtype) != nullptr;
+  if (static_cast<std::size_t>(op) >= plugin::kOpCount || kernels().get(op, dtype) == nullptr) return false;
+  // The transforms need cuFFT, loaded on this first question about one.
+  return !is_fft(op) || cufft_library() != nullptr;
+}
+
+std::string CudaDevice::unsupported_reason(plugin::OpId op, DType dtype) const {
+  std::string why;
+  if (static_cast<std::size_t>(op) < plugin::kOpCount && kernels().get(op, dtype) != nullptr && is_fft(op))
+    (void)cufft_library(&why);
+  return why;
 }
 
 Kernel CudaDevice::kernel_of(const plugin::OpCall& call) const {

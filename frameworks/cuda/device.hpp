@@ -39,6 +39,7 @@ class CudaDevice final : public plugin::Device {
   EventPtr copy_from(plugin::Device& src_device, const void* src, void* dst, std::size_t bytes,
                      plugin::Deps deps) override;
   bool supports(plugin::OpId op, DType dtype) const noexcept override;
+  std::string unsupported_reason(plugin::OpId op, DType dtype) const override;
   EventPtr launch(const plugin::OpCall& call, plugin::Deps deps) override;
   EventPtr host_task(std::function<void()> fn, plugin::Deps deps) override;
   void synchronize() override;

@@ -62,6 +62,9 @@ ncclDataType_t nccl_type(DType dtype) {
     case DType::u8:
     case DType::boolean:
       return ncclUint8;
+    case DType::c64:
+    case DType::c128:
+      break;  // refused before any transport (src/dist/communicator.cpp)
   }
   return ncclUint8;
 }

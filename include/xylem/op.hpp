@@ -227,7 +227,21 @@ namespace xylem {
   /* dv = dropout(P)^T dout, dk = scale*dS^T q, summed over the heads sharing a kv head */    \
   X(nn, attention_grad_kv, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN_OPT(mask) XY_IN(dout)             \
     XY_IN(stats) XY_OUT(dk) XY_OUT(dv), XY_INT(causal) XY_INT(seed) XY_INT(offset),           \
-    XY_REAL(scale) XY_REAL(p))
+    XY_REAL(scale) XY_REAL(p))                                                                 \
+  /* discrete Fourier transforms. x and y contiguous, never overlapping, rank 2 [batch, n]    \
+     (a 1-D transform of each row) or rank 3 [batch, n0, n1] (a 2-D transform of each        \
+     matrix), every transform length >= 1. y = scale * sum_k x[k] exp(-+2 pi i j k / n),      \
+     unnormalised but for scale (the core folds NumPy's norm into it). Dispatch: x's dtype.   \
+     c2c: x and y c64 or c128, same dims; inverse = 0: exponent sign -1, 1: +1. */            \
+  X(fft, c2c, XY_IN(x) XY_OUT(y), XY_INT(inverse), XY_REAL(scale))                            \
+  /* r2c: sign -1; x f32/f64 [..., n], y of the complex dtype [..., n/2 + 1] (the rest of a   \
+     real signal's transform is the conjugate mirror of it). */                               \
+  X(fft, r2c, XY_IN(x) XY_OUT(y), , XY_REAL(scale))                                           \
+  /* c2r: sign +1; x c64/c128 [..., n/2 + 1], y the real dtype [..., n] (n from y): the real  \
+     signal whose r2c is x. x is taken as such a transform: the imaginary parts a real        \
+     signal's transform cannot have (of x[..., 0], and of x[..., n/2] for even n, in 1-D) are \
+     ignored, as NumPy's irfft does. x is left unchanged. */                                  \
+  X(fft, c2r, XY_IN(x) XY_OUT(y), , XY_REAL(scale))
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

@@ -142,7 +142,8 @@ class Tensor {
     });
     return Future<std::vector<unsigned char>>(std::move(event), std::move(state));
   }
-  /// Any dtype, converted to double (for printing and tests).
+  /// Any dtype, converted to double (for printing and tests); a complex
+  /// element gives two, its real and imaginary parts.
   [[nodiscard]] std::vector<double> to_doubles() const;
 
   /// @name Coherence introspection (tests, diagnostics)

@@ -23,6 +23,7 @@
 #include "xylem/dist.hpp"
 #include "xylem/dtype.hpp"
 #include "xylem/error.hpp"
+#include "xylem/fft.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
 #include "xylem/index.hpp"

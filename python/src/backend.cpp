@@ -31,6 +31,7 @@ void bind_enums(nb::module_& m) {
 #undef XYLEM_PY_DTYPE
   dtype.def_prop_ro("itemsize", [](DType d) { return size_of(d); }, "Bytes per element.")
       .def_prop_ro("is_floating", [](DType d) { return is_floating(d); }, "True for f16, bf16, f32 and f64.")
+      .def_prop_ro("is_complex", [](DType d) { return is_complex(d); }, "True for c64 and c128.")
       .def("__str__", [](DType d) { return std::string(name(d)); });
 #define XYLEM_PY_DTYPE_ALIAS(e, n, b, f) m.attr(#e) = DType::e;
   XYLEM_DTYPES(XYLEM_PY_DTYPE_ALIAS)

@@ -25,6 +25,7 @@ void bind_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_creation(nb::module_& m);
 void bind_math(nb::module_& m);
 void bind_blas(nb::module_& blas);
+void bind_fft(nb::module_& fft);
 void bind_nn(nb::module_& nn);
 void bind_attention(nb::module_& nn);
 void bind_optim(nb::module_& optim);

@@ -21,7 +21,8 @@ constexpr const char* kVersioned = "dltensor_versioned";
 // DLPack's type of each xylem dtype, in DType order.
 constexpr dlpack::DataType kTypes[] = {
     {dlpack::kDLFloat, 16, 1}, {dlpack::kDLBfloat, 16, 1}, {dlpack::kDLFloat, 32, 1}, {dlpack::kDLFloat, 64, 1},
-    {dlpack::kDLInt, 32, 1},   {dlpack::kDLInt, 64, 1},    {dlpack::kDLUInt, 8, 1},   {dlpack::kDLBool, 8, 1}};
+    {dlpack::kDLInt, 32, 1},   {dlpack::kDLInt, 64, 1},    {dlpack::kDLUInt, 8, 1},   {dlpack::kDLBool, 8, 1},
+    {dlpack::kDLComplex, 64, 1}, {dlpack::kDLComplex, 128, 1}};
 static_assert(std::size(kTypes) == kDTypeCount);
 
 DType from_dl_type(dlpack::DataType t) {

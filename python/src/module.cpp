@@ -32,6 +32,7 @@ NB_MODULE(_xylem, m) {
       {"losses", "Losses returning (loss, gradient with respect to the prediction).", &bind_losses},
       {"data", "IDX files, Fashion-MNIST and the batch loader.", &bind_data},
       {"models", "Reference networks: AlexNet, Overfeat fast, VGG-A.", &bind_models},
+      {"fft", "Discrete Fourier transforms as numpy.fft (FFTW, cuFFT underneath).", &bind_fft},
   };
   for (const Submodule& s : submodules) {
     nb::module_ sub = m.def_submodule(s.name, s.doc);

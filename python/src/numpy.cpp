@@ -16,7 +16,8 @@ namespace {
 // The NumPy dtype of each xylem dtype, by NumPy's name; bf16 is ml_dtypes'.
 nb::object numpy_dtype(DType d) {
   if (d == DType::bf16) return nb::module_::import_("ml_dtypes").attr("bfloat16");
-  const char* names[] = {"float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8", "bool"};
+  const char* names[] = {"float16", "bfloat16", "float32", "float64",   "int32",
+                         "int64",   "uint8",    "bool",    "complex64", "complex128"};
   static_assert(std::size(names) == kDTypeCount);
   return nb::module_::import_("numpy").attr("dtype")(names[static_cast<std::size_t>(d)]);
 }
@@ -31,7 +32,8 @@ DType from_numpy_dtype(nb::handle dtype) {
   }
   throw Error(ErrorCode::dtype_mismatch,
               "asarray: xylem has no dtype for NumPy's " + nb::cast<std::string>(nb::str(wanted)) +
-                  " (it takes float16, bfloat16, float32, float64, int32, int64, uint8, bool)");
+                  " (it takes float16, bfloat16, float32, float64, int32, int64, uint8, bool, complex64, "
+                  "complex128)");
 }
 
 using HostBytes = nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
@@ -130,9 +132,10 @@ nb::object host_view(const Tensor& t) {
   const std::span<const std::int64_t> strides = t.layout().strides();
   const auto element = static_cast<std::uint8_t>(size_of(t.dtype()));
   // Unsigned integers of the element's size, viewed as the dtype after:
-  // nanobind knows no bf16, NumPy's dtype comes from ml_dtypes.
-  const nb::dlpack::dtype as_bytes{static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt),
-                                   static_cast<std::uint8_t>(8 * element), 1};
+  // nanobind knows no bf16, NumPy's dtype comes from ml_dtypes. NumPy has no
+  // 128-bit integer, so complex elements go as complex.
+  const auto code = is_complex(t.dtype()) ? nb::dlpack::dtype_code::Complex : nb::dlpack::dtype_code::UInt;
+  const nb::dlpack::dtype as_bytes{static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(8 * element), 1};
   auto* owned = new Tensor(t);
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   nb::object array = nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, strides.data(), as_bytes));

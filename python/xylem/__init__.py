@@ -7,7 +7,7 @@ tensor (``numpy()``, printing) waits only for the work that writes it.
 """
 from . import _xylem
 from ._xylem import *  # noqa: F401,F403 - the whole API lives in the extension
-from ._xylem import blas, data, layers, losses, models, nn, optim  # noqa: F401
+from ._xylem import blas, data, fft, layers, losses, models, nn, optim  # noqa: F401
 
 __version__ = "0.1.0"
 __all__ = [name for name in dir(_xylem) if not name.startswith("_")]

@@ -111,10 +111,11 @@ const Backend& OpLaunch::choose_backend() {
       fallback_ = Backend::native();
       return *fallback_;
     }
+    const std::string reason = device.unsupported_reason(call_.op, dtype);
     throw Error(ErrorCode::unsupported, std::string(name_) + " is not available for " +
                                             std::string(name(dtype)) + " on " + backend_.id() + " (" +
-                                            backend_.hardware().name +
-                                            "); use another backend or BackendConfig::fallback = Fallback::native");
+                                            backend_.hardware().name + ")" + (reason.empty() ? "" : ": " + reason) +
+                                            "; use another backend or BackendConfig::fallback = Fallback::native");
   }
   return backend_;
 }

@@ -3,6 +3,7 @@
 // not read: only the elements shown are).
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <ostream>
 
 #include "xylem/tensor.hpp"
@@ -20,11 +21,25 @@ std::string format_value(double v, DType dtype) {
     case DType::f64: r = std::to_chars(buffer, buffer + sizeof buffer, v); break;
     case DType::f32:
     case DType::f16:
-    case DType::bf16: r = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v)); break;
+    case DType::bf16:
+    case DType::c64: r = std::to_chars(buffer, buffer + sizeof buffer, static_cast<float>(v)); break;
+    case DType::c128: r = std::to_chars(buffer, buffer + sizeof buffer, v); break;
     case DType::boolean: return v != 0 ? "true" : "false";
     default: r = std::to_chars(buffer, buffer + sizeof buffer, static_cast<long long>(v)); break;
   }
   return std::string(buffer, r.ptr);
+}
+
+// Doubles per element in to_doubles(): a complex one is two.
+std::size_t width(DType dtype) { return is_complex(dtype) ? 2 : 1; }
+
+// Element `k` of `values`; a complex one as NumPy prints it, "1.5-2j".
+std::string format_element(const std::vector<double>& values, std::size_t k, DType dtype) {
+  if (!is_complex(dtype)) return format_value(values[k], dtype);
+  const double re = values[2 * k], im = values[2 * k + 1];
+  std::string imag = format_value(im, dtype);
+  if (!std::signbit(im) && imag.front() != '+') imag.insert(imag.begin(), '+');
+  return format_value(re, dtype) + imag + "j";
 }
 
 // Elements shown along a dimension of n: all, or kEdgeItems at each end.
@@ -42,7 +57,8 @@ std::vector<double> shown_values(const Tensor& t) {
     count *= shown(shape.dims()[a]);
   }
   if (elided.empty()) return t.to_doubles();
-  std::vector<double> out(static_cast<std::size_t>(count));
+  const std::size_t w = width(t.dtype());
+  std::vector<double> out(static_cast<std::size_t>(count) * w);
   for (unsigned mask = 0; mask < (1u << elided.size()); ++mask) {
     Tensor block = t;
     std::array<std::int64_t, kMaxRank> first{};  // where the block starts among the shown elements
@@ -55,10 +71,10 @@ std::vector<double> shown_values(const Tensor& t) {
     }
     const std::vector<double> values = block.to_doubles();
     std::array<std::int64_t, kMaxRank> at{};
-    for (const double v : values) {
+    for (std::size_t k = 0; k < values.size(); k += w) {
       std::int64_t position = 0;
       for (int a = 0; a < shape.rank(); ++a) position = position * shown(shape.dims()[a]) + first[a] + at[a];
-      out[static_cast<std::size_t>(position)] = v;
+      for (std::size_t part = 0; part < w; ++part) out[static_cast<std::size_t>(position) * w + part] = values[k + part];
       for (int a = shape.rank() - 1; a >= 0 && ++at[a] == block.layout().dims()[a]; --a) at[a] = 0;
     }
   }
@@ -79,7 +95,7 @@ void print_dim(std::ostream& os, const std::vector<double>& values, const Layout
       i = n - kEdgeItems;
     }
     if (axis + 1 == shape.rank()) {
-      os << format_value(values[static_cast<std::size_t>(base + position)], dtype);
+      os << format_element(values, static_cast<std::size_t>(base + position), dtype);
     } else {
       print_dim(os, values, shape, dtype, axis + 1, base + position * inner);
     }
@@ -97,7 +113,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   } else {
     const auto values = shown_values(t);
     if (t.rank() == 0) {
-      os << format_value(values.at(0), t.dtype());
+      os << format_element(values, 0, t.dtype());
     } else {
       print_dim(os, values, t.layout(), t.dtype(), 0, 0);
     }

@@ -137,7 +137,7 @@ std::vector<double> Tensor::to_doubles() const {
     return static_cast<void*>(bytes.data());
   })->wait();
   const std::size_t n = bytes.size() / element;
-  std::vector<double> out(n);
+  std::vector<double> out(is_complex(dtype_) ? 2 * n : n);
   const unsigned char* p = bytes.data();
   for (std::size_t k = 0; k < n; ++k, p += element) {
     switch (dtype_) {
@@ -149,6 +149,8 @@ std::vector<double> Tensor::to_doubles() const {
       case DType::i64: { std::int64_t v; std::memcpy(&v, p, 8); out[k] = static_cast<double>(v); break; }
       case DType::u8: out[k] = *p; break;
       case DType::boolean: out[k] = *p != 0; break;
+      case DType::c64: { float v[2]; std::memcpy(v, p, 8); out[2 * k] = v[0]; out[2 * k + 1] = v[1]; break; }
+      case DType::c128: { std::memcpy(&out[2 * k], p, 16); break; }
     }
   }
   return out;

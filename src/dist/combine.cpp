@@ -2,6 +2,7 @@
 // values (every host transport) and turning a sum into an average (the core).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "dist/average.hpp"
@@ -48,7 +49,11 @@ void visit(DType dtype, F&& fn) {
     case DType::u8:
     case DType::boolean:
       return fn(Plain<std::uint8_t>{});
+    case DType::c64:
+    case DType::c128:
+      break;  // refused by every collective before it gets here (communicator.cpp)
   }
+  throw Error(ErrorCode::dtype_mismatch, "dist: " + std::string(name(dtype)) + " tensors cannot be combined");
 }
 
 template <class T>

@@ -53,6 +53,9 @@ std::size_t count_of(const Tensor& t) { return static_cast<std::size_t>(t.numel(
 // What every collective asks of a tensor.
 void require_dense(const Tensor& t, const std::string& call) {
   if (!t.defined()) throw Error(ErrorCode::invalid_argument, "dist::" + call + ": the tensor is empty (undefined)");
+  if (is_complex(t.dtype()))
+    throw Error(ErrorCode::dtype_mismatch, "dist::" + call + ": " + std::string(name(t.dtype())) +
+                                               " tensors are not supported by the communicators");
   if (!t.layout().is_contiguous())
     throw Error(ErrorCode::invalid_argument, "dist::" + call + ": the tensor (shape " + t.layout().dims_string() +
                                                  ", strides " + t.layout().strides_string() +

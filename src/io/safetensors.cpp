@@ -76,6 +76,10 @@ void save_safetensors(const std::filesystem::path& path, const std::map<std::str
       throw Error(ErrorCode::invalid_argument,
                   source + ": \"__metadata__\" is the format's reserved name, not a tensor's");
     if (!t.defined()) throw Error(ErrorCode::invalid_argument, source + ": tensor \"" + name + "\" is an empty handle");
+    if (is_complex(t.dtype()))
+      throw Error(ErrorCode::dtype_mismatch, source + ": tensor \"" + name + "\" is " + std::string(xylem::name(t.dtype())) +
+                                                 ", which safetensors files do not hold; save its real and "
+                                                 "imaginary parts as two tensors");
     io::SafetensorsEntry e;
     e.name = name;
     e.dtype = t.dtype();

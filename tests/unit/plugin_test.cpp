@@ -16,6 +16,8 @@
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <tuple>
+#include <utility>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -102,8 +104,11 @@ TEST(Plugins, SupportsAsksTheFramework) {
   auto native = Backend::native();
   for (std::size_t i = 0; i < xylem::kOpCount; ++i) {
     auto op = static_cast<OpId>(i);
-    // index::check dispatches on its indices' dtype.
-    const auto [a, b] = op == OpId::index_check ? std::pair{xylem::i32, xylem::i64} : std::pair{xylem::f32, xylem::f64};
+    // index::check dispatches on its indices' dtype; transforms of complex
+    // data on the complex dtype of each precision.
+    auto [a, b] = std::pair{xylem::f32, xylem::f64};
+    if (op == OpId::index_check) std::tie(a, b) = std::pair{xylem::i32, xylem::i64};
+    if (op == OpId::fft_c2c || op == OpId::fft_c2r) std::tie(a, b) = std::pair{xylem::c64, xylem::c128};
     EXPECT_TRUE(native.supports(op, a)) << xylem::op_name(op);
     EXPECT_TRUE(native.supports(op, b)) << xylem::op_name(op);
   }

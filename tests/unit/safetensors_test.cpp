@@ -4,6 +4,7 @@
 // file and the byte or tensor.
 #include "xylem/safetensors.hpp"
 
+#include <complex>
 #include <cstdint>
 #include <random>
 
@@ -244,6 +245,9 @@ TEST(Safetensors, FailedSaveLeavesTheOldFile) {
                   xylem::save_safetensors(path, {{"a", Tensor::from({1.0})}, {"b", unwritten}}));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::save_safetensors(path, {{"x", Tensor()}}));
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, xylem::save_safetensors(path, {{"__metadata__", Tensor::from({1.0f})}}));
+  // Complex tensors have no safetensors dtype xylem writes.
+  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch,
+                  xylem::save_safetensors(path, {{"z", Tensor::from(std::vector<std::complex<float>>{{1, 2}})}}));
   EXPECT_EQ(read_file(path), before);
   // Nothing left behind beside it.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()), 1);

@@ -61,6 +61,15 @@ template <> struct Element<DType::boolean> {
   using type = std::uint8_t;
   __host__ __device__ static type from(double v) { return v != 0.0 ? 1 : 0; }
 };
+// A complex fill is value + 0i, stored as (real, imaginary).
+template <> struct Element<DType::c64> {
+  using type = float2;
+  __host__ __device__ static type from(double v) { return make_float2(static_cast<float>(v), 0.0f); }
+};
+template <> struct Element<DType::c128> {
+  using type = double2;
+  __host__ __device__ static type from(double v) { return make_double2(v, 0.0); }
+};
 
 template <class T>
 struct Constant {
@@ -152,7 +161,7 @@ void normal_f64(const OpCall& c, const Context& ctx) {
 template <DType D>
 void register_fill_arange(KernelTable& table) {
   table.set(OpId::creation_fill, D, &fill<D>);
-  if constexpr (D != DType::boolean) table.set(OpId::creation_arange, D, &arange<D>);
+  if constexpr (D != DType::boolean && !is_complex(D)) table.set(OpId::creation_arange, D, &arange<D>);
 }
 
 }  // namespace

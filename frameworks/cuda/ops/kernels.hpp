@@ -41,8 +41,8 @@ class BlasState {
 };
 
 // Per-device library state built on first use (Context::packages): the
-// cuDNN handle with its algorithm choices.
-enum PackageSlot : std::size_t { kCudnnPackage, kPackageSlots };
+// cuDNN handle with its algorithm choices, the cuFFT plans.
+enum PackageSlot : std::size_t { kCudnnPackage, kFftPackage, kPackageSlots };
 using Packages = plugin::PackageCache<kPackageSlots>;
 
 // What a kernel may use. Launches are serialised per device (under the
@@ -93,6 +93,9 @@ void register_optim(KernelTable& table);
 void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and the gradients.
 void register_attention(KernelTable& table);
+// Discrete Fourier transforms (cuFFT, fft.cu); is_fft says which ops need cuFFT.
+void register_fft(KernelTable& table);
+[[nodiscard]] bool is_fft(plugin::OpId op) noexcept;
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -19,6 +19,11 @@ using plugin::OpCall;
 // the copy, small enough that both cores get work from a few MiB up.
 constexpr std::int64_t kChunkBytes = 256 * 1024;
 
+// The word of a 16-byte element (c128).
+struct Word128 {
+  std::uint64_t lo, hi;
+};
+
 // Views whose dense axes differ (a transpose) defeat a row walk: it reads
 // one element per cache line, and for large strides one per page. Such
 // copies go tile by tile over the two axes instead, through a small buffer:
@@ -136,6 +141,9 @@ void register_copy(KernelTable& table) {
         break;
       case 8:
         table.set(OpId::core_copy_view, dtype, &copy_kernel<std::uint64_t>);
+        break;
+      case 16:
+        table.set(OpId::core_copy_view, dtype, &copy_kernel<Word128>);
         break;
       default:
         break;  // no such dtype today; a new size needs a new word type here

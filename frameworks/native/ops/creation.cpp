@@ -17,6 +17,7 @@
 #if HWY_ONCE
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 
@@ -82,6 +83,17 @@ template <>
 struct Element<DType::boolean> {
   using type = std::uint8_t;
   static type from(double v) noexcept { return v != 0.0 ? 1 : 0; }
+};
+// A complex fill is value + 0i.
+template <>
+struct Element<DType::c64> {
+  using type = std::complex<float>;
+  static type from(double v) noexcept { return {static_cast<float>(v), 0.0f}; }
+};
+template <>
+struct Element<DType::c128> {
+  using type = std::complex<double>;
+  static type from(double v) noexcept { return {v, 0.0}; }
 };
 
 template <DType D>
@@ -176,7 +188,7 @@ void normal_f64(const OpCall& call) {
 template <DType D>
 void register_fill_arange(KernelTable& table) {
   table.set(OpId::creation_fill, D, &fill_kernel<D>);
-  if constexpr (D != DType::boolean) table.set(OpId::creation_arange, D, &arange_kernel<D>);
+  if constexpr (D != DType::boolean && !is_complex(D)) table.set(OpId::creation_arange, D, &arange_kernel<D>);
 }
 
 }  // namespace

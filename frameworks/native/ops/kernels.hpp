@@ -41,6 +41,8 @@ void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and per-row statistics, then the gradients.
 void register_attention(KernelTable& table);
 void register_attention_grad(KernelTable& table);
+// Discrete Fourier transforms (FFTW).
+void register_fft(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

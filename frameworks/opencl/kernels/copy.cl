@@ -25,13 +25,18 @@
  * item takes XY_TILE rows (axis 0) and up to `span` tiles of axis 1. */
 #define XY_TILE 16
 
-#define XY_COPY(U, bits)                                                                             \
+/* XY_COPY_VEC_1 walks dense chunks in vectors; XY_COPY_VEC_0 is for words
+ * OpenCL has no 16-wide vector of (ulong2, the 128-bit word). */
+#define XY_COPY_VEC_1(U) XY_COPY_VEC(U)
+#define XY_COPY_VEC_0(U) (void)stream;
+
+#define XY_COPY(U, bits, vec)                                                                        \
   kernel void copy_c_##bits(global const U* x, long xo, global U* y, long yo, long n, int stream,   \
                             long per) {                                                              \
     x += xo;                                                                                         \
     y += yo;                                                                                         \
     XY_CHUNK_BOUNDS(i, end, n, per);                                                                 \
-    XY_COPY_VEC(U)                                                                                   \
+    XY_COPY_VEC_##vec(U)                                                                             \
     for (; i < end; ++i) y[i] = x[i];                                                                \
   }                                                                                                  \
   kernel void copy_t_##bits(global const U* x, global U* y, xy_layout l, long span) {               \
@@ -71,9 +76,10 @@
     xy_offsets2(&l, i, &ox, &oy);                                                                    \
     y[oy] = x[ox];                                                                                   \
   }
-XY_COPY(uchar, 8)
-XY_COPY(ushort, 16)
-XY_COPY(uint, 32)
-XY_COPY(ulong, 64)
+XY_COPY(uchar, 8, 1)
+XY_COPY(ushort, 16, 1)
+XY_COPY(uint, 32, 1)
+XY_COPY(ulong, 64, 1)
+XY_COPY(ulong2, 128, 0)
 
 #endif /* XY_COPY_ONCE */

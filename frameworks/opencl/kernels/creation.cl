@@ -24,6 +24,7 @@ XY_FILL(uchar, 8)
 XY_FILL(ushort, 16)
 XY_FILL(uint, 32)
 XY_FILL(ulong, 64)
+XY_FILL(ulong2, 128)
 
 /* Conversions from the computed value to each dtype's storage, as the
  * native framework makes them: f16 and bf16 round a float to nearest

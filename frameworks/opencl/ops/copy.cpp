@@ -70,6 +70,7 @@ constinit const OpKernel kCopy{launch_copy, {&kCopyProgram}};
 void register_copy(KernelTable& table) {
   // Bit patterns: every dtype, f64 too without fp64 (Device::supports).
   set_dtypes(table, plugin::OpId::core_copy_view, kEveryDtype, &kCopy);
+  set_dtypes(table, plugin::OpId::core_copy_view, kComplexDtypes, &kCopy);
 }
 
 }  // namespace xylem::opencl

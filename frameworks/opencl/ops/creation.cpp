@@ -46,6 +46,10 @@ std::uint64_t pattern(DType dtype, double value) {
       return saturate<std::uint8_t>(value);
     case DType::boolean:
       return value != 0.0 ? 1 : 0;
+    case DType::c64:  // value + 0i: the real part in the low word (little-endian hosts and devices)
+      return std::bit_cast<std::uint32_t>(static_cast<float>(value));
+    case DType::c128:  // the real part; fill() adds the zero imaginary word
+      return std::bit_cast<std::uint64_t>(value);
   }
   return 0;
 }
@@ -82,8 +86,13 @@ void fill(Launcher& launch) {
       return generate(launch, y, "fill", "_16", static_cast<cl_ushort>(bits));
     case 4:
       return generate(launch, y, "fill", "_32", static_cast<cl_uint>(bits));
-    default:
+    case 8:
       return generate(launch, y, "fill", "_64", static_cast<cl_ulong>(bits));
+    default: {
+      cl_ulong2 pair{};
+      pair.s[0] = bits;
+      return generate(launch, y, "fill", "_128", pair);
+    }
   }
 }
 
@@ -158,6 +167,7 @@ constinit const OpKernel kCreation{launch_creation, {&kCreationProgram}};
 void register_creation(KernelTable& table) {
   // fill moves bit patterns: every dtype, f64 too without fp64 (Device::supports).
   set_dtypes(table, OpId::creation_fill, kEveryDtype, &kCreation);
+  set_dtypes(table, OpId::creation_fill, kComplexDtypes, &kCreation);
   for (DType dtype : kEveryDtype)
     if (dtype != DType::boolean) table.set(OpId::creation_arange, dtype, &kCreation);
   set_dtypes(table, OpId::creation_uniform, kRealDtypes, &kCreation);

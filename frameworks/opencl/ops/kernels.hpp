@@ -30,6 +30,8 @@ using KernelTable = plugin::KernelTable<const OpKernel*>;
 // save for the ops that only move bit patterns.
 inline constexpr std::array<DType, 8> kEveryDtype = {DType::f16, DType::bf16, DType::f32, DType::f64,
                                                      DType::i32, DType::i64, DType::u8,  DType::boolean};
+// The complex dtypes, which only the ops moving bit patterns take here.
+inline constexpr std::array<DType, 2> kComplexDtypes = {DType::c64, DType::c128};
 // f16 and bf16 compute in f32 (kernels/storage.cl): no device fp16 needed.
 inline constexpr std::array<DType, 4> kFloatDtypes = {DType::f16, DType::bf16, DType::f32, DType::f64};
 inline constexpr std::array<DType, 2> kRealDtypes = {DType::f32, DType::f64};

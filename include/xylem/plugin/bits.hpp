@@ -8,12 +8,18 @@
 
 namespace xylem::plugin {
 
+// 16 bytes (c128): two words, moved together.
+struct alignas(16) Bits128 {
+  std::uint64_t low, high;
+};
+
 template <std::size_t Size>
 struct BitsOf {
-  static_assert(Size == 1 || Size == 2 || Size == 4 || Size == 8, "no dtype has this size");
+  static_assert(Size == 1 || Size == 2 || Size == 4 || Size == 8 || Size == 16, "no dtype has this size");
   using type = std::conditional_t<
       Size == 1, std::uint8_t,
-      std::conditional_t<Size == 2, std::uint16_t, std::conditional_t<Size == 4, std::uint32_t, std::uint64_t>>>;
+      std::conditional_t<Size == 2, std::uint16_t, std::conditional_t<Size == 4, std::uint32_t,
+                                                      std::conditional_t<Size == 8, std::uint64_t, Bits128>>>>;
 };
 
 }  // namespace xylem::plugin

@@ -101,6 +101,13 @@ class Device {
 
   // Operations.
   [[nodiscard]] virtual bool supports(OpId op, DType dtype) const noexcept = 0;
+  // Why supports(op, dtype) is false where the reason is more than "no
+  // kernel" (a vendor library that could not be loaded); empty otherwise.
+  // The core adds it to the unsupported error.
+  [[nodiscard]] virtual std::string unsupported_reason(OpId op, DType dtype) const {
+    (void)op, (void)dtype;
+    return {};
+  }
   [[nodiscard]] virtual EventPtr launch(const OpCall& call, Deps deps) = 0;
 
   // Runs fn on a host thread in queue order, after deps. Used for host reads

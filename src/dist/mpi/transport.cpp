@@ -58,6 +58,9 @@ MPI_Datatype datatype(DType dtype) {
     case DType::u8:
     case DType::boolean:
       return MPI_UINT8_T;
+    case DType::c64:
+    case DType::c128:
+      break;  // refused before any transport (communicator.cpp)
   }
   return MPI_BYTE;
 }
