@@ -25,6 +25,7 @@ CudaDevice::CudaDevice(Hardware hardware, int ordinal)
       ordinal_(ordinal),
       compute_(std::make_shared<Timeline>(ordinal, &worker_)),
       transfer_(std::make_shared<Timeline>(ordinal, &worker_)),
+      comm_(std::make_shared<Timeline>(ordinal, &worker_)),
       memory_(ordinal, memory_limit_from_env()),
       staging_(ordinal),
       scratch_(ordinal, Context::kScratchBytes, "reduction scratch"),
@@ -43,6 +44,7 @@ CudaDevice::~CudaDevice() {
   // ignored, see queue.cpp).
   (void)cudaStreamSynchronize(compute_->stream());
   (void)cudaStreamSynchronize(transfer_->stream());
+  (void)cudaStreamSynchronize(comm_->stream());
   if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
 }
 
@@ -270,10 +272,14 @@ EventPtr CudaDevice::launch_graph(const GraphExec& graph, plugin::Deps deps) {
 EventPtr CudaDevice::enqueue(std::string_view what, plugin::Deps deps,
                              const std::function<void(cudaStream_t)>& commands) {
   make_current();
-  wait_for(*compute_, deps, what);
-  std::lock_guard lock(compute_->mutex());
-  commands(compute_->stream());
-  return compute_->advance_locked();
+  wait_for(*comm_, deps, what);
+  // After every kernel so far, not only the deps: a buffer the op writes
+  // may have been freed by one of them (as fence_transfer does for copies).
+  if (const std::uint64_t so_far = compute_->enqueued(); so_far > 0)
+    compute_->order_before(comm_->stream(), so_far, ordinal_, what);
+  std::lock_guard lock(comm_->mutex());
+  commands(comm_->stream());
+  return comm_->advance_locked();
 }
 
 std::vector<EventPtr> CudaDevice::enqueue_together(std::span<CudaDevice* const> devices,
@@ -303,14 +309,17 @@ EventPtr CudaDevice::host_task(std::function<void()> fn, plugin::Deps deps) {
   // recorded now so that the task does not also wait for later work.
   RecordedPtr kernels_so_far = compute_->resolve_all();
   RecordedPtr transfers_so_far = transfer_->resolve_all();
+  RecordedPtr collectives_so_far = comm_->resolve_all();
   auto done = std::make_shared<HostEvent>(&worker_);
   worker_.post([this, waits = std::move(waits), kernels_so_far = std::move(kernels_so_far),
-                transfers_so_far = std::move(transfers_so_far), fn = std::move(fn), done] {
+                transfers_so_far = std::move(transfers_so_far), collectives_so_far = std::move(collectives_so_far),
+                fn = std::move(fn), done] {
     try {
       for (const EventPtr& e : waits)
         if (e) e->wait();
       compute_->wait(kernels_so_far);
       transfer_->wait(transfers_so_far);
+      comm_->wait(collectives_so_far);
       fn();
       done->finish(nullptr);
     } catch (...) {
@@ -345,6 +354,7 @@ void CudaDevice::synchronize() {
   make_current();
   compute_->synchronize();
   transfer_->synchronize();
+  comm_->synchronize();
   worker_.drain();
 }
 

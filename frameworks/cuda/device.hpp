@@ -71,7 +71,9 @@ class CudaDevice final : public plugin::Device {
   // Makes this GPU the calling thread's current device.
   void select() const { make_current(); }
   // One op of a library that takes a stream (NCCL): `commands` enqueue it
-  // on the compute stream, after `deps`; returns its event. What
+  // on the communication stream, after `deps` and after every kernel
+  // enqueued so far; returns its event. Kernels enqueued later run beside
+  // it (a bucket's all_reduce beside the rest of the backward pass). What
   // `commands` throws leaves nothing numbered.
   [[nodiscard]] EventPtr enqueue(std::string_view what, plugin::Deps deps,
                                  const std::function<void(cudaStream_t)>& commands);
@@ -104,6 +106,7 @@ class CudaDevice final : public plugin::Device {
   int ordinal_;
   std::shared_ptr<Timeline> compute_;   // kernels, cuBLAS, same-device copies
   std::shared_ptr<Timeline> transfer_;  // uploads, downloads, peer copies
+  std::shared_ptr<Timeline> comm_;      // collectives (NCCL), beside the kernels
   CachingAllocator memory_;
   StagingPool staging_;
   DeviceBuffer scratch_;
