@@ -115,11 +115,11 @@ Tensor Recurrent::run_direction(const Backend& b, int layer, int direction, Save
   s.gates = Tensor(Layout{steps, batch, width}, dtype_);
   Tensor gate_rows = rows(s.gates);
   gemm(b, Transpose::no, Transpose::yes, rows(s.input), w.weight_ih.value, 0, gate_rows);
-  add(b, s.gates, w.bias_ih.value, s.gates);
   if (lstm) {
-    add(b, s.gates, w.bias_hh.value, s.gates);
+    add(b, s.gates, add(b, w.bias_ih.value, w.bias_hh.value), s.gates);  // one pass over the gates
     s.cs = Tensor(Layout{steps, batch, hidden_}, dtype_);
   } else {
+    add(b, s.gates, w.bias_ih.value, s.gates);
     s.hg = Tensor(Layout{steps, batch, width}, dtype_);
     fill(b, s.hg, 0);
     add(b, s.hg, w.bias_hh.value, s.hg);
