@@ -331,6 +331,40 @@ TEST_P(RnnLayer, bad_inputs) {
   XY_EXPECT_UNCHANGED(lstm.parameters()[0]->value, w);
 }
 
+// No steps: the final states are the initial ones and their gradients pass
+// straight through; no batch: empty results. Parameters get zero gradients.
+TEST_P(RnnLayer, empty_sequences_and_batches) {
+  if (!runs_layers(DType::f64)) return;
+  xylem::Generator gen(seed);
+  for (const Mode mode : {Mode::lstm, Mode::gru}) {
+    Recurrent layer(backend, gen, mode, 4, 3, 2, true, false, xylem::layers::ParameterOptions{.dtype = DType::f64});
+    const bool lstm = mode == Mode::lstm;
+    Arg h0 = input<double>(ViewKind::contiguous, {4, 2, 3}), c0 = input<double>(ViewKind::contiguous, {4, 2, 3});
+    const auto out = layer.forward(backend, input<double>(ViewKind::contiguous, {0, 2, 4}).view, h0.view,
+                                   lstm ? c0.view : Tensor{});
+    EXPECT_TRUE(out.output.layout().same_dims(Layout{0, 2, 6}));
+    EXPECT_EQ(out.h_n.to_doubles(), h0.values());
+    if (lstm) {
+      EXPECT_EQ(out.c_n.to_doubles(), c0.values());
+    }
+    Arg dh = input<double>(ViewKind::contiguous, {4, 2, 3}), dc = input<double>(ViewKind::contiguous, {4, 2, 3});
+    const auto grads = layer.backward(backend, Tensor(Layout{0, 2, 6}, DType::f64), dh.view, lstm ? dc.view : Tensor{});
+    EXPECT_TRUE(grads.dx.layout().same_dims(Layout{0, 2, 4}));
+    EXPECT_EQ(grads.dh0.to_doubles(), dh.values());
+    if (lstm) {
+      EXPECT_EQ(grads.dc0.to_doubles(), dc.values());
+    }
+    for (auto* p : layer.parameters())
+      for (double g : p->grad.to_doubles()) EXPECT_EQ(g, 0.0) << p->name;
+
+    const auto none = layer.forward(backend, input<double>(ViewKind::contiguous, {3, 0, 4}).view, Tensor{}, Tensor{});
+    EXPECT_TRUE(none.output.layout().same_dims(Layout{3, 0, 6}));
+    EXPECT_TRUE(none.h_n.layout().same_dims(Layout{4, 0, 3}));
+    const auto back = layer.backward(backend, Tensor(Layout{3, 0, 6}, DType::f64));
+    EXPECT_TRUE(back.layout().same_dims(Layout{3, 0, 4}));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Frameworks, RnnLayer, ::testing::ValuesIn(available_targets()), target_label);
 
 }  // namespace
