@@ -109,7 +109,9 @@ class Recurrent : public Layer {
     Parameter bias_hh;    ///< [gates*H]
   };
   /// Layer `layer`'s weights of direction `direction` (1: reverse).
-  [[nodiscard]] Weights& weights(int layer, int direction) { return weights_.at(std::size_t(layer * dirs_ + direction)); }
+  [[nodiscard]] Weights& weights(int layer, int direction) {
+    return weights_.at(std::size_t(layer * dirs_ + direction));
+  }
 
  private:
   // What forward keeps of one layer and direction for backward.
