@@ -439,6 +439,22 @@ int main(int argc, char** argv) try {
     }
   }
 
+  if (o.wants("rnn")) {  // LSTM f32, 2 layers, hidden 1024, seq 100, batch 64 (PyTorch/cuDNN on an H100: 4.7 / 11.8 ms)
+    const std::int64_t T = o.quick ? 20 : 100, N = 64, H = 1024;
+    xylem::layers::LSTM lstm(be, gen, H, H, 2);
+    const xylem::Tensor x = xylem::uniform(be, xylem::Layout{T, N, H}, xylem::f32, gen, -1, 1);
+    const xylem::Tensor dy = xylem::uniform(be, xylem::Layout{T, N, H}, xylem::f32, gen, -1, 1);
+    const auto forward = [&] { (void)lstm.forward(be, x); };
+    const auto both = [&] {
+      (void)lstm.forward(be, x);
+      (void)lstm.backward(be, dy);
+    };
+    rows.push_back({"lstm_fwd_ms", "LSTM 2x1024 T100 N64 f32 fwd", "ms", time_per_call(o.reps, 3, forward, sync) * 1e3,
+                    false});
+    rows.push_back({"lstm_fwdbwd_ms", "LSTM 2x1024 T100 N64 f32 fwd+bwd", "ms",
+                    time_per_call(o.reps, 3, both, sync) * 1e3, false});
+  }
+
   if (o.wants("small-op")) {  // host time per small op: the enqueue loop alone
     xylem::Tensor x = xylem::uniform(be, xylem::Layout{1024}, xylem::f32, gen, -1, 1);
     xylem::Tensor y(xylem::Layout{1024}, xylem::f32);

@@ -2,9 +2,10 @@
 """PyTorch's figures for the keys xylem_bench_cuda measures, on the same GPU
 in the same call, so the benchmark can print ratios. Writes a flat JSON.
 
-  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick] [--only tensor-cores]
+  python scripts/torch_peer.py [--json FILE] [--reps N] [--quick] [--only tensor-cores|rnn]
 
---only tensor-cores measures the gemm and conv2d rows alone: scripts/gpu.sh
+--only rnn measures the LSTM rows alone (xylem_bench_cuda --only rnn is their
+peer). --only tensor-cores measures the gemm and conv2d rows alone: scripts/gpu.sh
 alternates such runs with xylem's, so that both see the same clocks and
 temperature (these rows are power-bound: their rates move by 5-10% with the
 card's recent load, more than the difference being measured).
@@ -54,7 +55,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", choices=["tensor-cores"])
+    ap.add_argument("--only", choices=["tensor-cores", "rnn"])
     a = ap.parse_args()
     dev = torch.device("cuda:0")
     n = (1 << 22) if a.quick else (1 << 28)
@@ -62,14 +63,17 @@ def main():
     r = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__}
 
     everything = a.only is None
-    if everything:
-        bandwidth(r, a, dev, n, nbytes)
-    gemm(r, a, dev)
-    if everything:
-        nn(r, a, dev)
-    conv(r, a, dev)
-    if everything:
-        host(r, a, dev, n, nbytes)
+    if a.only == "rnn":
+        rnn(r, a, dev)
+    else:
+        if everything:
+            bandwidth(r, a, dev, n, nbytes)
+        gemm(r, a, dev)
+        if everything:
+            nn(r, a, dev)
+        conv(r, a, dev)
+        if everything:
+            host(r, a, dev, n, nbytes)
 
     text = json.dumps(r, indent=2)
     print(text)
@@ -157,6 +161,26 @@ def nn(r, a, dev):
     r["fft_c64_2p24_ms"] = cuda_time(lambda: torch.fft.fft(Z), a.reps, 10) * 1e3
     del Z
     attention(r, a, dev)
+    rnn(r, a, dev)
+
+
+def rnn(r, a, dev):
+    # nn.LSTM f32, 2 layers, hidden 1024, seq 100, batch 64 (cuDNN's RNN,
+    # with PyTorch's defaults: TF32 allowed in cuDNN), forward and
+    # forward+backward, as xylem's lstm rows.
+    t = 20 if a.quick else 100
+    lstm = torch.nn.LSTM(1024, 1024, 2).to(dev)
+    x = torch.rand(t, 64, 1024, device=dev) * 2 - 1
+    dy = torch.rand(t, 64, 1024, device=dev) * 2 - 1
+    with torch.no_grad():
+        r["lstm_fwd_ms"] = cuda_time(lambda: lstm(x), a.reps, 3) * 1e3
+    xg = x.detach().requires_grad_()
+
+    def both():
+        lstm(xg)[0].backward(dy)
+
+    r["lstm_fwdbwd_ms"] = cuda_time(both, a.reps, 3) * 1e3
+    del lstm, x, dy, xg
 
 
 def attention(r, a, dev):

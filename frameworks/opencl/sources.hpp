@@ -32,5 +32,7 @@ extern const std::string_view index_walk;  // kernels/index_walk.cl
 extern const std::string_view index;  // kernels/index.cl
 extern const std::string_view index_add;  // kernels/index_add.cl
 extern const std::string_view attention;  // kernels/attention.cl
+extern const std::string_view rnn_math_h;  // include/xylem/plugin/rnn_math.h
+extern const std::string_view rnn;  // kernels/rnn.cl
 
 }  // namespace xylem::opencl::sources

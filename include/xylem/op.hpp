@@ -241,7 +241,25 @@ namespace xylem {
      signal whose r2c is x. x is taken as such a transform: the imaginary parts a real        \
      signal's transform cannot have (of x[..., 0], and of x[..., n/2] for even n, in 1-D) are \
      ignored, as NumPy's irfft does. x is left unchanged. */                                  \
-  X(fft, c2r, XY_IN(x) XY_OUT(y), , XY_REAL(scale))
+  X(fft, c2r, XY_IN(x) XY_OUT(y), , XY_REAL(scale))                                           \
+  /* Recurrent cells, one time step of a batch, in PyTorch's nn.LSTM / nn.GRU gate order,     \
+     by rnn_math.h's formulas; every tensor contiguous, of one dtype (f32, f64), gate tensors  \
+     [N, k*H] with the gates side by side, states [N, H]. lstm_cell: gates holds the           \
+     pre-activations of i, f, g, o (x W_ih^T + b_ih + h W_hh^T + b_hh) and becomes the        \
+     activated gates; c = f c_prev + i g, h = o tanh(c). */                                   \
+  X(nn, lstm_cell, XY_INOUT(gates) XY_IN(c_prev) XY_OUT(c) XY_OUT(h), , )                      \
+  /* gates as lstm_cell left them; dy + dh reaches h, dc reaches c from the next step.        \
+     dgates: the gradient of the pre-activations; dc_prev that of c_prev. */                  \
+  X(nn, lstm_cell_grad, XY_IN(gates) XY_IN(c_prev) XY_IN(c) XY_IN(dy) XY_IN(dh) XY_IN(dc)    \
+    XY_OUT(dgates) XY_OUT(dc_prev), , )                                                       \
+  /* gru_cell: xg [N, 3H] = x W_ih^T + b_ih of r, z, n becomes r, z, n activated; hg =         \
+     h_prev W_hh^T + b_hh. r = sigmoid(x_r + h_r), z = sigmoid(x_z + h_z),                    \
+     n = tanh(x_n + r h_n), h = (1 - z) n + z h_prev. */                                      \
+  X(nn, gru_cell, XY_INOUT(xg) XY_IN(hg) XY_IN(h_prev) XY_OUT(h), , )                          \
+  /* gates: r, z, n as gru_cell left them; dy + dh reaches h. dxg, dhg: the gradients of xg   \
+     and hg; dh_prev: h_prev's through h's z h_prev term alone (the caller adds dhg W_hh). */ \
+  X(nn, gru_cell_grad, XY_IN(gates) XY_IN(hg) XY_IN(h_prev) XY_IN(dy) XY_IN(dh)              \
+    XY_OUT(dxg) XY_OUT(dhg) XY_OUT(dh_prev), , )
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

@@ -34,6 +34,7 @@
 #include "xylem/attention.hpp"
 #include "xylem/layers.hpp"
 #include "xylem/optim.hpp"
+#include "xylem/rnn.hpp"
 #include "xylem/layout.hpp"
 #include "xylem/loader.hpp"
 #include "xylem/losses.hpp"

@@ -33,6 +33,7 @@ void bind_optimizers(nb::module_& optim);
 void bind_layers(nb::module_& layers);
 void bind_layer_kinds(nb::module_& layers);
 void bind_sequential(nb::module_& layers);
+void bind_recurrent(nb::module_& layers);
 void bind_losses(nb::module_& losses);
 void bind_data(nb::module_& data);
 void bind_models(nb::module_& models);

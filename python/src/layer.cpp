@@ -114,6 +114,7 @@ void bind_layers(nb::module_& m) {
   bind_weights(cls);
   bind_layer_kinds(m);
   bind_sequential(m);
+  bind_recurrent(m);
 }
 
 }  // namespace xylem::python

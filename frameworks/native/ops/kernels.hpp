@@ -36,6 +36,7 @@ void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 // Optimizer updates: SGD, Adam/AdamW.
 void register_optim(KernelTable& table);
+void register_rnn(KernelTable& table);
 // Indexing along an axis: gather, scatter and their index check.
 void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and per-row statistics, then the gradients.

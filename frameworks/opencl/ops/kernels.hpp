@@ -57,6 +57,7 @@ void register_conv2d(KernelTable& table);
 void register_pool(KernelTable& table);
 void register_lrn(KernelTable& table);
 void register_optim(KernelTable& table);
+void register_rnn(KernelTable& table);
 // Indexing along an axis: gather, scatter and their index check.
 void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and the gradients.
