@@ -2,6 +2,9 @@
 // arguments, bring every matrix to a view BLAS takes (unit column stride),
 // dispatch. A column-major output is handled by solving the transposed
 // problem in place; any other output view goes through a dense copy.
+#include <cstdlib>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -74,6 +77,26 @@ void require_nonempty(OpId op, const Tensor& x) {
   if (x.numel() == 0)
     throw Error(ErrorCode::invalid_argument, std::string(plugin::op_name(op)) + ": x has shape " +
                                                  x.layout().dims_string() + ": an empty vector has no extreme element");
+}
+
+// The list as one rank-3 view [count, rows, cols] when its matrices are
+// views of one storage with one layout, `step` elements apart (slices of a
+// batch): the products then run as one strided batched gemm. `least_step`
+// is the smallest step taken (an output's must keep its matrices apart).
+std::optional<Tensor> as_batch(std::span<const Tensor> list, std::int64_t least_step) {
+  const Tensor& first = list[0];
+  const Layout& l0 = first.layout();
+  const std::int64_t step = list.size() > 1 ? list[1].layout().offset() - l0.offset() : 0;
+  if (step < least_step) return std::nullopt;
+  for (std::size_t i = 1; i < list.size(); ++i) {
+    const Layout& li = list[i].layout();
+    if (!list[i].shares_data_with(first) || li.strides()[0] != l0.strides()[0] ||
+        li.strides()[1] != l0.strides()[1] || li.offset() != l0.offset() + std::int64_t(i) * step)
+      return std::nullopt;
+  }
+  const std::int64_t dims[] = {std::int64_t(list.size()), l0.dims()[0], l0.dims()[1]};
+  const std::int64_t strides[] = {step, l0.strides()[0], l0.strides()[1]};
+  return first.as_strided(Layout::strided(dims, strides, l0.offset()));
 }
 
 }  // namespace
@@ -249,8 +272,21 @@ void gemm_batched(const Backend& b, Transpose ta, Transpose tb, double alpha, st
         throw Error(ErrorCode::invalid_argument, std::string(name) + ": c[" + std::to_string(j) + "] and c[" +
                                                      std::to_string(i) +
                                                      "] share memory; give each product a tensor of its own");
-  // Each product is one gemm launch: the checks above are every check
-  // gemm makes, so none of these raises an argument error part-way.
+  // Slices of batches run as one strided batched gemm; c's step must pass
+  // the extent of a matrix, so that its matrices stay apart.
+  const Layout& c0 = c[0].layout();
+  const std::int64_t c_extent = std::max<std::int64_t>(
+      1, (m - 1) * std::abs(c0.strides()[0]) + (n - 1) * std::abs(c0.strides()[1]) + 1);
+  const std::span<const Tensor> c_list(c.data(), c.size());
+  if (c.size() > 1 && m > 0 && n > 0) {
+    auto a3 = as_batch(a, 0), b3 = as_batch(bm, 0), c3 = as_batch(c_list, c_extent);
+    if (a3 && b3 && c3) {
+      gemm(b, ta, tb, alpha, *a3, *b3, beta, *c3);
+      return;
+    }
+  }
+  // Otherwise each product is one gemm launch: the checks above are every
+  // check gemm makes, so none of these raises an argument error part-way.
   for (std::size_t i = 0; i < c.size(); ++i) gemm(b, ta, tb, alpha, a[i], bm[i], beta, c[i]);
 }
 

@@ -492,6 +492,40 @@ TEST_P(BlasExtra, gemm_batched_lists) {
         }
       }
     }
+    // Slices of batches (one strided batched gemm): a the same matrix for
+    // every product, b slices of a batch, c slices of a batch seen
+    // transposed.
+    {
+      constexpr std::int64_t count = 4, m = 5, n = 6, k = 3;
+      auto a = input<T>(ViewKind::contiguous, {m, k});
+      auto b = input<T>(ViewKind::contiguous, {count, k, n});
+      auto c = output<T>(ViewKind::contiguous, {count, n, m});
+      std::vector<Tensor> al, bl, cl;
+      for (std::int64_t i = 0; i < count; ++i) {
+        al.push_back(a.view);
+        const std::int64_t b_dims[] = {k, n}, b_strides[] = {n, 1};
+        bl.push_back(b.base.as_strided(Layout::strided(b_dims, b_strides, i * k * n)));
+        const std::int64_t c_dims[] = {m, n}, c_strides[] = {1, m};
+        cl.push_back(c.base.as_strided(Layout::strided(c_dims, c_strides, i * n * m)));
+      }
+      xylem::blas::gemm_batched(backend, Transpose::no, Transpose::no, 2, al, bl, 0, cl);
+      std::vector<double> expect(c.pos.size()), scale(c.pos.size());
+      for (std::int64_t i = 0; i < count; ++i)
+        for (std::int64_t r = 0; r < m; ++r)
+          for (std::int64_t col = 0; col < n; ++col) {
+            double sum = 0, mag = 0;
+            for (std::int64_t p = 0; p < k; ++p) {
+              const double v = a.at(std::size_t(r * k + p)) * b.at(std::size_t((i * k + p) * n + col));
+              sum += v;
+              mag += std::abs(v);
+            }
+            const auto e = std::size_t((i * n + col) * m + r);  // c[i] is stored transposed
+            expect[e] = 2 * sum;
+            scale[e] = 2 * mag;
+          }
+      const double rel = 2.0 * double(k + 2) * Tol<T>::eps;
+      expect_result<T>(c, expect, [&](std::size_t e) { return rel * scale[e] + 1e-300; }, "gemm_batched slices");
+    }
     // An empty list does nothing; lists of other lengths, a product of
     // other dims or a c named twice change nothing.
     xylem::blas::gemm_batched(backend, Transpose::no, Transpose::no, 1, {}, {}, 0, {});
