@@ -148,7 +148,9 @@ void geam(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tens
 /// dims and dtype, and so on for bm and c (shape_mismatch, dtype_mismatch
 /// otherwise); the matrices are rank 2, any views, as gemm takes them. Every
 /// argument is checked before any c[i] changes; no two c[i] may share
-/// memory (invalid_argument). f32, f64, f16 and bf16, as gemm.
+/// memory (invalid_argument). f32, f64, f16 and bf16, as gemm. Lists whose
+/// matrices are evenly spaced views of one storage (slices of a batch) run
+/// as one strided batched product; other lists, one gemm per product.
 void gemm_batched(const Backend& b, Transpose ta, Transpose tb, double alpha, std::span<const Tensor> a,
                   std::span<const Tensor> bm, double beta, std::span<Tensor> c);
 
