@@ -1,6 +1,6 @@
 #pragma once
-// cuBLAS, loaded at run time with dlopen on its first use (the first gemm
-// or gemv), like cuDNN: loading libcublas and libcublasLt costs a few
+// cuBLAS, loaded at run time with dlopen on its first use (the first gemm,
+// gemv or other matrix op), like cuDNN: loading libcublas and libcublasLt costs a few
 // hundred milliseconds, which a program that never touches CUDA — on a
 // machine without a GPU, where Backend::best() answers native — must not
 // pay. Only the functions the plugin calls are looked up; their types come
@@ -14,7 +14,9 @@ namespace xylem::cuda {
 
 #define XYLEM_CUBLAS_FUNCTIONS(X)                                                                       \
   X(cublasGetProperty) X(cublasGetStatusName) X(cublasGetStatusString) X(cublasCreate) X(cublasDestroy) \
-  X(cublasSetStream) X(cublasSetWorkspace) X(cublasSetPointerMode) X(cublasSgemv) X(cublasDgemv)
+  X(cublasSetStream) X(cublasSetWorkspace) X(cublasSetPointerMode) X(cublasSgemv) X(cublasDgemv)   \
+  X(cublasSger) X(cublasDger) X(cublasSsyrk) X(cublasDsyrk) X(cublasStrsm) X(cublasDtrsm)             \
+  X(cublasSgeam) X(cublasDgeam)
 
 // The gemms, whose names the header overloads in C++ (an inline wrapper
 // takes the old cudaDataType compute type): the exported one, which takes

@@ -14,6 +14,7 @@ extern const std::string_view exp_sums;  // kernels/exp_sums.cl
 extern const std::string_view creation;  // kernels/creation.cl
 extern const std::string_view copy;  // kernels/copy.cl
 extern const std::string_view blas;  // kernels/blas.cl
+extern const std::string_view blas_extra;  // kernels/blas_extra.cl
 extern const std::string_view gemm;  // kernels/gemm.cl
 extern const std::string_view convert;  // kernels/convert.cl
 extern const std::string_view elementwise;  // kernels/elementwise.cl

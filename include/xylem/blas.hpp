@@ -15,6 +15,9 @@
 /// handle, outputs sharing memory), uninitialized_read (an input never
 /// written), unsupported (the device lacks the op for the dtype, with
 /// Fallback::raise), out_of_memory.
+#include <cstdint>
+#include <span>
+
 #include "xylem/backend.hpp"
 #include "xylem/future.hpp"
 #include "xylem/tensor.hpp"
@@ -82,5 +85,73 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
 /// Any views are taken (a matrix view with no unit stride is copied first).
 void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm,
           double beta, Tensor& c);
+
+/// Which triangle of a matrix syrk writes and trsm reads.
+enum class Uplo {
+  upper,  ///< the diagonal and above
+  lower   ///< the diagonal and below
+};
+
+/// Which side of the unknown trsm's triangular matrix stands on.
+enum class Side {
+  left,  ///< op(a) x = alpha b
+  right  ///< x op(a) = alpha b
+};
+
+/// Whether trsm reads the triangular matrix's diagonal or takes it as ones.
+enum class Diag {
+  non_unit,  ///< the diagonal is read
+  unit       ///< the diagonal is taken as ones and never read
+};
+
+/// The 0-based index of the first min |x_i|, as iamax's rule mirrored: a NaN
+/// counts as smaller than everything (the first NaN wins, as NumPy's argmin
+/// and xylem::argmin). result is a one-element i64 tensor; an empty x raises
+/// invalid_argument. f32 and f64.
+void iamin(const Backend& b, const Tensor& x, Tensor& result);
+/// The 0-based index of the first min |x_i| (see the other iamin), as a Future.
+[[nodiscard]] Future<std::int64_t> iamin(const Backend& b, const Tensor& x);
+
+/// Rank-1 update a += alpha x y^T: a is [m, n], x has m elements and y n
+/// (shape_mismatch otherwise); one dtype, f32 or f64. Any vector views; a
+/// view of a with no unit stride is updated through a dense copy.
+void ger(const Backend& b, double alpha, const Tensor& x, const Tensor& y, Tensor& a);
+
+/// Symmetric rank-k update of one triangle: c = alpha op(a) op(a)^T + beta c
+/// on the `uplo` triangle of c (diagonal included); the other triangle is
+/// left unchanged, so c must have been written (uninitialized_read
+/// otherwise) even for beta 0, whose triangle's old values (NaN included)
+/// are never read. op(a) is [n, k] (a itself with Transpose::no, a^T with
+/// Transpose::yes) and c [n, n]; k = 0 gives beta c on the triangle.
+/// f32 and f64.
+void syrk(const Backend& b, Uplo uplo, Transpose trans, double alpha, const Tensor& a, double beta, Tensor& c);
+
+/// Triangular solve in place: b becomes x with op(a) x = alpha b
+/// (Side::left, a [m, m]) or x op(a) = alpha b (Side::right, a [n, n]),
+/// b being [m, n]. Only a's `uplo` triangle is read; Diag::unit takes its
+/// diagonal as ones. alpha 0 writes zeros without reading either matrix. A
+/// zero on a's diagonal is not checked: it gives Inf or NaN, as BLAS does.
+/// f32 and f64.
+void trsm(const Backend& b, Side side, Uplo uplo, Transpose trans, Diag diag, double alpha, const Tensor& a,
+          Tensor& bm);
+
+/// Matrix sum c = alpha op(a) + beta op(bm): op(a), op(bm) and c all
+/// [m, n]. A term whose scale is 0 is left out, its operand's values not
+/// mattering (NaN included), though it must still have been written. c may
+/// share memory with a or bm: the result is as if both were read first.
+/// f32 and f64.
+void geam(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, double beta, const Tensor& bm,
+          Tensor& c);
+
+/// gemm over a batch given as lists: c[i] = alpha op(a[i]) op(bm[i]) +
+/// beta c[i] for every i. The lists are of one length; every a[i] has a[0]'s
+/// dims and dtype, and so on for bm and c (shape_mismatch, dtype_mismatch
+/// otherwise); the matrices are rank 2, any views, as gemm takes them. Every
+/// argument is checked before any c[i] changes; no two c[i] may share
+/// memory (invalid_argument). f32, f64, f16 and bf16, as gemm. Lists whose
+/// matrices are evenly spaced views of one storage (slices of a batch) run
+/// as one strided batched product; other lists, one gemm per product.
+void gemm_batched(const Backend& b, Transpose ta, Transpose tb, double alpha, std::span<const Tensor> a,
+                  std::span<const Tensor> bm, double beta, std::span<Tensor> c);
 
 }  // namespace xylem::blas

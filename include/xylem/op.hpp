@@ -259,7 +259,30 @@ namespace xylem {
   /* gates: r, z, n as gru_cell left them; dy + dh reaches h. dxg, dhg: the gradients of xg   \
      and hg; dh_prev: h_prev's through h's z h_prev term alone (the caller adds dhg W_hh). */ \
   X(nn, gru_cell_grad, XY_IN(gates) XY_IN(hg) XY_IN(h_prev) XY_IN(dy) XY_IN(dh)              \
-    XY_OUT(dxg) XY_OUT(dhg) XY_OUT(dh_prev), , )
+    XY_OUT(dxg) XY_OUT(dhg) XY_OUT(dh_prev), , )                                                 \
+  /* More BLAS, f32 and f64. Matrix views have stride(1) == 1 and stride(0) >= their columns  \
+     (the core normalises them); vectors are rank-1 views with a non-zero stride (also        \
+     negative); outputs never overlap inputs. ger: a [m, n] += alpha*x*y^T, x [m], y [n]. */  \
+  X(blas, ger, XY_IN(x) XY_IN(y) XY_INOUT(a), , XY_REAL(alpha))                               \
+  /* c [n, n] = alpha*op(a)*op(a)^T + beta*c on the triangle `upper` names (1: upper, 0:      \
+     lower; the diagonal belongs to both); op(a) [n, k], k may be 0. The other triangle is    \
+     left as it was (so c is read even for beta 0); beta 0 never reads the triangle's old     \
+     values (NaN included). */                                                                \
+  X(blas, syrk, XY_IN(a) XY_INOUT(c), XY_INT(upper) XY_INT(transpose), XY_REAL(alpha)         \
+    XY_REAL(beta))                                                                            \
+  /* b [m, n] is overwritten by x solving op(a)*x = alpha*b (left = 1; a [m, m]) or           \
+     x*op(a) = alpha*b (left = 0; a [n, n]). a is triangular: only its `upper` (1) or lower   \
+     (0) triangle is read; unit_diagonal = 1 takes its diagonal as ones, unread. alpha != 0   \
+     (the core writes zeros for 0). No check for a zero pivot: it gives Inf or NaN. */        \
+  X(blas, trsm, XY_IN(a) XY_INOUT(b), XY_INT(left) XY_INT(upper) XY_INT(transpose)            \
+    XY_INT(unit_diagonal), XY_REAL(alpha))                                                    \
+  /* c [m, n] = alpha*op(a) + beta*op(b); a term whose scale is 0 is left out (its operand's  \
+     values, NaN included, do not matter). */                                                 \
+  X(blas, geam, XY_IN(a) XY_IN(b) XY_OUT(c), XY_INT(transpose_a) XY_INT(transpose_b),         \
+    XY_REAL(alpha) XY_REAL(beta))                                                             \
+  /* result: i64, 0-based index of the first min |x_i|; the first NaN wins (as argmin). x has \
+     at least one element. */                                                                 \
+  X(blas, iamin, XY_IN(x) XY_OUT(result), , )
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

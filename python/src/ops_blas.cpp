@@ -1,5 +1,7 @@
 // xylem.blas: levels 1 to 3. The reductions return a Future (or write a
 // one-element tensor given as `out`).
+#include <nanobind/stl/vector.h>
+
 #include "bindings.hpp"
 #include "future.hpp"
 
@@ -36,7 +38,27 @@ void def_vector_reduce(nb::module_& m, const char* name, VectorFuture make, Vect
           .c_str());
 }
 
+using IndexFuture = Future<std::int64_t> (*)(const Backend&, const Tensor&);
+
+// iamax and iamin: `extreme` is "max" or "min".
+void def_index(nb::module_& m, const char* name, IndexFuture make, VectorInto into, const char* extreme) {
+  m.def(
+      name,
+      [make, into](const Tensor& x, std::optional<Tensor> out, std::optional<Backend> b) -> std::optional<PyFuture> {
+        if (!out) return PyFuture(make(resolve(b), x), &to_python<std::int64_t>);
+        into(resolve(b), x, *out);
+        return std::nullopt;
+      },
+      "x"_a, nb::kw_only(), "out"_a = nb::none(), "backend"_a = nb::none(), release_gil(),
+      (std::string("The 0-based index of the first ") + extreme +
+       " |x_i| (a NaN wins), as a Future; with `out` (one i64 element) written there. An empty x raises "
+       "InvalidArgument.")
+          .c_str());
+}
+
 }  // namespace
+
+void bind_blas_extra(nb::module_& m);
 
 void bind_blas(nb::module_& m) {
 #define XYLEM_PY_DEF_BLAS_REDUCE(fn, what)                                                                \
@@ -53,16 +75,7 @@ void bind_blas(nb::module_& m) {
       },
       "x"_a, "y"_a, nb::kw_only(), "out"_a = nb::none(), "backend"_a = nb::none(), release_gil(),
       "sum_i x_i y_i of two vectors of one size and dtype, as a Future; with `out`, written there.");
-  m.def(
-      "iamax",
-      [](const Tensor& x, std::optional<Tensor> out, std::optional<Backend> b) -> std::optional<PyFuture> {
-        if (!out) return PyFuture(blas::iamax(resolve(b), x), &to_python<std::int64_t>);
-        blas::iamax(resolve(b), x, *out);
-        return std::nullopt;
-      },
-      "x"_a, nb::kw_only(), "out"_a = nb::none(), "backend"_a = nb::none(), release_gil(),
-      "The 0-based index of the first max |x_i| (a NaN wins), as a Future; with `out` (one i64 element) written "
-      "there. An empty x raises InvalidArgument.");
+  def_index(m, "iamax", &blas::iamax, &blas::iamax, "max");
   m.def(
       "axpy", [](double alpha, const Tensor& x, Tensor& y, std::optional<Backend> b) { blas::axpy(resolve(b), alpha, x, y); },
       "alpha"_a, "x"_a, "y"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
@@ -122,6 +135,65 @@ void bind_blas(nb::module_& m) {
       "trans_b"_a = false, "backend"_a = nb::none(), release_gil(),
       "c = alpha op(a) op(b) + beta c, written into c and returned; without c, a new one (beta ignored). Rank 3: "
       "batched (a batch of 1 serves every batch). f32, f64, f16, bf16.");
+  bind_blas_extra(m);
+}
+
+void bind_blas_extra(nb::module_& m) {
+  def_index(m, "iamin", &blas::iamin, &blas::iamin, "min");
+  m.def(
+      "ger",
+      [](double alpha, const Tensor& x, const Tensor& y, Tensor& a, std::optional<Backend> b) {
+        blas::ger(resolve(b), alpha, x, y, a);
+      },
+      "alpha"_a, "x"_a, "y"_a, "a"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
+      "a += alpha x y^T, in place: a [m, n], x [m], y [n]. f32 and f64.");
+  m.def(
+      "syrk",
+      [](const Tensor& a, Tensor& c, double alpha, double beta, bool lower, bool trans, std::optional<Backend> b) {
+        blas::syrk(resolve(b), lower ? blas::Uplo::lower : blas::Uplo::upper, transpose(trans), alpha, a, beta, c);
+      },
+      "a"_a, "c"_a, nb::kw_only(), "alpha"_a = 1.0, "beta"_a = 0.0, "lower"_a = false, "trans"_a = false,
+      "backend"_a = nb::none(), release_gil(),
+      "c = alpha op(a) op(a)^T + beta c on c's upper triangle (lower: the lower one), in place; the other triangle "
+      "is left as it was. op(a) = a.T when trans. f32 and f64.");
+  m.def(
+      "trsm",
+      [](const Tensor& a, Tensor& bm, double alpha, bool left, bool lower, bool trans, bool unit_diagonal,
+         std::optional<Backend> b) {
+        blas::trsm(resolve(b), left ? blas::Side::left : blas::Side::right,
+                   lower ? blas::Uplo::lower : blas::Uplo::upper, transpose(trans),
+                   unit_diagonal ? blas::Diag::unit : blas::Diag::non_unit, alpha, a, bm);
+      },
+      "a"_a, "b"_a, nb::kw_only(), "alpha"_a = 1.0, "left"_a = true, "lower"_a = false, "trans"_a = false,
+      "unit_diagonal"_a = false, "backend"_a = nb::none(), release_gil(),
+      "Triangular solve in place: b becomes x with op(a) x = alpha b (left) or x op(a) = alpha b. Only a's upper "
+      "(lower: lower) triangle is read; unit_diagonal takes its diagonal as ones. f32 and f64.");
+  m.def(
+      "geam",
+      [](const Tensor& a, const Tensor& bm, std::optional<Tensor> c, double alpha, double beta, bool trans_a,
+         bool trans_b, std::optional<Backend> b) {
+        const Backend backend = resolve(b);
+        Tensor out = c ? *c
+                       : Tensor(Layout{a.rank() == 2 ? a.layout().dim(trans_a ? 1 : 0) : 0,
+                                       a.rank() == 2 ? a.layout().dim(trans_a ? 0 : 1) : 0},
+                                a.dtype());
+        blas::geam(backend, transpose(trans_a), transpose(trans_b), alpha, a, beta, bm, out);
+        return out;
+      },
+      "a"_a, "b"_a, "c"_a = nb::none(), nb::kw_only(), "alpha"_a = 1.0, "beta"_a = 1.0, "trans_a"_a = false,
+      "trans_b"_a = false, "backend"_a = nb::none(), release_gil(),
+      "c = alpha op(a) + beta op(b), written into c and returned; without c, a new one. A term whose scale is 0 is "
+      "left out. f32 and f64.");
+  m.def(
+      "gemm_batched",
+      [](const std::vector<Tensor>& a, const std::vector<Tensor>& bm, std::vector<Tensor> c, double alpha,
+         double beta, bool trans_a, bool trans_b, std::optional<Backend> b) {
+        blas::gemm_batched(resolve(b), transpose(trans_a), transpose(trans_b), alpha, a, bm, beta, c);
+      },
+      "a"_a, "b"_a, "c"_a, nb::kw_only(), "alpha"_a = 1.0, "beta"_a = 0.0, "trans_a"_a = false, "trans_b"_a = false,
+      "backend"_a = nb::none(), release_gil(),
+      "c[i] = alpha op(a[i]) op(b[i]) + beta c[i] for lists of matrices of one shape each, in place; every "
+      "argument is checked before any c[i] changes.");
 }
 
 }  // namespace xylem::python

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/dispatch.hpp"
+#include "ops/blas_common.hpp"
 #include "ops/checks.hpp"
 #include "ops/empty.hpp"
 #include "ops/layout.hpp"
@@ -15,33 +16,17 @@ namespace xylem::blas {
 namespace {
 
 using plugin::OpId;
-
-void require_vector(OpId op, const char* arg, const Tensor& t) {
-  ops::require_real(plugin::op_name(op), arg, t);
-  ops::require_rank(plugin::op_name(op), arg, t, 1);
-}
+using common::blas_input;
+using common::blas_layout;
+using common::normalise;
+using common::require_result;
+using common::require_vector;
+using common::scale_in_place;
 
 void require_pair(OpId op, const Tensor& x, const Tensor& y) {
   require_vector(op, "x", x);
   require_vector(op, "y", y);
   ops::require_like(plugin::op_name(op), "x", x, "y", y);
-}
-
-void require_result(OpId op, const Tensor& result, DType dtype) {
-  const auto name = plugin::op_name(op);
-  ops::require_defined(name, "result", result);
-  if (result.numel() != 1)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": 'result' has shape " +
-                                               result.layout().dims_string() + "; it must hold one element");
-  if (result.dtype() != dtype)
-    throw Error(ErrorCode::dtype_mismatch, std::string(name) + ": 'result' is " + std::string(xylem::name(result.dtype())) +
-                                               "; expected " + std::string(xylem::name(dtype)));
-}
-
-// BLAS takes an increment of 0 to mean "no elements" (OpenBLAS returns 0
-// for asum and nrm2): an input broadcast along its one axis is made dense.
-Tensor blas_input(const Backend& b, const Tensor& x) {
-  return x.numel() > 1 && x.layout().strides()[0] == 0 ? contiguous(b, x) : x;
 }
 
 // asum, nrm2 and iamax: x into a one-element result.
@@ -83,38 +68,6 @@ void launch_gemm(const Backend& b, std::string_view name, const Tensor& a, const
                               .alpha = alpha,
                               .beta = beta},
                  name);
-}
-
-// c = beta c, for gemm with nothing to multiply (k = 0), any float dtype.
-void scale_in_place(const Backend& b, double beta, Tensor& c) {
-  if (beta == 0) {
-    fill(b, c, 0.0);
-  } else if (beta != 1) {
-    mul(b, c, full(b, Layout{}, c.dtype(), beta), c);
-  }
-}
-
-// A matrix view BLAS can take as is: unit column stride, row stride at
-// least the row length. Strides of size-1 dimensions do not matter, so they
-// are set to what BLAS expects.
-std::optional<Layout> blas_layout(const Layout& s) {
-  const std::int64_t rows = s.dims()[0], cols = s.dims()[1];
-  const std::int64_t row_stride = rows <= 1 ? std::max<std::int64_t>(cols, 1) : s.strides()[0];
-  const std::int64_t col_stride = cols <= 1 ? 1 : s.strides()[1];
-  if (col_stride != 1 || row_stride < std::max<std::int64_t>(cols, 1)) return std::nullopt;
-  const std::int64_t strides[] = {row_stride, 1};
-  return Layout::strided(s.dims(), strides, s.offset());
-}
-
-// The view and transpose flag the kernel gets for one input matrix; a view
-// with no unit stride (every other column, say) is copied dense first.
-Tensor normalise(const Backend& b, const Tensor& m, bool& transposed) {
-  if (auto layout = blas_layout(m.layout())) return m.as_strided(*layout);
-  if (auto layout = blas_layout(m.layout().transpose(0, 1))) {
-    transposed = !transposed;
-    return m.as_strided(*layout);
-  }
-  return contiguous(b, m);
 }
 
 }  // namespace

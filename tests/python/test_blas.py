@@ -78,3 +78,87 @@ def test_gemm(backend, rng, trans_a, trans_b):
 def test_gemm_batched(backend, rng):
     a, b = rng.normal(size=(3, 4, 6)), rng.normal(size=(1, 6, 2))
     check(blas.gemm(put(a, xylem.f32, backend), put(b, xylem.f32, backend)), a @ b, xylem.f32)
+
+
+def test_iamin(backend, rng):
+    for dtype in float_dtypes(backend):
+        x = rng.normal(size=41)
+        xt = put(x, dtype, backend)
+        stored = np.asarray(xt).astype(np.float64)
+        assert blas.iamin(xt).result() == np.argmin(np.abs(stored))
+        index = xylem.Tensor([1], xylem.i64)
+        assert blas.iamin(xt[::3], out=index) is None
+        assert index.item() == np.argmin(np.abs(stored[::3]))
+    with pytest.raises(xylem.InvalidArgument):
+        blas.iamin(put(np.zeros(0), xylem.f32, backend))
+
+
+def test_ger(backend, rng):
+    for dtype in float_dtypes(backend):
+        a, x, y = rng.normal(size=(4, 6)), rng.normal(size=4), rng.normal(size=6)
+        at = put(a, dtype, backend)
+        blas.ger(-0.5, put(x, dtype, backend), put(y, dtype, backend), at)
+        check(at, a - 0.5 * np.outer(x, y), dtype)
+
+
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("trans", [False, True])
+def test_syrk(backend, rng, lower, trans):
+    for dtype in float_dtypes(backend):
+        a, c = rng.normal(size=(3, 5) if trans else (5, 3)), rng.normal(size=(5, 5))
+        op = a.T if trans else a
+        full = 2 * op @ op.T + 0.5 * c
+        expect = np.where(np.tril(np.ones((5, 5))) if lower else np.triu(np.ones((5, 5))), full, c)
+        ct = put(c, dtype, backend)
+        blas.syrk(put(a, dtype, backend), ct, alpha=2, beta=0.5, lower=lower, trans=trans)
+        check(ct, expect, dtype)
+
+
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("unit_diagonal", [False, True])
+def test_trsm(backend, rng, left, lower, trans, unit_diagonal):
+    for dtype in float_dtypes(backend):
+        k = 6 if left else 4
+        a = rng.normal(size=(k, k)) * 0.1 + np.diag(rng.uniform(1, 2, size=k))
+        b = rng.normal(size=(6, 4))
+        tri = np.tril(a) if lower else np.triu(a)
+        if unit_diagonal:
+            np.fill_diagonal(tri, 1)
+        op = tri.T if trans else tri
+        expect = np.linalg.solve(op, 1.5 * b) if left else np.linalg.solve(op.T, 1.5 * b.T).T
+        bt = put(b, dtype, backend)
+        blas.trsm(put(a, dtype, backend), bt, alpha=1.5, left=left, lower=lower, trans=trans,
+                  unit_diagonal=unit_diagonal)
+        check(bt, expect, dtype)
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_geam(backend, rng, trans_a, trans_b):
+    for dtype in float_dtypes(backend):
+        a = rng.normal(size=(5, 3) if trans_a else (3, 5))
+        b = rng.normal(size=(5, 3) if trans_b else (3, 5))
+        ref = 2 * (a.T if trans_a else a) - 0.5 * (b.T if trans_b else b)
+        out = blas.geam(put(a, dtype, backend), put(b, dtype, backend), alpha=2, beta=-0.5, trans_a=trans_a,
+                        trans_b=trans_b)
+        check(out, ref, dtype)
+        # A term scaled by 0 is left out, NaN and all.
+        nan = put(np.full(b.shape, np.nan), dtype, backend)
+        out = blas.geam(put(a, dtype, backend), nan, alpha=2, beta=0, trans_a=trans_a, trans_b=trans_b)
+        check(out, 2 * (a.T if trans_a else a), dtype)
+
+
+def test_gemm_batched_lists(backend, rng):
+    for dtype in float_dtypes(backend):
+        a = [rng.normal(size=(3, 4)) for _ in range(3)]
+        b = [rng.normal(size=(4, 2)) for _ in range(3)]
+        c = [rng.normal(size=(3, 2)) for _ in range(3)]
+        ct = [put(v, dtype, backend) for v in c]
+        blas.gemm_batched([put(v, dtype, backend) for v in a], [put(v, dtype, backend) for v in b], ct,
+                          alpha=1.5, beta=-1)
+        for i in range(3):
+            check(ct[i], 1.5 * a[i] @ b[i] - c[i], dtype)
+        with pytest.raises(xylem.ShapeMismatch):
+            blas.gemm_batched([put(a[0], dtype, backend)], [], [ct[0]])

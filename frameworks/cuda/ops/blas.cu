@@ -2,7 +2,8 @@
 // GPU) and gemm (cuBLAS). Semantics follow native's blas.cpp: empty sums are
 // 0, iamax is 0-based, the first maximum in the view's order (a NaN is
 // larger than everything: the first NaN wins, as NumPy's argmax; cuBLAS's
-// Isamax does not do this, so it is not used), -1 when empty.
+// Isamax does not do this, so it is not used), -1 when empty; iamin the
+// same with the minimum (cuBLAS's Isamin is passed over likewise).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -122,25 +123,33 @@ void dot(const OpCall& c, const Context& ctx) {
   sum_kernel<T, ProductTerm>(ctx, "blas::dot", as_const(vec<T>(args.x)), as_const(vec<T>(args.y)), args.result);
 }
 
-// ---- iamax --------------------------------------------------------------
+// ---- iamax, iamin (Least) ---------------------------------------------------
 struct Best {
   double value;
   std::int64_t index;  // -1: none yet
 };
 
+// v beyond `than`: larger for iamax, smaller for iamin.
+template <bool Least>
+__device__ bool beyond(double v, double than) {
+  return Least ? v < than : v > than;
+}
+
+template <bool Least>
 __device__ Best better(Best a, Best b) {
   if (a.index < 0) return b;
   if (b.index < 0) return a;
   if (isnan(a.value)) return isnan(b.value) && b.index < a.index ? b : a;
-  if (isnan(b.value) || b.value > a.value || (b.value == a.value && b.index < a.index)) return b;
+  if (isnan(b.value) || beyond<Least>(b.value, a.value) || (b.value == a.value && b.index < a.index)) return b;
   return a;
 }
 
+template <bool Least>
 __device__ Best block_best(Best v) {
   __shared__ Best warp_best[kReduceThreads / 32];
   for (int o = 16; o > 0; o /= 2) {
     Best other{__shfl_down_sync(0xffffffffu, v.value, o), __shfl_down_sync(0xffffffffu, v.index, o)};
-    v = better(v, other);
+    v = better<Least>(v, other);
   }
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (lane == 0) warp_best[warp] = v;
@@ -149,46 +158,49 @@ __device__ Best block_best(Best v) {
   if (warp == 0)
     for (int o = 16; o > 0; o /= 2) {
       Best other{__shfl_down_sync(0xffffffffu, v.value, o), __shfl_down_sync(0xffffffffu, v.index, o)};
-      v = better(v, other);
+      v = better<Least>(v, other);
     }
   return v;
 }
 
-template <class T>
+template <class T, bool Least>
 __global__ void __launch_bounds__(kReduceThreads) iamax_partials(Strided<const T> x, double* values, std::int64_t* indices) {
   Best b{0, -1};
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < x.n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const double v = fabs(double(x.first[i * x.stride]));
-    // i only grows: ties keep the first, and so does a NaN (nothing is greater).
-    if (b.index < 0 || v > b.value || (isnan(v) && !isnan(b.value))) b = {v, i};
+    // i only grows: ties keep the first, and so does a NaN (nothing is beyond it).
+    if (b.index < 0 || beyond<Least>(v, b.value) || (isnan(v) && !isnan(b.value))) b = {v, i};
   }
-  b = block_best(b);
+  b = block_best<Least>(b);
   if (threadIdx.x == 0) values[blockIdx.x] = b.value, indices[blockIdx.x] = b.index;
 }
 
+template <bool Least>
 __global__ void __launch_bounds__(kReduceThreads)
     iamax_finish(const double* values, const std::int64_t* indices, int count, std::int64_t* result) {
   Best b{0, -1};
-  for (int i = threadIdx.x; i < count; i += blockDim.x) b = better(b, Best{values[i], indices[i]});
-  b = block_best(b);
+  for (int i = threadIdx.x; i < count; i += blockDim.x) b = better<Least>(b, Best{values[i], indices[i]});
+  b = block_best<Least>(b);
   if (threadIdx.x == 0) *result = b.index;
 }
 
-template <class T>
+template <class T, template <class> class Args, bool Least>
 void iamax(const OpCall& c, const Context& ctx) {
-  const auto args = plugin::unpack<plugin::args::blas_iamax>(c);
+  const auto args = plugin::unpack<Args>(c);
+  const char* const what = Least ? "blas::iamin" : "blas::iamax";
   const auto x = as_const(vec<T>(args.x));
   auto* values = static_cast<double*>(ctx.scratch);
   auto* indices = reinterpret_cast<std::int64_t*>(values + kMaxPartials);
   int count = 0;
   if (x.n > 0) {
     count = reduce_grid(x.n, ctx);
-    iamax_partials<T><<<count, kReduceThreads, 0, ctx.stream>>>(x, values, indices);
-    XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
+    iamax_partials<T, Least><<<count, kReduceThreads, 0, ctx.stream>>>(x, values, indices);
+    XY_CUDA_LAUNCHED(ctx.device, what);
   }
-  iamax_finish<<<1, kReduceThreads, 0, ctx.stream>>>(values, indices, count, element_ptr<std::int64_t>(args.result));
-  XY_CUDA_LAUNCHED(ctx.device, "blas::iamax");
+  iamax_finish<Least><<<1, kReduceThreads, 0, ctx.stream>>>(values, indices, count,
+                                                             element_ptr<std::int64_t>(args.result));
+  XY_CUDA_LAUNCHED(ctx.device, what);
 }
 
 // ---- elementwise level 1 --------------------------------------------------
@@ -377,7 +389,8 @@ void register_typed(KernelTable& table) {
   table.set(OpId::blas_scal, d, &scal<T>);
   table.set(OpId::blas_swap, d, &swap<T>);
   table.set(OpId::blas_rot, d, &rot<T>);
-  table.set(OpId::blas_iamax, d, &iamax<T>);
+  table.set(OpId::blas_iamax, d, &iamax<T, plugin::args::blas_iamax, false>);
+  table.set(OpId::blas_iamin, d, &iamax<T, plugin::args::blas_iamin, true>);
   table.set(OpId::blas_gemm, d, &gemm<T>);
 }
 

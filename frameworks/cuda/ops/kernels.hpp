@@ -76,6 +76,8 @@ using plugin::dispatch_dtype;
 void register_creation(KernelTable& table);
 void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
+// ger, syrk, trsm and geam through cuBLAS (blas_extra.cu).
+void register_blas_extra(KernelTable& table);
 void register_layer_norm(KernelTable& table);
 void register_batch_norm(KernelTable& table);
 void register_pool(KernelTable& table);

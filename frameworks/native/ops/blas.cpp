@@ -25,27 +25,6 @@ using plugin::OpCall;
 using plugin::OpId;
 using plugin::TensorArg;
 
-// A vector as the view describes it: element i is first[i * stride].
-template <class T>
-struct Vec {
-  T* first;
-  std::int64_t n;
-  std::int64_t stride;
-
-  // The piece [begin, begin + len) as BLAS wants it: lowest address.
-  [[nodiscard]] T* lowest(std::int64_t begin, std::int64_t len) const noexcept {
-    T* p = first + begin * stride;
-    return stride < 0 ? p + (len - 1) * stride : p;
-  }
-};
-
-template <class T>
-Vec<T> vec(const TensorArg& a) noexcept {
-  const std::int64_t n = a.view.dims()[0];
-  // A stride means nothing for fewer than two elements; 1 keeps BLAS happy.
-  return {element_ptr<T>(a), n, n > 1 ? a.view.strides()[0] : 1};
-}
-
 // Calls f(begin, len) for pieces of [0, n) short enough for blasint.
 template <class F>
 void pieces(std::int64_t n, F f) {
@@ -87,23 +66,25 @@ void scal_kernel(const OpCall& call) {
   });
 }
 
-// Index of the first maximum of |x_i| in the view's order, 0-based, a NaN
-// counting as larger than everything (the first NaN wins, as NumPy's argmax
-// and xylem's own); -1 for an empty vector (the core refuses those).
-// OpenBLAS's i?amax does not follow that rule (its kernels skip or keep a
-// NaN depending on where it falls), so each piece is summed first, asum
-// being NaN exactly when the piece holds one, and a piece with a NaN is
-// scanned here. A negative stride reverses the order BLAS scans in, which
-// would make ties resolve to the last maximum, so those views are scanned
-// here too.
-template <class T>
-void iamax_kernel(const OpCall& call) {
-  const auto args = plugin::unpack<plugin::args::blas_iamax>(call);
+// Index of the first maximum (iamax) or minimum (iamin, Least) of |x_i| in
+// the view's order, 0-based, a NaN counting as the extreme (the first NaN
+// wins, as NumPy's argmax/argmin and xylem's own); -1 for an empty vector
+// (the core refuses those). OpenBLAS's i?amax and i?amin do not follow that
+// rule (their kernels skip or keep a NaN depending on where it falls), so
+// each piece is summed first, asum being NaN exactly when the piece holds
+// one, and a piece with a NaN is scanned here. A negative stride reverses
+// the order BLAS scans in, which would make ties resolve to the last
+// extreme, so those views are scanned here too.
+template <class T, template <class> class Args, bool Least>
+void extreme_index_kernel(const OpCall& call) {
+  const auto args = plugin::unpack<Args>(call);
   const auto x = vec<T>(args.x);
   std::int64_t best = -1;
   T best_abs = 0;
-  // The rule element by element over [begin, end): strictly greater
-  // replaces, so ties keep the first; true when a NaN ended the search.
+  // Strictly beyond replaces, so ties keep the first.
+  const auto beyond = [](T v, T than) { return Least ? v < than : v > than; };
+  // The rule element by element over [begin, end); true when a NaN ended
+  // the search.
   const auto scan = [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
       const T v = std::abs(x.first[i * x.stride]);
@@ -111,21 +92,23 @@ void iamax_kernel(const OpCall& call) {
         best = i;
         return true;
       }
-      if (best < 0 || v > best_abs) best = i, best_abs = v;
+      if (best < 0 || beyond(v, best_abs)) best = i, best_abs = v;
     }
     return false;
   };
+  const char* op = Least ? "iamin" : "iamax";
   if (x.stride < 0) {
     scan(0, x.n);
   } else {
-    const blasint inc = to_blasint("iamax", x.stride);
+    const blasint inc = to_blasint(op, x.stride);
     for (std::int64_t b = 0; b < x.n; b += kBlasMax) {
       const std::int64_t len = std::min(kBlasMax, x.n - b);
       T* const first = x.lowest(b, len);
       if (std::isnan(Cblas<T>::asum(blasint(len), first, inc)) && scan(b, b + len)) break;
-      const auto i = static_cast<std::int64_t>(Cblas<T>::iamax(blasint(len), first, inc));
+      const auto i = static_cast<std::int64_t>(Least ? Cblas<T>::iamin(blasint(len), first, inc)
+                                                     : Cblas<T>::iamax(blasint(len), first, inc));
       const T v = std::abs(x.first[(b + i) * x.stride]);
-      if (best < 0 || v > best_abs) best = b + i, best_abs = v;
+      if (best < 0 || beyond(v, best_abs)) best = b + i, best_abs = v;
     }
   }
   *element_ptr<std::int64_t>(args.result) = best;
@@ -263,7 +246,8 @@ void register_typed(KernelTable& table) {
   table.set(OpId::blas_nrm2, d, &nrm2_kernel<T>);
   table.set(OpId::blas_scal, d, &scal_kernel<T>);
   table.set(OpId::blas_swap, d, &swap_kernel<T>);
-  table.set(OpId::blas_iamax, d, &iamax_kernel<T>);
+  table.set(OpId::blas_iamax, d, &extreme_index_kernel<T, plugin::args::blas_iamax, false>);
+  table.set(OpId::blas_iamin, d, &extreme_index_kernel<T, plugin::args::blas_iamin, true>);
   table.set(OpId::blas_rot, d, &rot_kernel<T>);
   table.set(OpId::blas_gemv, d, &gemv_kernel<T>);
   table.set(OpId::blas_gemm, d, &gemm_kernel<T>);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
@@ -30,6 +31,27 @@ inline constexpr double kBlasSingleThreadMnk = 65536.0 * 4.0;
     throw Error(ErrorCode::unsupported, std::string("blas::") + op + " on native: " + std::to_string(value) +
                                             " exceeds OpenBLAS's 32-bit index range");
   return static_cast<blasint>(value);
+}
+
+// A vector as the view describes it: element i is first[i * stride].
+template <class T>
+struct Vec {
+  T* first;
+  std::int64_t n;
+  std::int64_t stride;
+
+  // The piece [begin, begin + len) as BLAS wants it: lowest address.
+  [[nodiscard]] T* lowest(std::int64_t begin, std::int64_t len) const noexcept {
+    T* p = first + begin * stride;
+    return stride < 0 ? p + (len - 1) * stride : p;
+  }
+};
+
+template <class T>
+Vec<T> vec(const plugin::TensorArg& a) noexcept {
+  const std::int64_t n = a.view.dims()[0];
+  // A stride means nothing for fewer than two elements; 1 keeps BLAS happy.
+  return {element_ptr<T>(a), n, n > 1 ? a.view.strides()[0] : 1};
 }
 
 // One OpenBLAS entry point, called like the function itself. Every
@@ -64,6 +86,10 @@ struct Cblas<float> {
   static constexpr Openblas<&cblas_srot> rot{"cblas_srot"};
   static constexpr Openblas<&cblas_sgemv> gemv{"cblas_sgemv"};
   static constexpr Openblas<&cblas_sgemm> gemm{"cblas_sgemm"};
+  static constexpr Openblas<&cblas_isamin> iamin{"cblas_isamin"};
+  static constexpr Openblas<&cblas_sger> ger{"cblas_sger"};
+  static constexpr Openblas<&cblas_ssyrk> syrk{"cblas_ssyrk"};
+  static constexpr Openblas<&cblas_strsm> trsm{"cblas_strsm"};
 };
 template <>
 struct Cblas<double> {
@@ -78,6 +104,10 @@ struct Cblas<double> {
   static constexpr Openblas<&cblas_drot> rot{"cblas_drot"};
   static constexpr Openblas<&cblas_dgemv> gemv{"cblas_dgemv"};
   static constexpr Openblas<&cblas_dgemm> gemm{"cblas_dgemm"};
+  static constexpr Openblas<&cblas_idamin> iamin{"cblas_idamin"};
+  static constexpr Openblas<&cblas_dger> ger{"cblas_dger"};
+  static constexpr Openblas<&cblas_dsyrk> syrk{"cblas_dsyrk"};
+  static constexpr Openblas<&cblas_dtrsm> trsm{"cblas_dtrsm"};
 };
 
 // Row-major gemm on dense-enough operands: c = alpha*op(a)*op(b) + beta*c,

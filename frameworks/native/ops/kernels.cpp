@@ -13,7 +13,8 @@ const KernelTable& kernels() {
                                          register_reduce, register_softmax, register_dropout, register_cross_entropy,
                                          register_layer_norm, register_batch_norm, register_conv2d, register_pool,
                                          register_lrn, register_optim, register_index,
-                                         register_attention, register_attention_grad, register_fft, register_rnn});
+                                         register_attention, register_attention_grad, register_fft, register_rnn,
+                                         register_blas_extra});
   return table;
 }
 

@@ -21,6 +21,8 @@ void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
 // f16/bf16 gemm (gemm_half.cpp), called from register_blas.
 void register_gemm_half(KernelTable& table);
+// ger, syrk, trsm and geam (blas_extra.cpp).
+void register_blas_extra(KernelTable& table);
 void register_elementwise(KernelTable& table);
 // Casts, reductions and the row-wise nn families: softmax, dropout, cross-entropy.
 void register_cast(KernelTable& table);

@@ -182,23 +182,23 @@ kernel void KNAME(nrm2_p2)(global const T* part, long m, global T* out, long oo,
   if (lid == 0) out[oo] = scale[0] * sqrt(ssq[0]);
 }
 
-/* iamax: the first index of the largest |x_i|, a NaN counting as larger
- * than everything (the first NaN wins, as NumPy's argmax); -1 for an empty
- * vector. Pairs (value, index); an empty slot has index -1 and loses to
- * anything. */
-inline bool XF(xy_iamax_better)(T va, long ia, T vb, long ib) {
+/* iamax: the first index of the largest |x_i| (iamin, least = 1: the
+ * smallest), a NaN counting as the extreme (the first NaN wins, as NumPy's
+ * argmax and argmin); -1 for an empty vector. Pairs (value, index); an
+ * empty slot has index -1 and loses to anything. */
+inline bool XF(xy_iamax_better)(T va, long ia, T vb, long ib, int least) {
   if (ib < 0) return false;
   if (ia < 0) return true;
   if (isnan(va)) return isnan(vb) && ib < ia;
-  return isnan(vb) || vb > va || (vb == va && ib < ia);
+  return isnan(vb) || (least ? vb < va : vb > va) || (vb == va && ib < ia);
 }
 
-#define XY_IAMAX_TREE(val, idx)                                                            \
+#define XY_IAMAX_TREE(val, idx, least)                                                         \
   do {                                                                                     \
     const size_t lid_ = get_local_id(0);                                                   \
     barrier(CLK_LOCAL_MEM_FENCE);                                                          \
     for (size_t s_ = get_local_size(0) / 2; s_ > 0; s_ >>= 1) {                            \
-      if (lid_ < s_ && XF(xy_iamax_better)(val[lid_], idx[lid_], val[lid_ + s_], idx[lid_ + s_])) { \
+      if (lid_ < s_ && XF(xy_iamax_better)(val[lid_], idx[lid_], val[lid_ + s_], idx[lid_ + s_], least)) { \
         val[lid_] = val[lid_ + s_];                                                        \
         idx[lid_] = idx[lid_ + s_];                                                        \
       }                                                                                    \
@@ -207,7 +207,7 @@ inline bool XF(xy_iamax_better)(T va, long ia, T vb, long ib) {
   } while (0)
 
 kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global T* part_val,
-                            global long* part_idx, local T* val, local long* idx) {
+                            global long* part_idx, local T* val, local long* idx, int least) {
   T best = 0;
   long at = -1;
 #ifdef XY_CPU
@@ -224,7 +224,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     for (; i + VW <= end; i += VW) {
       const VT v = fabs(VLOAD(0, x + i));
       /* A lane keeps its first NaN: nothing is greater than a NaN. */
-      const VI better = (v > vbest) | (isnan(v) & ~isnan(vbest));
+      const VI better = (least ? v < vbest : v > vbest) | (isnan(v) & ~isnan(vbest));
       vbest = select(vbest, v, better);
       vat = select(vat, (VI)(i - begin) + VIOTA, better);
     }
@@ -235,7 +235,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     best = lane_best[0];
     at = lane_at[0];
     for (int l = 1; l < VW; ++l) {
-      if (XF(xy_iamax_better)(best, at, lane_best[l], lane_at[l])) {
+      if (XF(xy_iamax_better)(best, at, lane_best[l], lane_at[l], least)) {
         best = lane_best[l];
         at = lane_at[l];
       }
@@ -243,7 +243,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
     at += begin;
     for (; i < end; ++i) {
       const T v = fabs(x[i]);
-      if (v > best || (isnan(v) && !isnan(best))) {
+      if ((least ? v < best : v > best) || (isnan(v) && !isnan(best))) {
         best = v;
         at = i;
       }
@@ -253,7 +253,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
   {
     XY_FOR_SHARE(i, n) {
       const T v = fabs(x[xo + i * xs]);
-      if (at < 0 || v > best || (isnan(v) && !isnan(best))) {
+      if (at < 0 || (least ? v < best : v > best) || (isnan(v) && !isnan(best))) {
         best = v;
         at = i;
       }
@@ -262,7 +262,7 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
   const size_t lid = get_local_id(0);
   val[lid] = best;
   idx[lid] = at;
-  XY_IAMAX_TREE(val, idx);
+  XY_IAMAX_TREE(val, idx, least);
   if (lid == 0) {
     part_val[get_group_id(0)] = val[0];
     part_idx[get_group_id(0)] = idx[0];
@@ -270,19 +270,19 @@ kernel void KNAME(iamax_p1)(global const T* x, long xo, long xs, long n, global 
 }
 
 kernel void KNAME(iamax_p2)(global const T* part_val, global const long* part_idx, long m, global long* out,
-                            long oo, local T* val, local long* idx) {
+                            long oo, local T* val, local long* idx, int least) {
   const size_t lid = get_local_id(0);
   T best = 0;
   long at = -1;
   for (long i = lid; i < m; i += get_local_size(0)) {
-    if (XF(xy_iamax_better)(best, at, part_val[i], part_idx[i])) {
+    if (XF(xy_iamax_better)(best, at, part_val[i], part_idx[i], least)) {
       best = part_val[i];
       at = part_idx[i];
     }
   }
   val[lid] = best;
   idx[lid] = at;
-  XY_IAMAX_TREE(val, idx);
+  XY_IAMAX_TREE(val, idx, least);
   if (lid == 0) out[oo] = idx[0];
 }
 

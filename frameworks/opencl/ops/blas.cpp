@@ -107,8 +107,10 @@ void sum_reduction(Launcher& launch, const std::string& op, const TensorArg& x_a
   }
 }
 
-void iamax(Launcher& launch) {
-  const auto args = plugin::unpack<plugin::args::blas_iamax>(launch.call());
+// iamax, or iamin when `least` (the kernels take the comparison as a flag).
+template <template <class> class Args>
+void extreme_index(Launcher& launch, bool least) {
+  const auto args = plugin::unpack<Args>(launch.call());
   const DType dtype = args.x.dtype;
   const std::size_t elem = size_of(dtype);
   const std::string sfx = suffix(dtype);
@@ -121,11 +123,11 @@ void iamax(Launcher& launch) {
   cl_mem values = device.scratch(0, shape.groups * elem);
   cl_mem indices = device.scratch(1, shape.groups * sizeof(cl_long));
   launch.run_groups(p1, shape.groups, shape.local, x.mem, x.offset, x.stride, x.n, values, indices,
-                    LocalBytes{shape.local * elem}, LocalBytes{shape.local * sizeof(cl_long)});
+                    LocalBytes{shape.local * elem}, LocalBytes{shape.local * sizeof(cl_long)}, cl_int{least});
   const KernelInfo& p2 = program.kernel(join({"iamax_p2", sfx}));
   const std::size_t local = final_local(launch, p2, elem + sizeof(cl_long));
   launch.run_groups(p2, 1, local, values, indices, static_cast<cl_long>(shape.groups), mem_of(result),
-                    offset_of(result), LocalBytes{local * elem}, LocalBytes{local * sizeof(cl_long)});
+                    offset_of(result), LocalBytes{local * elem}, LocalBytes{local * sizeof(cl_long)}, cl_int{least});
 }
 
 void axpy(Launcher& launch) {
@@ -224,7 +226,10 @@ EventPtr launch_blas(Launcher& launch) {
       break;
     }
     case OpId::blas_iamax:
-      iamax(launch);
+      extreme_index<plugin::args::blas_iamax>(launch, false);
+      break;
+    case OpId::blas_iamin:
+      extreme_index<plugin::args::blas_iamin>(launch, true);
       break;
     case OpId::blas_axpy:
       axpy(launch);
@@ -264,7 +269,7 @@ constinit const OpKernel kGemm{launch_gemm, {&kGemmProgram}};
 
 void register_blas(KernelTable& table) {
   for (OpId op : {OpId::blas_asum, OpId::blas_axpy, OpId::blas_dot, OpId::blas_nrm2, OpId::blas_scal, OpId::blas_swap,
-                  OpId::blas_iamax, OpId::blas_rot, OpId::blas_gemv})
+                  OpId::blas_iamax, OpId::blas_iamin, OpId::blas_rot, OpId::blas_gemv})
     set_dtypes(table, op, kRealDtypes, &kBlas);
   // blas::copy runs kernels/copy.cl (enqueue_copy).
   set_dtypes(table, OpId::blas_copy, kRealDtypes, &kBlasCopy);

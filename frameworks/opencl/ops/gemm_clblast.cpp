@@ -1,12 +1,11 @@
-// blas::gemm through CLBlast. CLBlast takes no event wait list, so the
-// call's dependencies become a barrier on our in-order queue first.
+// blas::gemm and gemm_batched through CLBlast (calls made by clblast_call.hpp).
 #include <clblast.h>
 
 #include <algorithm>
 #include <string>
 
+#include "frameworks/opencl/ops/clblast_call.hpp"
 #include "frameworks/opencl/ops/gemm.hpp"
-#include "xylem/plugin/fault.hpp"
 
 namespace xylem::opencl {
 
@@ -14,46 +13,6 @@ namespace {
 
 using plugin::TensorArg;
 
-std::string clblast_status(clblast::StatusCode status) {
-  const int code = static_cast<int>(status);
-  // Codes above -1000 are OpenCL's own.
-  if (code > -1000) return cl_error_name(code);
-  std::string text = "CLBlast status ";
-  text += std::to_string(code);
-  return text;
-}
-
-// Makes one CLBlast call (`call(queue, event)` returns its status), behind
-// the library-call fault point, after the call's dependencies; takes the
-// event it enqueued, or throws with its status. CLBlast passes OpenCL's own
-// codes through (out of resources, a failed build of its kernels), which
-// mean what they mean elsewhere. While a recording is collected, the call
-// is kept to be made again at each replay: it reads and writes only the
-// buffers it is given (those of the graph's tensors, or temporaries the
-// recording keeps), so making it again computes the same thing.
-template <class Call>
-void clblast_call(Launcher& launch, const char* routine, Call call) {
-  if (CommandList* list = launch.collecting()) {
-    list->add_call([call](cl_command_queue* queue, cl_event* event) { return static_cast<cl_int>(call(queue, event)); },
-                   launch.describe() + ": CLBlast " + routine);
-    return;
-  }
-  launch.wait_for_deps();
-  cl_command_queue queue = launch.device().queue();
-  cl_event event = nullptr;
-  const clblast::StatusCode status = plugin::should_fail(plugin::FaultSite::library_call, "opencl")
-                                         ? clblast::StatusCode::kUnknownError
-                                         : call(&queue, &event);
-  if (status != clblast::StatusCode::kSuccess) {
-    if (event) clReleaseEvent(event);
-    const int code = static_cast<int>(status);
-    throw Error(code > -1000 ? error_code_of(code) : ErrorCode::internal,
-                launch.describe() + ": CLBlast " + routine + " failed: " + clblast_status(status));
-  }
-  launch.enqueued(event);
-}
-
-clblast::Transpose transpose(bool t) { return t ? clblast::Transpose::kYes : clblast::Transpose::kNo; }
 std::size_t size(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 template <class T>
@@ -64,8 +23,8 @@ void gemm_as(Launcher& launch, const GemmDims& g) {
   const std::size_t ao = size(a.view.offset()), bo = size(b.view.offset()), co = size(c.view.offset());
   const std::size_t lda = size(leading_dim(a)), ldb = size(leading_dim(b)), ldc = size(leading_dim(c));
   clblast_call(launch, "Gemm", [=](cl_command_queue* queue, cl_event* event) {
-    return clblast::Gemm<T>(clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b), size(g.m),
-                            size(g.n), size(g.k), static_cast<T>(g.alpha), am, ao, lda, bm, bo, ldb,
+    return clblast::Gemm<T>(clblast::Layout::kRowMajor, clblast_transpose(g.trans_a), clblast_transpose(g.trans_b),
+                            size(g.m), size(g.n), size(g.k), static_cast<T>(g.alpha), am, ao, lda, bm, bo, ldb,
                             static_cast<T>(g.beta), cm, co, ldc, queue, event);
   });
 }
@@ -91,7 +50,8 @@ void gemm_batched_as(Launcher& launch, const GemmDims& g, std::int64_t batch) {
   const cl_mem ad = mem_of(a), bd = mem_of(b), cd = mem_of(c);
   const std::size_t ao = size(a.view.offset()), bo = size(b.view.offset()), co = size(c.view.offset());
   clblast_call(launch, "GemmStridedBatched", [=](cl_command_queue* queue, cl_event* event) {
-    return clblast::GemmStridedBatched<T>(clblast::Layout::kRowMajor, transpose(g.trans_a), transpose(g.trans_b),
+    return clblast::GemmStridedBatched<T>(clblast::Layout::kRowMajor, clblast_transpose(g.trans_a),
+                                          clblast_transpose(g.trans_b),
                                           size(g.m), size(g.n), size(g.k), static_cast<T>(g.alpha), ad, ao, am.ld,
                                           am.stride, bd, bo, bm.ld, bm.stride, static_cast<T>(g.beta), cd, co, cm.ld,
                                           cm.stride, size(batch), queue, event);

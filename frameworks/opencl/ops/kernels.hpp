@@ -43,6 +43,8 @@ void set_dtypes(KernelTable& table, plugin::OpId op, std::span<const DType> dtyp
 void register_creation(KernelTable& table);
 void register_copy(KernelTable& table);
 void register_blas(KernelTable& table);
+// ger, syrk, trsm and geam (blas_extra.cpp).
+void register_blas_extra(KernelTable& table);
 // f16/bf16 gemm (gemm_half.cpp).
 void register_gemm_half(KernelTable& table);
 void register_elementwise(KernelTable& table);
