@@ -184,12 +184,16 @@ conv() {
 ops() {
   setup
   local rc=0
+  # OPS_CTEST: the ctest entries (a regex), OPS_BENCH: xylem_bench_cuda's
+  # groups, OPS_BENCH_TIMEOUT: its limit in seconds.
+  local groups=${OPS_BENCH:-copy,bias,embedding,attention,fft}
   echo "== ctest: the CUDA entries"
-  (cd "$build" && timeout 300 ctest --output-on-failure -R '(cuda|capture)' -E '^dist\.') >"$out/ops_ctest.log" 2>&1 || rc=1
+  (cd "$build" && timeout 300 ctest --output-on-failure -R "${OPS_CTEST:-(cuda|capture)}" -E '^dist\.') \
+    >"$out/ops_ctest.log" 2>&1 || rc=1
   grep -E 'Test +#|tests passed|\[  FAILED  \]' "$out/ops_ctest.log" | tail -20
-  echo "== xylem_bench_cuda (copy, bias, embedding, attention, fft) beside PyTorch"
+  echo "== xylem_bench_cuda ($groups) beside PyTorch"
   "$python" "$root/scripts/torch_peer.py" --json "$out/torch_peer.json" >"$out/torch_peer.log" 2>&1 || rc=1
-  timeout 240 "$build/bin/xylem_bench_cuda" --only copy,bias,embedding,attention,fft --peer "$out/torch_peer.json" \
+  timeout "${OPS_BENCH_TIMEOUT:-240}" "$build/bin/xylem_bench_cuda" --only "$groups" --peer "$out/torch_peer.json" \
     --json "$out/xylem_ops.json" >"$out/xylem_ops.log" 2>&1 || rc=1
   cat "$out/xylem_ops.log"
   echo "== capture and replay: xylem_bench_capture beside torch.cuda.graphs"

@@ -135,6 +135,15 @@ for who in xylem torch torch xylem; do
   fi
   [ $framework = native ] && [ $who = xylem ] && break  # the host run only checks the plumbing
 done
+# MULTI_NONBLOCKING=1: xylem's calls once more on NCCL's non-blocking
+# communicators (XYLEM_NCCL_BLOCKING=0), which start a thread per call: what
+# the blocking ones save, in the same run.
+if [ "${MULTI_NONBLOCKING:-0}" != 0 ] && [ $framework = cuda ]; then
+  xylem_ranks "$ranks"
+  XYLEM_NCCL_BLOCKING=0 step collectives 150 "${launcher[@]}" "$bench" collectives --framework $framework "${sweep[@]}" \
+    --json "$out/collectives_nonblocking.jsonl"
+  sed -i 's/"impl": "xylem"/"impl": "xylem non-blocking"/' "$out/collectives_nonblocking.jsonl" 2>/dev/null
+fi
 
 stamp "== data-parallel training, batch 128 per GPU: 1 rank and $ranks"
 counts=$( ((ranks > 1)) && echo "1 2" || echo 1)

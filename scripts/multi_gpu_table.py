@@ -57,14 +57,17 @@ def main():
               f"{staged['staged']} staged copies)")
 
     bus = collections.defaultdict(list)
+    per_call = collections.defaultdict(list)  # seconds: with one rank bus bandwidth is 0
     for r in rows:
         if r["row"] in ("all_reduce", "all_gather", "reduce_scatter") and "impl" in r:
             bus[(r["row"], r["ranks"], r["bytes"], r["impl"])].append(r["busbw_gbps"])
+            per_call[(r["row"], r["ranks"], r["bytes"], r["impl"])].append(r["seconds"])
     for op in ("all_reduce", "all_gather", "reduce_scatter"):
         keys = sorted({(k[1], k[2]) for k in bus if k[0] == op})
         if not keys:
             continue
-        print(f"{op}: bus bandwidth GB/s (ranks, bytes: xylem torch ratio)")
+        print(f"{op}: bus bandwidth GB/s (ranks, bytes: xylem torch ratio; us per call xylem torch"
+              f"{', xylem on non-blocking communicators' if any(k[3] == 'xylem non-blocking' for k in bus) else ''})")
         for ranks, size in keys:
             x, t = bus.get((op, ranks, size, "xylem")), bus.get((op, ranks, size, "torch"))
             if not x or not t:
@@ -74,12 +77,14 @@ def main():
                 print(f"  {ranks} {human(size):>9}: " + (f"{statistics.median(x or t):8.2f} (only {sides.pop()})"
                                                           if len(sides) == 1 else "missing a side"))
                 continue
+            us = [f"{statistics.median(per_call[(op, ranks, size, impl)]) * 1e6:8.1f}"
+                  for impl in ("xylem", "torch", "xylem non-blocking") if per_call.get((op, ranks, size, impl))]
             x, t = statistics.median(x), statistics.median(t)
-            ratio = x / t
+            ratio = x / t if t > 0 else float("nan")
             bar = size >= MIB and ranks > 1
             ok &= not bar or ratio >= 0.95
             mark = "" if not bar else (" ok" if ratio >= 0.95 else " BELOW 0.95")
-            print(f"  {ranks} {human(size):>9}: {x:8.2f} {t:8.2f} {ratio:6.3f}{mark}")
+            print(f"  {ranks} {human(size):>9}: {x:8.2f} {t:8.2f} {ratio:6.3f}{mark}  us/call" + " ".join(us))
 
     for net in sorted({r["row"] for r in rows if r["row"].startswith("train_")}):
         line = [f"{net}:"]

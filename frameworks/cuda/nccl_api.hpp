@@ -69,6 +69,8 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank, ncclConfig_t* config);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* async_error);
 ncclResult_t ncclCommAbort(ncclComm_t comm);
+// 2.18 on: optional (NcclLibrary::ncclCommSplit is null without it).
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 ncclResult_t ncclCommFinalize(ncclComm_t comm);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,

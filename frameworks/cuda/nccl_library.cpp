@@ -58,6 +58,7 @@ Loaded load() {
   }
   XYLEM_NCCL_FUNCTIONS(XYLEM_NCCL_LOOKUP)
 #undef XYLEM_NCCL_LOOKUP
+  r.lib.ncclCommSplit = reinterpret_cast<decltype(r.lib.ncclCommSplit)>(dlsym(opened.handle, "ncclCommSplit"));
   if (r.lib.ncclGetVersion(&r.lib.version) != ncclSuccess || r.lib.version < kOldestVersion) {
     r.why_not = std::string(kSoname) + " is NCCL " + version_text(r.lib.version) + "; xylem needs " +
                 version_text(kOldestVersion) + " or later";

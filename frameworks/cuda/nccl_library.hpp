@@ -19,6 +19,9 @@ struct NcclLibrary {
   XYLEM_NCCL_FUNCTIONS(XYLEM_NCCL_POINTER)
 #undef XYLEM_NCCL_POINTER
   int version = 0;  // ncclGetVersion's code: 22105 for 2.21.5
+  // From 2.18 on, null before: the blocking communicators the calls run on
+  // are split from the non-blocking one a group starts with (nccl_transport.cpp).
+  decltype(&::ncclCommSplit) ncclCommSplit = nullptr;
 };
 
 // The library, or null with `why` (not found, a symbol missing, older than

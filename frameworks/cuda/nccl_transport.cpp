@@ -1,11 +1,15 @@
 #include "nccl_transport.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <string_view>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -31,6 +35,8 @@ constexpr std::chrono::microseconds kPoll{200};
 // to every call (a 200 us sleep made every collective up to 16 MiB take
 // ~330 us on two H100s).
 constexpr std::chrono::microseconds kSpin{2000};
+// How often an idle watcher looks at a call being placed.
+constexpr std::chrono::milliseconds kIdleLook{50};
 
 // Pauses between two looks at something that is usually ready soon.
 class Backoff {
@@ -104,10 +110,19 @@ struct Collected {
 // Where NcclTransport::call puts its call while together() runs on this thread.
 thread_local std::vector<Collected>* collecting = nullptr;
 
+// A group's communicators: `calls`, which the collectives run on, and the
+// non-blocking one the group started with when `calls` was split from it
+// (else null, and `calls` is that one).
+struct Communicators {
+  ncclComm_t calls = nullptr;
+  ncclComm_t parent = nullptr;
+};
+
 class NcclTransport final : public plugin::dist::DeviceTransport {
  public:
-  NcclTransport(const NcclLibrary& lib, ncclComm_t comm, CudaDevice& device, int rank, int size)
-      : lib_(lib), comm_(comm), device_(device), rank_(rank), size_(size), watcher_([this] { watch(); }) {}
+  NcclTransport(const NcclLibrary& lib, Communicators comms, CudaDevice& device, int rank, int size)
+      : lib_(lib), comm_(comms.calls), parent_(comms.parent), device_(device), rank_(rank), size_(size),
+        watcher_([this] { watch(); }) {}
 
   ~NcclTransport() override {
     {
@@ -120,7 +135,7 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     // and a communicator released at exit must not hang on a peer that is
     // gone. What it had enqueued is done or failed by now (the watcher
     // finished every call).
-    if (!aborted_) (void)lib_.ncclCommAbort(comm_);
+    if (!aborted_) abort_communicators();
   }
 
   int rank() const noexcept override { return rank_; }
@@ -182,55 +197,114 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   DeviceWork call(const char* what, std::size_t elements, plugin::Deps deps, Deadline deadline, Enqueue&& enqueue) {
     const std::string name = "nccl " + std::string(what) + " on " + device_.hardware().id();
     const Deadline started = Clock::now();
-    std::unique_lock lock(mutex_);
-    if (!failure_.empty())
-      throw Error(ErrorCode::communication, name + ": the NCCL group failed earlier and was aborted (" + failure_ + ")");
+    std::unique_lock calling(call_mutex_);
+    throw_if_failed(name);
     if (collecting != nullptr) {
       collecting->push_back(Collected{this, name, elements, {deps.begin(), deps.end()}, started, deadline,
                                       std::forward<Enqueue>(enqueue)});
       return {};
     }
     EventPtr enqueued = device_.enqueue(what, deps, [&](cudaStream_t stream) {
-      if (elements > 0) settle_locked(enqueue(stream), name, started, deadline);
+      if (elements == 0) return;
+      const ncclResult_t r = placing(deadline, [&] { return enqueue(stream); });
+      settle(r, name, started, deadline);
     });
-    return track(std::move(lock), name, std::move(enqueued), started, deadline);
+    calling.unlock();
+    return track(name, std::move(enqueued), started, deadline);
+  }
+
+  void throw_if_failed(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    if (!failure_.empty())
+      throw Error(ErrorCode::communication, name + ": the NCCL group failed earlier and was aborted (" + failure_ + ")");
+  }
+
+  // Runs `place` (an NCCL call on comm_), telling the watcher by when it
+  // must return: a blocking communicator's call waits for the peers while
+  // it connects to them, and only an abort from the watcher ends that wait
+  // when a peer is gone. Under call_mutex_.
+  template <class Place>
+  ncclResult_t placing(Deadline deadline, Place&& place) {
+    NcclTransport* self = this;
+    return placing_all(std::span(&self, 1), deadline, std::forward<Place>(place));
+  }
+  // placing() for one call (a group launch) on several transports' communicators.
+  template <class Place>
+  static ncclResult_t placing_all(std::span<NcclTransport* const> transports, Deadline deadline, Place&& place) {
+    const auto mark = [&](std::optional<Deadline> until) {
+      for (NcclTransport* t : transports) {
+        std::lock_guard lock(t->mutex_);
+        t->placing_until_ = until;
+      }
+    };
+    mark(deadline);
+    try {
+      const ncclResult_t r = place();
+      mark(std::nullopt);
+      return r;
+    } catch (...) {
+      mark(std::nullopt);
+      throw;
+    }
   }
 
   // A non-blocking communicator may still be placing a call (or a group
   // of them) on the stream when the call returns: the op's event must be
-  // numbered after it is there. Under mutex_.
-  void settle_locked(ncclResult_t r, const std::string& name, Deadline started, Deadline deadline) {
+  // numbered after it is there (a blocking one has placed it). Under
+  // call_mutex_.
+  void settle(ncclResult_t r, const std::string& name, Deadline started, Deadline deadline) {
     Backoff backoff;
-    while (r == ncclInProgress) {
-      if (Clock::now() > deadline) fail_locked(name + ": still being enqueued after " + seconds_past(deadline, started), true);
+    while (r == ncclInProgress && !aborted()) {
+      if (Clock::now() > deadline) fail(name + ": still being enqueued after " + seconds_past(deadline, started), true);
       backoff.pause();
       (void)lib_.ncclCommGetAsyncError(comm_, &r);
     }
-    if (r != ncclSuccess) fail_locked(name + ": " + lib_.ncclGetErrorString(r), false);
+    if (aborted()) fail(name + ": the NCCL group was aborted while it was being enqueued", true);
+    if (r != ncclSuccess) fail(name + ": " + lib_.ncclGetErrorString(r), false);
+  }
+
+  bool aborted() {
+    std::lock_guard lock(mutex_);
+    return aborted_;
   }
 
   // Hands an enqueued call to the watcher, which completes its `done`.
-  DeviceWork track(std::unique_lock<std::mutex> lock, const std::string& name, EventPtr enqueued, Deadline started,
-                   Deadline deadline) {
+  DeviceWork track(const std::string& name, EventPtr enqueued, Deadline started, Deadline deadline) {
     auto done = std::make_shared<HostEvent>(this);
-    pending_.push_back(Pending{name, enqueued, done, started, deadline});
-    lock.unlock();
+    {
+      std::lock_guard lock(mutex_);
+      pending_.push_back(Pending{name, enqueued, done, started, deadline});
+    }
     wake_.notify_all();
     return DeviceWork{std::move(enqueued), std::move(done)};
   }
 
-  // Aborts the communicator (once) and throws the failure; under mutex_.
-  [[noreturn]] void fail_locked(const std::string& message, bool timed_out) {
-    abort_locked(message);
+  // Aborts the communicators (once) and throws the failure.
+  [[noreturn]] void fail(const std::string& message, bool timed_out) {
+    {
+      std::lock_guard lock(mutex_);
+      abort_locked(message);
+    }
     throw Error(timed_out ? ErrorCode::timeout : ErrorCode::communication, message);
   }
 
+  void abort(const std::string& message) {
+    std::lock_guard lock(mutex_);
+    abort_locked(message);
+  }
+
+  // Under mutex_.
   void abort_locked(const std::string& message) {
     if (failure_.empty()) failure_ = message;
     if (!aborted_) {
       aborted_ = true;
-      (void)lib_.ncclCommAbort(comm_);
+      abort_communicators();
     }
+  }
+
+  void abort_communicators() {
+    (void)lib_.ncclCommAbort(comm_);
+    if (parent_ != nullptr) (void)lib_.ncclCommAbort(parent_);
   }
 
   // Finishes each pending call once it is done on the GPU; past its
@@ -242,8 +316,21 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     std::size_t seen = 0;  // pending calls at the last look
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-      if (pending_.empty()) return;
+      // Idle, it still looks now and then at a call being placed, which a
+      // peer that is gone can hold up forever (placing()).
+      wake_.wait_for(lock, kIdleLook, [&] { return stopping_ || !pending_.empty(); });
+      if (placing_until_ && Clock::now() > *placing_until_ && !aborted_) {
+        const std::string failure = "nccl on " + device_.hardware().id() +
+                                    ": a call was still waiting for the other ranks at its deadline";
+        abort_locked(failure);
+        const auto error = std::make_exception_ptr(Error(ErrorCode::timeout, failure + "; the NCCL group was aborted"));
+        for (auto& p : pending_) finished.emplace_back(p.done, error);
+        pending_.clear();
+      }
+      if (pending_.empty() && finished.empty()) {
+        if (stopping_) return;
+        continue;
+      }
       if (pending_.size() > seen) backoff.restart();  // a new call: look often again
       std::string failure;
       ErrorCode code = ErrorCode::communication;
@@ -276,10 +363,16 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
         break;
       }
       if (!failure.empty()) {
-        abort_locked(failure);
-        const auto error = std::make_exception_ptr(Error(code, failure + "; the NCCL group was aborted"));
-        for (auto& p : pending_) finished.emplace_back(p.done, error);
-        pending_.clear();
+        // Not while a caller is in an NCCL call on comm_ (an abort frees
+        // it), unless that call is past its deadline: then it waits for a
+        // peer that is gone, and only the abort ends it. Else next look.
+        std::unique_lock calling(call_mutex_, std::try_to_lock);
+        if (calling.owns_lock() || (placing_until_ && Clock::now() > *placing_until_)) {
+          abort_locked(failure);
+          const auto error = std::make_exception_ptr(Error(code, failure + "; the NCCL group was aborted"));
+          for (auto& p : pending_) finished.emplace_back(p.done, error);
+          pending_.clear();
+        }
       }
       const bool last = stopping_ && pending_.empty();
       seen = pending_.size();
@@ -297,9 +390,14 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
 
   const NcclLibrary& lib_;
   ncclComm_t comm_;
+  ncclComm_t parent_;
   CudaDevice& device_;
   int rank_, size_;
-  std::mutex mutex_;  // NCCL calls on comm_, pending_, failure_, stopping_
+  // One NCCL call on comm_ at a time (NCCL's communicators are not
+  // thread-safe); taken before mutex_, never while holding it.
+  std::mutex call_mutex_;
+  std::mutex mutex_;  // pending_, failure_, aborted_, stopping_, placing_until_
+  std::optional<Deadline> placing_until_;  // a call being placed must return by then
   std::condition_variable wake_;
   std::deque<Pending> pending_;
   std::string failure_;
@@ -308,10 +406,17 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   std::thread watcher_;  // last: it reads the members above
 };
 
-// A non-blocking configuration: no NCCL call waits for a peer.
-ncclConfig_t non_blocking() {
-  return ncclConfig_t{sizeof(ncclConfig_t), kNcclConfigMagic,     kNcclConfigVersion,   0, kNcclConfigUndefined,
+// blocking = 0: no NCCL call waits for a peer.
+ncclConfig_t config(int blocking) {
+  return ncclConfig_t{sizeof(ncclConfig_t), kNcclConfigMagic,     kNcclConfigVersion,   blocking, kNcclConfigUndefined,
                       kNcclConfigUndefined, kNcclConfigUndefined, nullptr, kNcclConfigUndefined};
+}
+
+// XYLEM_NCCL_BLOCKING=0 keeps the calls on the non-blocking communicators
+// (to measure what the blocking ones save).
+bool blocking_calls() {
+  const char* v = std::getenv("XYLEM_NCCL_BLOCKING");
+  return v == nullptr || std::string_view(v) != "0";
 }
 
 CudaDevice& gpu_of(plugin::Device& device) {
@@ -345,13 +450,16 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     const std::string name = "nccl: rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " +
                              device.hardware().id() + " joining its group";
     const Deadline started = Clock::now();
-    ncclConfig_t config = non_blocking();
+    ncclConfig_t non_blocking = config(0);
     gpu.select();
     ncclComm_t comm = nullptr;
-    const ncclResult_t r = lib_.ncclCommInitRankConfig(&comm, size, uid, rank, &config);
+    const ncclResult_t r = lib_.ncclCommInitRankConfig(&comm, size, uid, rank, &non_blocking);
     std::vector<ncclComm_t> comms{comm};
     settle_started(comms, r, name, started, deadline);
-    return std::make_unique<NcclTransport>(lib_, comm, gpu, rank, size);
+    CudaDevice* gpus[] = {&gpu};
+    const int ranks[] = {rank};
+    return std::make_unique<NcclTransport>(lib_, for_calls(comms, gpus, ranks, name, started, deadline).front(), gpu,
+                                           rank, size);
   }
 
   // ncclCommInitAll's work with non-blocking communicators: every rank's
@@ -365,7 +473,7 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     const std::string name = "nccl: a group of " + std::to_string(size) + " GPUs in this process starting";
     const Deadline started = Clock::now();
     const ncclUniqueId uid = unique_id();
-    std::vector<ncclConfig_t> configs(gpus.size(), non_blocking());
+    std::vector<ncclConfig_t> configs(gpus.size(), config(0));
     std::vector<ncclComm_t> comms(gpus.size(), nullptr);
     ncclResult_t r = lib_.ncclGroupStart();
     for (int i = 0; i < size && (r == ncclSuccess || r == ncclInProgress); ++i) {
@@ -374,9 +482,12 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     }
     const ncclResult_t ended = lib_.ncclGroupEnd();
     settle_started(comms, r == ncclSuccess || r == ncclInProgress ? ended : r, name, started, deadline);
+    std::vector<int> ranks(gpus.size());
+    std::iota(ranks.begin(), ranks.end(), 0);
+    const std::vector<Communicators> made = for_calls(comms, gpus, ranks, name, started, deadline);
     std::vector<std::unique_ptr<plugin::dist::DeviceTransport>> transports;
     for (int i = 0; i < size; ++i)
-      transports.push_back(std::make_unique<NcclTransport>(lib_, comms[std::size_t(i)], *gpus[std::size_t(i)], i, size));
+      transports.push_back(std::make_unique<NcclTransport>(lib_, made[std::size_t(i)], *gpus[std::size_t(i)], i, size));
     return transports;
   }
 
@@ -402,41 +513,46 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     }
     const std::string& what = collected.front().name;
     std::vector<std::unique_lock<std::mutex>> locks;
+    const auto abort_all = [&](const std::string& why) {
+      for (Collected& c : collected) c.transport->abort(why);
+    };
     const std::vector<EventPtr> enqueued =
         CudaDevice::enqueue_together(devices, deps, what, [&](std::span<const cudaStream_t> streams) {
-          // Each transport's lock, as its own calls take it: in address
-          // order, after the dependencies were waited for.
+          // Each transport's call lock, as its own calls take it: in
+          // address order, after the dependencies were waited for.
           std::vector<NcclTransport*> order;
           for (const Collected& c : collected) order.push_back(c.transport);
           std::sort(order.begin(), order.end());
-          for (NcclTransport* t : order) locks.emplace_back(t->mutex_);
-          ncclResult_t r = lib_.ncclGroupStart();
+          for (NcclTransport* t : order) locks.emplace_back(t->call_mutex_);
+          for (Collected& c : collected) c.transport->throw_if_failed(c.name);
           std::size_t failed = collected.size();
-          for (std::size_t i = 0; i < collected.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
-            if (collected[i].elements > 0) r = collected[i].enqueue(streams[i]);
-            if (r != ncclSuccess && r != ncclInProgress) failed = i;
-          }
-          const ncclResult_t ended = lib_.ncclGroupEnd();
+          ncclResult_t r = ncclSuccess;
+          const ncclResult_t ended = collected.front().transport->placing_all(order, collected.front().deadline, [&] {
+            r = lib_.ncclGroupStart();
+            for (std::size_t i = 0; i < collected.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
+              if (collected[i].elements > 0) r = collected[i].enqueue(streams[i]);
+              if (r != ncclSuccess && r != ncclInProgress) failed = i;
+            }
+            return lib_.ncclGroupEnd();
+          });
           if (failed < collected.size()) {
-            for (Collected& c : collected) c.transport->abort_locked(c.name + ": " + lib_.ncclGetErrorString(r));
+            abort_all(collected[failed].name + ": " + lib_.ncclGetErrorString(r));
             throw Error(ErrorCode::communication, collected[failed].name + ": " + lib_.ncclGetErrorString(r));
           }
           // Every communicator of the group settles; the first failure
           // aborts them all (their ranks would wait for it forever).
           try {
-            for (Collected& c : collected) c.transport->settle_locked(ended, c.name, c.started, c.deadline);
+            for (Collected& c : collected) c.transport->settle(ended, c.name, c.started, c.deadline);
           } catch (...) {
-            for (Collected& c : collected) c.transport->abort_locked("another rank of the group failed");
+            abort_all("another rank of the group failed");
             throw;
           }
         });
     locks.clear();
     std::vector<DeviceWork> works;
-    for (std::size_t i = 0; i < collected.size(); ++i) {
-      Collected& c = collected[i];
-      works.push_back(c.transport->track(std::unique_lock(c.transport->mutex_), c.name, enqueued[i], c.started,
-                                         c.deadline));
-    }
+    for (std::size_t i = 0; i < collected.size(); ++i)
+      works.push_back(collected[i].transport->track(collected[i].name, enqueued[i], collected[i].started,
+                                                    collected[i].deadline));
     return works;
   }
 
@@ -447,6 +563,48 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     if (r != ncclSuccess)
       throw Error(ErrorCode::communication, std::string("nccl: ncclGetUniqueId: ") + lib_.ncclGetErrorString(r));
     return id;
+  }
+
+  // The communicators the calls run on: blocking ones split from the
+  // started group's non-blocking `parents` (one per GPU this process
+  // drives, of the given ranks). NCCL hands every call on a non-blocking
+  // communicator to a thread it starts for that call (some 50-100 us a
+  // call on two H100s); a blocking one places it on the stream at once.
+  // The group starts non-blocking so that a rank that never comes ends in
+  // a timeout, not a hang; the split, which every rank makes right after,
+  // runs as a job of the non-blocking parents, polled under the same
+  // deadline. Without ncclCommSplit (NCCL before 2.18), or with
+  // XYLEM_NCCL_BLOCKING=0, the calls run on the parents.
+  std::vector<Communicators> for_calls(std::span<const ncclComm_t> parents, std::span<CudaDevice* const> gpus,
+                                       std::span<const int> ranks, const std::string& name, Deadline started,
+                                       Deadline deadline) const {
+    std::vector<Communicators> out;
+    if (lib_.ncclCommSplit == nullptr || !blocking_calls()) {
+      for (ncclComm_t p : parents) out.push_back({p, nullptr});
+      return out;
+    }
+    std::vector<ncclComm_t> children(parents.size(), nullptr);
+    std::vector<ncclConfig_t> configs(parents.size(), config(1));
+    ncclResult_t r = lib_.ncclGroupStart();
+    for (std::size_t i = 0; i < parents.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
+      gpus[i]->select();
+      r = lib_.ncclCommSplit(parents[i], 0, ranks[i], &children[i], &configs[i]);
+    }
+    const ncclResult_t ended = lib_.ncclGroupEnd();
+    // The parents' state tells when the split is done (the children are
+    // written then); settle_started aborts the parents if it fails.
+    settle_started(parents, r == ncclSuccess || r == ncclInProgress ? ended : r,
+                   name + " (its blocking communicators)", started, deadline);
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      if (children[i] == nullptr) {
+        for (ncclComm_t c : children)
+          if (c != nullptr) (void)lib_.ncclCommAbort(c);
+        for (ncclComm_t p : parents) (void)lib_.ncclCommAbort(p);
+        throw Error(ErrorCode::communication, name + ": ncclCommSplit made no communicator");
+      }
+      out.push_back({children[i], parents[i]});
+    }
+    return out;
   }
 
   // Polls communicators being made (non-blocking: `r` may say in
