@@ -185,7 +185,8 @@ ops() {
   setup
   local rc=0
   # OPS_CTEST: the ctest entries (a regex), OPS_BENCH: xylem_bench_cuda's
-  # groups, OPS_BENCH_TIMEOUT: its limit in seconds.
+  # groups, OPS_BENCH_TIMEOUT: its limit in seconds, OPS_CAPTURE=0: no
+  # capture benchmarks.
   local groups=${OPS_BENCH:-copy,bias,embedding,attention,fft}
   echo "== ctest: the CUDA entries"
   (cd "$build" && timeout 300 ctest --output-on-failure -R "${OPS_CTEST:-(cuda|capture)}" -E '^dist\.') \
@@ -196,6 +197,7 @@ ops() {
   timeout "${OPS_BENCH_TIMEOUT:-240}" "$build/bin/xylem_bench_cuda" --only "$groups" --peer "$out/torch_peer.json" \
     --json "$out/xylem_ops.json" >"$out/xylem_ops.log" 2>&1 || rc=1
   cat "$out/xylem_ops.log"
+  [ "${OPS_CAPTURE:-1}" = 0 ] && return $rc
   echo "== capture and replay: xylem_bench_capture beside torch.cuda.graphs"
   timeout 120 "$build/bin/xylem_bench_capture" --json "$out/capture_xylem.json" 2>&1 | tail -8 || rc=1
   timeout 60 "$python" "$root/bench/torch_capture.py" --json "$out/capture_torch.json" 2>&1 | tail -4 || rc=1
