@@ -38,6 +38,9 @@ bool parse_number(std::string_view text, T& out) {
 bool parse_line(std::string_view line, Entry& entry) {
   const std::size_t tab = line.find('\t');
   if (tab != 8) return false;
+  // Lower-case hex alone, as format() writes it: one spelling per checksum.
+  for (char c : line.substr(0, 8))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   std::uint32_t stored = 0;
   const auto [ptr, ec] = std::from_chars(line.data(), line.data() + 8, stored, 16);
   if (ec != std::errc() || ptr != line.data() + 8) return false;
