@@ -207,7 +207,12 @@ TEST(TuneCache, ConcurrentThreadsKeepEveryEntry) {
     threads.emplace_back([&, t] {
       const fmt::TuneFile writer(file);
       for (int i = 0; i < kEach; ++i) {
-        const auto e = entry("t" + std::to_string(t) + " i" + std::to_string(i), "c", 1);
+        // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "t" + to_string(t).
+        std::string shape = "t";
+        shape += std::to_string(t);
+        shape += " i";
+        shape += std::to_string(i);
+        const auto e = entry(shape, "c", 1);
         EXPECT_TRUE(writer.update([&](std::vector<tune::Entry>& all) { all.push_back(e); }));
       }
     });
