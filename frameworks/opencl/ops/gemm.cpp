@@ -124,9 +124,15 @@ void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDi
     while (local > 1 && local > want) local /= 2;
   }
   const std::size_t groups = (static_cast<std::size_t>(tiles) + local - 1) / local;
-  launch.run_groups(kernel, groups, local, ops.a, ops.ao, ops.sai, ops.sak, ops.b, ops.bo, ops.ldb, ops.c, ops.co,
-                    ops.ldc, static_cast<cl_long>(g.m), static_cast<cl_long>(g.n), static_cast<cl_long>(g.k),
-                    Scalar{dtype, g.alpha}, Scalar{dtype, g.beta});
+  // Slices of k after the first add to c: c = alpha*a_s*b_s + 1*c.
+  const std::int64_t step = choice.k_block > 0 ? choice.k_block : g.k;
+  for (std::int64_t p = 0; p < g.k; p += step) {
+    const std::int64_t k = std::min(step, g.k - p);
+    launch.run_groups(kernel, groups, local, ops.a, static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak,
+                      ops.b, static_cast<cl_long>(ops.bo + p * ops.ldb), ops.ldb, ops.c, ops.co, ops.ldc,
+                      static_cast<cl_long>(g.m), static_cast<cl_long>(g.n), static_cast<cl_long>(k),
+                      Scalar{dtype, g.alpha}, Scalar{dtype, p == 0 ? g.beta : 1.0});
+  }
 }
 
 std::int64_t leading_dim(const TensorArg& m) noexcept {
