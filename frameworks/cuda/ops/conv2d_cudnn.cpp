@@ -62,7 +62,8 @@ bool legacy_faster(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShap
 // Untimed: whether the tuning cache holds a race the legacy engine won for
 // the shape (looked up once per shape, then remembered).
 bool legacy_tuned(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops) {
-  const CudnnKey key = cudnn_key(CudnnApi::either, pass, dtype, s, dtype == DType::f32 && conv_tf32_allowed(), false, ops);
+  const bool tf32 = dtype == DType::f32 && conv_tf32_allowed();
+  const CudnnKey key = cudnn_key(CudnnApi::either, pass, dtype, s, tf32, false, ops);
   auto& known = pkg.legacy_faster();
   if (const auto it = known.find(key); it != known.end()) return it->second;
   const auto stored = plugin::tune::lookup(cudnn_tune_key(pkg, CudnnTuned::engine, pass, dtype, s));

@@ -5,8 +5,9 @@
 // with XYLEM_CUDA_CUDNN_FIND=1 or tuning on, timing on the call's own
 // tensors with cudnnFind*Ex, which writes only the output, the winner then
 // stored in the tuning cache, whose entry later processes take instead of
-// the heuristics: cudnn_tune.hpp) and keeps it with its descriptors; later calls of the shape only enqueue it. Workspaces come
-// from the caching allocator in stream order.
+// the heuristics: cudnn_tune.hpp) and keeps it with its descriptors;
+// later calls of the shape only enqueue it. Workspaces come from the
+// caching allocator in stream order.
 //
 // Math: f32 uses CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores
 // as PyTorch does by default (torch.backends.cudnn.allow_tf32 = True);

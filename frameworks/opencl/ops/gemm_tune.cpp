@@ -118,7 +118,8 @@ int measure(Launcher& launch, DType dtype, const GemmDims& call_dims, const plug
     }
   }
   if (winner == 0) best /= kMargin;
-  if (best < std::numeric_limits<double>::infinity()) (void)plugin::tune::store(key, {gemm_candidate_name(winner), best});
+  if (best < std::numeric_limits<double>::infinity())
+    (void)plugin::tune::store(key, {gemm_candidate_name(winner), best});
   return winner;
 }
 
