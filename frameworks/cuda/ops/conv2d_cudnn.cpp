@@ -25,9 +25,9 @@ bool flag_set(const char* name) noexcept {
 // XYLEM_CUDA_CUDNN_API: unset or "auto" (the graph engine, the legacy one
 // for shapes it has no plan for; with XYLEM_CUDA_CUDNN_FIND=1 or tuning on,
 // whichever engine's timed plan is faster, stored in the tuning cache; with
-// neither, the stored winner where there is one), "graph" (the graph engine alone: a shape
-// it has no plan for raises unsupported, which shows where the fallback
-// would act) or "legacy". Read at each call.
+// neither, the stored winner where there is one), "graph" (the graph
+// engine alone: a shape it has no plan for raises unsupported, which shows
+// where the fallback would act) or "legacy". Read at each call.
 ApiChoice api_choice(int device) {
   const char* v = std::getenv("XYLEM_CUDA_CUDNN_API");
   const std::string_view s = v ? v : "";
