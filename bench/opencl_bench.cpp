@@ -1,6 +1,8 @@
 // OpenCL against native, in one run: throughput of the memory-bound ops
 // and of sigmoid (the headline figures), reductions, transfers,
-// GEMM (our kernel and CLBlast raced against each other and OpenBLAS), the
+// GEMM (our kernel and CLBlast raced against each other and OpenBLAS; our
+// kernel tuned against its untuned default, whose row reads "tuned" in the
+// opencl column and "default" in the native one), the
 // accuracy of the f32 sigmoid and tanh, and the time to get the kernels at
 // first use: compiled (cold cache) and loaded from the on-disk cache (warm),
 // each measured in a fresh process.
@@ -12,6 +14,7 @@
 // name also selects the rows it begins, up to a space ("conv2d": its three
 // rows). The nn rows (conv2d, batch_norm, max_pool, avg_pool, lrn, sum
 // axis0, exp bf16/f32) are in opencl_nn_bench.cpp.
+#include <xylem/plugin/tune.hpp>
 #include <xylem/xylem.hpp>
 
 #include "bench_common.hpp"
@@ -406,6 +409,53 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 2; ++k)
         rows.push_back(Row{"gemm " + std::to_string(m) + " " + engines[static_cast<std::size_t>(k)].name, "GFLOP/s",
                            rate(engines[static_cast<std::size_t>(k)]), native_rate, 0});
+    }
+
+    // GEMM tuned against the untuned default, both ours: the tuning cache
+    // (a file of this run's own) measures the candidates once per size,
+    // then the winner (the cached choice) and the default
+    // (XYLEM_OPENCL_GEMM_CANDIDATE=0) alternate.
+    if (o.wants("gemm")) {
+      const auto tune_dir = std::filesystem::temp_directory_path() / ("xylem-bench-tune-" + std::to_string(getpid()));
+      const auto old_tune_path = plugin::tune::path();
+      plugin::tune::set_path(tune_dir / "tune.txt");
+      setenv("XYLEM_OPENCL_GEMM", "ours", 1);
+      for (std::int64_t m : {512, 1024}) {
+        const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(m);
+        Generator g(12);
+        Tensor a = uniform(ocl, Layout{m, m}, f32, g), bm = uniform(ocl, Layout{m, m}, f32, g);
+        Tensor c = zeros(ocl, Layout{m, m}, f32);
+        const auto call = [&] {
+          blas::gemm(ocl, blas::Transpose::no, blas::Transpose::no, 1.0, a, bm, 0.0, c);
+          ocl.synchronize();
+        };
+        const auto t_tune = Clock::now();
+        plugin::tune::set_enabled(true);
+        call();
+        plugin::tune::set_enabled(false);
+        const double tuning_seconds = seconds_since(t_tune);
+        std::vector<double> tuned, untuned;
+        const int runs = std::max(5, o.runs / 2);
+        for (int i = -1; i < runs; ++i) {  // i == -1: warm-up
+          setenv("XYLEM_OPENCL_GEMM_CANDIDATE", "0", 1);
+          auto t0 = Clock::now();
+          call();
+          if (i >= 0) untuned.push_back(seconds_since(t0));
+          unsetenv("XYLEM_OPENCL_GEMM_CANDIDATE");
+          t0 = Clock::now();
+          call();
+          if (i >= 0) tuned.push_back(seconds_since(t0));
+        }
+        const auto entries = plugin::tune::entries();
+        std::printf("gemm %lld tuned: %s, chosen in %.1f s\n", static_cast<long long>(m),
+                    entries.empty() ? "(nothing stored)" : entries.back().winner.choice.c_str(), tuning_seconds);
+        rows.push_back(Row{"gemm " + std::to_string(m) + " tuned/default", "GFLOP/s", flops / median(tuned) / 1e9,
+                           flops / median(untuned) / 1e9, 1.3});
+      }
+      unsetenv("XYLEM_OPENCL_GEMM");
+      plugin::tune::set_path(old_tune_path);
+      std::error_code ec;
+      std::filesystem::remove_all(tune_dir, ec);
     }
 
     bool all_met = true;

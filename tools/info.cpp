@@ -12,7 +12,8 @@ constexpr std::string_view kHelp = R"(usage: xylem info
 Lists every framework xylem knows (cuda, opencl, native and any plugin found),
 whether it is available or why not, and for each hardware: its kind, compute
 units, memory and capabilities. Then the transports of xylem::dist (mpi,
-tcp, self), each available or why not. Ends with the backend
+tcp, self), each available or why not, and the tuning cache (its file and
+number of entries, whether tuning is on). Ends with the backend
 Backend::best() picks.
 )";
 

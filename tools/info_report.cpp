@@ -7,6 +7,7 @@
 
 #include "xylem/backend.hpp"
 #include "xylem/dist.hpp"
+#include "xylem/plugin/tune.hpp"
 
 namespace xylem::cli {
 namespace {
@@ -45,6 +46,11 @@ void print_info(std::ostream& os) {
        << (t.available ? "available" + (t.reason.empty() ? std::string() : ": " + t.reason)
                        : "unavailable: " + t.reason) << "\n";
   }
+  const auto tune_path = plugin::tune::path();
+  os << "tuning cache: "
+     << (tune_path.empty() ? std::string("none (no cache directory)")
+                           : tune_path.string() + " (" + std::to_string(plugin::tune::entries().size()) + " entries)")
+     << ", tuning " << (plugin::tune::enabled() ? "on" : "off (XYLEM_TUNE=1 or xylem tune)") << "\n";
   os << "best backend: " << Backend::best() << "\n";
 }
 

@@ -1,5 +1,5 @@
 // xylem: inspect the frameworks on this machine, run the demo, warm the
-// kernel cache, train on Fashion-MNIST.
+// kernel cache, train on Fashion-MNIST, tune the ops with choices.
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -19,6 +19,7 @@ commands:
   warm        build every OpenCL kernel program ahead of time into the cache
   train       train a small CNN on Fashion-MNIST, printing the accuracy per epoch
   first-call  time the first call of common ops (a cold start with empty caches)
+  tune        measure the ops' choices (kernel tiles, algorithms) and cache the fastest
 
 options:
   -h, --help   show help (also after a command: xylem demo --help)
@@ -26,7 +27,8 @@ options:
 environment:
   XYLEM_BACKEND       override the best backend: native, opencl:0, cuda:1, ...
   XYLEM_PLUGIN_PATH   colon-separated directories searched for plugins first
-  XYLEM_CACHE_DIR     where compiled kernels are cached (default: ~/.cache/xylem)
+  XYLEM_CACHE_DIR     where compiled kernels and tuned choices are cached (default: ~/.cache/xylem)
+  XYLEM_TUNE          1: measure the choices of each new shape class on first use
 )";
 
 }  // namespace
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
     if (command == "warm") return xylem::cli::warm(rest);
     if (command == "train") return xylem::cli::train(rest);
     if (command == "first-call") return xylem::cli::first_call(rest);
+    if (command == "tune") return xylem::cli::tune(rest);
   } catch (const xylem::Error& e) {
     std::cerr << "xylem " << command << ": " << e.what() << "\n";
     return 2;

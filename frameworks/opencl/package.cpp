@@ -178,6 +178,7 @@ std::string program_source(const ProgramKey& program) {
   std::string text;
   if (!spec.variant_define.empty())
     text += "\n#define " + std::string(spec.variant_define) + " " + std::to_string(program.variant) + "\n";
+  if (spec.variant_source) text += "\n" + spec.variant_source(program.variant);
   for (const std::string_view* part : spec.texts)
     if (part) text += *part;
   switch (pass) {

@@ -7,11 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <system_error>
 #include <thread>
+
+#include "xylem/plugin/tune.hpp"
 
 namespace xylem::opencl {
 
@@ -160,14 +161,7 @@ std::string kernel_name_list(std::string_view names) {
   return joined;
 }
 
-ProgramCache ProgramCache::from_environment() {
-  if (const char* dir = std::getenv("XYLEM_CACHE_DIR"); dir && *dir) return ProgramCache(dir);
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return ProgramCache(std::filesystem::path(xdg) / "xylem");
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return ProgramCache(std::filesystem::path(home) / ".cache" / "xylem");
-  return ProgramCache({});
-}
+ProgramCache ProgramCache::from_environment() { return ProgramCache(plugin::tune::cache_directory()); }
 
 std::filesystem::path ProgramCache::path_for(std::string_view key) const {
   return dir_ / ("opencl-" + hex(fnv1a64(key)) + ".bin");

@@ -51,6 +51,9 @@ struct ProgramSpec {
   int (*variant_of)(const plugin::OpCall& call) = nullptr;
   // What variant v computes, for labels ("unary sigmoid f32").
   std::string (*variant_name)(int variant) = nullptr;
+  // OpenCL C put ahead of the family's text in variant v's source (the
+  // defines of a kernel variant: gemm's tile shapes), when set.
+  std::string (*variant_source)(int variant) = nullptr;
 };
 
 // The variant of `spec` a call runs: -1 for a code outside the spec's

@@ -1,11 +1,20 @@
 // xylem::blas::gemm: every transpose combination, alpha and beta (beta = 0
 // with a NaN-poisoned C, which must not leak), odd sizes, and operands that
 // are views: transposed (the core normalises them), padded submatrices
-// (row stride > columns), a transposed C.
+// (row stride > columns), a transposed C. Then OpenCL's tuned kernel:
+// every candidate, and tuning on first use over a damaged cache.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "conformance/conformance.hpp"
+#include "frameworks/opencl/ops/gemm_candidates.hpp"
+#include "unit/child_process.hpp"
+#include "xylem/plugin/tune.hpp"
 
 namespace conformance {
 namespace {
@@ -114,6 +123,73 @@ TEST_P(Gemm, gemm_skinny) {
       check_variants<T>(s, skinny_scalars);
     }
   });
+}
+
+// Sets an environment variable for a scope (the tests run on one thread).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// Every candidate the tuning cache may choose for OpenCL's kernel
+// (frameworks/opencl/ops/gemm_candidates.hpp), forced in turn, on sizes
+// that cut its tiles at every edge: each one's result must be the
+// reference's. Other frameworks ignore the variable and check their one way.
+TEST_P(Gemm, gemm_every_tuning_candidate) {
+  // The last slices k (300: 256 + 44, 128 + 128 + 44).
+  const Size sizes[] = {{33, 47, 65}, {70, 100, 30}, {40, 50, 300}};
+  for (int candidate = 0; candidate < xylem::opencl::kGemmCandidateCount; ++candidate) {
+    const ScopedEnv force("XYLEM_OPENCL_GEMM_CANDIDATE", std::to_string(candidate));
+    SCOPED_TRACE("candidate " + xylem::opencl::gemm_candidate_name(candidate));
+    for_each_dtype([&](auto tag) {
+      using T = decltype(tag);
+      if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
+      for (auto s : sizes) {
+        check<T>(s, false, false, 1.0, 0.0, ViewKind::contiguous);
+        check<T>(s, true, true, 0.5, 2.0, ViewKind::padded);
+      }
+    });
+  }
+}
+
+// Tuning on, over a tuning cache that is garbage: the first call of a shape
+// class measures (OpenCL) and gives the reference's result, the cache file
+// is rewritten whole with the winner, and a call of the same class uses it.
+TEST_P(Gemm, gemm_tuned_on_first_use) {
+  const xylem_test::TempDir dir;
+  const auto file = dir.path() / "tune.txt";
+  {
+    std::ofstream(file) << "not a tuning cache\n\x01\x02";
+  }
+  const auto old_path = xylem::plugin::tune::path();
+  xylem::plugin::tune::set_path(file);
+  xylem::plugin::tune::set_enabled(true);
+  struct Restore {
+    std::filesystem::path path;
+    ~Restore() {
+      xylem::plugin::tune::set_enabled(false);
+      xylem::plugin::tune::set_path(path);
+    }
+  } restore{old_path};
+  if (!backend.supports(OpId::blas_gemm, xylem::DType::f32)) return;  // reported by gemm
+  check<float>({256, 200, 256}, false, false, 1.0, 0.0, ViewKind::contiguous);
+  check<float>({250, 256, 250}, false, true, 0.5, 2.0, ViewKind::contiguous);
+  if (backend.id().rfind("opencl", 0) != 0) return;
+  const auto entries = xylem::plugin::tune::entries();
+  ASSERT_EQ(entries.size(), 1u) << "one shape class, one entry";
+  EXPECT_EQ(entries[0].key.op, "opencl gemm");
+  EXPECT_EQ(entries[0].key.shape, "f32 m256 n256 k256");
+  EXPECT_GT(entries[0].winner.seconds, 0);
+  std::ifstream in(file);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "xylem-tune 1") << "the garbage was replaced";
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, Gemm, ::testing::ValuesIn(available_targets()), target_label);

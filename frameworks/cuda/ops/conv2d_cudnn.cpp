@@ -1,12 +1,15 @@
 // cuDNN convolutions: the per-device package and the choice between the
 // graph and legacy engines (see cudnn_package.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <string_view>
 
 #include "../check.hpp"
 #include "cudnn_package.hpp"
+#include "cudnn_tune.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -20,10 +23,11 @@ bool flag_set(const char* name) noexcept {
 }
 
 // XYLEM_CUDA_CUDNN_API: unset or "auto" (the graph engine, the legacy one
-// for shapes it has no plan for; with XYLEM_CUDA_CUDNN_FIND=1, whichever
-// engine's timed plan is faster), "graph" (the graph engine alone: a shape
-// it has no plan for raises unsupported, which shows where the fallback
-// would act) or "legacy". Read at each call.
+// for shapes it has no plan for; with XYLEM_CUDA_CUDNN_FIND=1 or tuning on,
+// whichever engine's timed plan is faster, stored in the tuning cache; with
+// neither, the stored winner where there is one), "graph" (the graph
+// engine alone: a shape it has no plan for raises unsupported, which shows
+// where the fallback would act) or "legacy". Read at each call.
 ApiChoice api_choice(int device) {
   const char* v = std::getenv("XYLEM_CUDA_CUDNN_API");
   const std::string_view s = v ? v : "";
@@ -47,7 +51,23 @@ bool legacy_faster(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShap
     std::fprintf(stderr, "xylem cudnn find: %s N%lld C%lld H%lld W%lld K%lld R%lld: graph %.3f ms, legacy %.3f ms\n",
                  conv_what(pass), (long long)s.N, (long long)s.C, (long long)s.H, (long long)s.W, (long long)s.K,
                  (long long)s.R, double(graph_ms), double(legacy_ms));
-  return known.emplace(key, legacy_ms < graph_ms).first->second;
+  const bool legacy = legacy_ms < graph_ms;
+  // Only a race with a finisher is worth keeping.
+  if (std::min(legacy_ms, graph_ms) < std::numeric_limits<float>::infinity())
+    (void)plugin::tune::store(cudnn_tune_key(pkg, CudnnTuned::engine, pass, dtype, s),
+                              {legacy ? "legacy" : "graph", double(std::min(legacy_ms, graph_ms)) * 1e-3});
+  return known.emplace(key, legacy).first->second;
+}
+
+// Untimed: whether the tuning cache holds a race the legacy engine won for
+// the shape (looked up once per shape, then remembered).
+bool legacy_tuned(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops) {
+  const bool tf32 = dtype == DType::f32 && conv_tf32_allowed();
+  const CudnnKey key = cudnn_key(CudnnApi::either, pass, dtype, s, tf32, false, ops);
+  auto& known = pkg.legacy_faster();
+  if (const auto it = known.find(key); it != known.end()) return it->second;
+  const auto stored = plugin::tune::lookup(cudnn_tune_key(pkg, CudnnTuned::engine, pass, dtype, s));
+  return known.emplace(key, stored && stored->choice == "legacy").first->second;
 }
 
 }  // namespace
@@ -77,7 +97,7 @@ CudnnPackage::~CudnnPackage() {
   if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: destructors run at exit too
 }
 
-bool cudnn_find_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_FIND"); }
+bool cudnn_find_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_FIND") || plugin::tune::enabled(); }
 bool cudnn_log_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_LOG"); }
 
 bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops, const Context& ctx) {
@@ -91,7 +111,10 @@ bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperan
   // API's cudnnFind reaches Winograd algorithms that no graph-API engine
   // list offers (on the H100, Overfeat's 1024->1024 3x3 convolution ran in
   // 2.3 ms through it against 8.0 ms for the graph API's best).
-  if (api == ApiChoice::automatic && cudnn_find_wanted() && legacy_faster(pkg, pass, dtype, s, ops, ctx))
+  // A race run earlier, by this process or one before (the tuning cache),
+  // decides the same way.
+  if (api == ApiChoice::automatic &&
+      (cudnn_find_wanted() ? legacy_faster(pkg, pass, dtype, s, ops, ctx) : legacy_tuned(pkg, pass, dtype, s, ops)))
     return conv_cudnn_legacy(pkg, pass, dtype, s, ops, ctx);
   if (api != ApiChoice::legacy_only) {
     std::string why_not;

@@ -2,10 +2,12 @@
 // cudnnConvolution* functions of cuDNN 7's API, still in every cuDNN 9.
 //
 // The first call of each shape chooses an algorithm (cuDNN's heuristics, or
-// with XYLEM_CUDA_CUDNN_FIND=1 timing on the call's own tensors with
-// cudnnFind*Ex, which writes only the output) and keeps it with its
-// descriptors; later calls of the shape only enqueue it. Workspaces come
-// from the caching allocator in stream order.
+// with XYLEM_CUDA_CUDNN_FIND=1 or tuning on, timing on the call's own
+// tensors with cudnnFind*Ex, which writes only the output, the winner then
+// stored in the tuning cache, whose entry later processes take instead of
+// the heuristics: cudnn_tune.hpp) and keeps it with its descriptors;
+// later calls of the shape only enqueue it. Workspaces come from the
+// caching allocator in stream order.
 //
 // Math: f32 uses CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores
 // as PyTorch does by default (torch.backends.cudnn.allow_tf32 = True);
@@ -21,6 +23,7 @@
 #include <string>
 
 #include "cudnn_package.hpp"
+#include "cudnn_tune.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -95,7 +98,7 @@ class Engine {
  public:
   Engine(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
          const Context& ctx)
-      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), s_(s), ops_(ops), ctx_(ctx), what_(conv_what(pass)) {
+      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), dtype_(dtype), s_(s), ops_(ops), ctx_(ctx), what_(conv_what(pass)) {
     const Types t = types_of(dtype);
     const CudnnKey key =
         cudnn_key(CudnnApi::legacy, pass, dtype, s, dtype == DType::f32 && conv_tf32_allowed(), cudnn_find_wanted(), ops);
@@ -157,6 +160,26 @@ class Engine {
     // that then ran 1.5 times slower than the heuristics' choice.
     Candidate listed[kMaxAlgos], timed[kMaxAlgos];
     const int n_listed = heuristics(*plan, listed);
+    const auto take = [&](const Candidate& c) {
+      plan->algo = c.algo;
+      plan->workspace = c.memory;
+      XY_CUDNN(lib_, cudnnSetConvolutionMathType(plan->conv, c.math), device(), what_);
+    };
+    // Untimed, an algorithm timed before (the tuning cache) wins, where the
+    // heuristics still list it as working within the workspace limit.
+    const plugin::tune::Key tune_key = cudnn_tune_key(pkg_, CudnnTuned::legacy_algo, pass_, dtype_, s_);
+    if (!cudnn_find_wanted()) {
+      const auto stored = plugin::tune::lookup(tune_key);
+      const auto chosen = stored ? parse_legacy_algo(stored->choice) : std::nullopt;
+      for (int i = 0; chosen && i < n_listed; ++i) {
+        const Candidate& c = listed[i];
+        if (c.algo == chosen->algo && int(c.math) == chosen->math && c.status == CUDNN_STATUS_SUCCESS &&
+            c.memory <= kMaxCudnnWorkspace) {
+          take(c);
+          return plan;
+        }
+      }
+    }
     std::size_t allowed = kMaxCudnnWorkspace;
     int n_timed = 0;
     if (cudnn_find_wanted()) {
@@ -180,10 +203,12 @@ class Engine {
     for (const auto& [list, count] : {std::pair{timed, n_timed}, std::pair{listed, n_listed}})
       for (int i = 0; i < count; ++i)
         if (list[i].status == CUDNN_STATUS_SUCCESS && list[i].memory <= allowed) {
-          plan->algo = list[i].algo;
-          plan->workspace = list[i].memory;
-          if (list == timed) plan->timed_ms = list[i].ms;
-          XY_CUDNN(lib_, cudnnSetConvolutionMathType(plan->conv, list[i].math), device(), what_);
+          take(list[i]);
+          if (list == timed) {
+            plan->timed_ms = list[i].ms;
+            (void)plugin::tune::store(tune_key, {legacy_algo_name({list[i].algo, int(list[i].math)}),
+                                                 double(list[i].ms) * 1e-3});
+          }
           return plan;
         }
     return plan;  // algo < 0: no cuDNN algorithm takes this shape, im2col does (remembered)
@@ -282,6 +307,7 @@ class Engine {
   CudnnPackage& pkg_;
   const CudnnLibrary& lib_;
   ConvPass pass_;
+  DType dtype_;
   const ConvShape& s_;
   const ConvOperands& ops_;
   const Context& ctx_;

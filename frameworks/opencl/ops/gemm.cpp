@@ -10,22 +10,40 @@
 // memory a CPU device only emulates. So CPU devices run ours, and GPUs and
 // accelerators run CLBlast where the plugin has it, ours otherwise.
 #include "frameworks/opencl/ops/gemm.hpp"
+#include "frameworks/opencl/ops/gemm_candidates.hpp"
 #include "frameworks/opencl/sources.hpp"
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace xylem::opencl {
 
-constinit const ProgramSpec kGemmProgram{"gemm", {&sources::gemm}, Helpers::none, Passes::reals};
+namespace {
+
+// The defines of a tile's variant of kernels/gemm.cl.
+std::string tile_source(int tile) {
+  const GemmTile& t = kGemmTiles[tile];
+  return "#define XY_GEMM_RM " + std::to_string(t.rows) + "\n#define XY_GEMM_CV " + std::to_string(t.vectors) +
+         "\n#define XY_GEMM_NARROW " + (t.narrow ? "1" : "0") + "\n";
+}
+
+}  // namespace
+
+// One variant per tile; a call's programs (Device::prepare) are variant 0's,
+// the others built when a candidate first needs them.
+constinit const ProgramSpec kGemmProgram{.name = "gemm",
+                                         .texts = {&sources::gemm},
+                                         .helpers = Helpers::none,
+                                         .passes = Passes::reals,
+                                         .variants = kGemmTileCount,
+                                         .variant_name = gemm_tile_name,
+                                         .variant_source = tile_source};
 
 namespace {
 
 using plugin::TensorArg;
-
-// Rows of c per work-item and vectors of VW elements across (kernels/gemm.cl).
-constexpr std::int64_t kTileRows = 8, kTileVectors = 2;
 
 enum class Engine { ours, clblast };
 
@@ -58,6 +76,8 @@ namespace {
 void our_gemm(Launcher& launch, const GemmDims& g) {
   const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
   const TensorArg &a = args.a, &b = args.b, &c = args.c;
+  // Chosen before anything is enqueued: measuring waits for the queue.
+  const int candidate = gemm_candidate_for(launch, c.dtype, g);
   const cl_long lda = leading_dim(a);
   // a's element (i, p) at i*sai + p*sak covers both of its layouts.
   const cl_long sai = g.trans_a ? 1 : lda, sak = g.trans_a ? lda : 1;
@@ -77,26 +97,43 @@ void our_gemm(Launcher& launch, const GemmDims& g) {
     bo = 0;
     ldb = g.n;
   }
-  const KernelInfo& kernel = launch.program(kGemmProgram, c.dtype).kernel(join({"gemm", suffix(c.dtype)}));
-  const std::int64_t vw = c.dtype == DType::f64 ? 8 : 16;
-  const std::int64_t tiles = ((g.m + kTileRows - 1) / kTileRows) * ((g.n + kTileVectors * vw - 1) / (kTileVectors * vw));
-  // Groups of consecutive items share a panel of b (items run down c's
-  // rows first). On a CPU device a group runs on one thread: enough groups
-  // that every compute unit gets several, for balance on a loaded machine.
-  std::size_t local = kernel.local;
-  const DeviceInfo& info = launch.device().info();
-  if (info.type & CL_DEVICE_TYPE_CPU) {
-    const auto want = static_cast<std::size_t>(std::max<std::int64_t>(1, tiles / (8 * std::max(info.compute_units, 1))));
-    while (local > 1 && local > want) local /= 2;
-  }
-  const std::size_t groups = (static_cast<std::size_t>(tiles) + local - 1) / local;
-  launch.run_groups(kernel, groups, local, mem_of(a), static_cast<cl_long>(a.view.offset()), sai, sak, bmem, bo, ldb,
-                    mem_of(c), static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c)),
-                    static_cast<cl_long>(g.m), static_cast<cl_long>(g.n), static_cast<cl_long>(g.k),
-                    Scalar{c.dtype, g.alpha}, Scalar{c.dtype, g.beta});
+  const OurGemmOperands ops{mem_of(a), static_cast<cl_long>(a.view.offset()), sai, sak, bmem, bo, ldb,
+                            mem_of(c), static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c))};
+  enqueue_our_gemm(launch, candidate, c.dtype, g, ops);
 }
 
 }  // namespace
+
+void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDims& g, const OurGemmOperands& ops) {
+  const GemmCandidate choice = gemm_candidate(candidate);
+  const GemmTile& tile = kGemmTiles[choice.tile];
+  const KernelInfo& kernel =
+      launch.device().program(kGemmProgram, dtype, choice.tile).kernel(join({"gemm", suffix(dtype)}));
+  const std::int64_t width = (dtype == DType::f64 ? 8 : 16) / (tile.narrow ? 2 : 1);
+  const std::int64_t across = tile.vectors * width;
+  const std::int64_t tiles = ((g.m + tile.rows - 1) / tile.rows) * ((g.n + across - 1) / across);
+  // Groups of consecutive items share a panel of b (items run down c's
+  // rows first). On a CPU device a group runs on one thread: the
+  // candidate's number of groups per compute unit, several for balance on
+  // a loaded machine.
+  std::size_t local = kernel.local;
+  const DeviceInfo& info = launch.device().info();
+  if (info.type & CL_DEVICE_TYPE_CPU) {
+    const std::int64_t per_unit = std::int64_t{choice.groups_per_unit} * std::max(info.compute_units, 1);
+    const auto want = static_cast<std::size_t>(std::max<std::int64_t>(1, tiles / per_unit));
+    while (local > 1 && local > want) local /= 2;
+  }
+  const std::size_t groups = (static_cast<std::size_t>(tiles) + local - 1) / local;
+  // Slices of k after the first add to c: c = alpha*a_s*b_s + 1*c.
+  const std::int64_t step = choice.k_block > 0 ? choice.k_block : g.k;
+  for (std::int64_t p = 0; p < g.k; p += step) {
+    const std::int64_t k = std::min(step, g.k - p);
+    launch.run_groups(kernel, groups, local, ops.a, static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak,
+                      ops.b, static_cast<cl_long>(ops.bo + p * ops.ldb), ops.ldb, ops.c, ops.co, ops.ldc,
+                      static_cast<cl_long>(g.m), static_cast<cl_long>(g.n), static_cast<cl_long>(k),
+                      Scalar{dtype, g.alpha}, Scalar{dtype, p == 0 ? g.beta : 1.0});
+  }
+}
 
 std::int64_t leading_dim(const TensorArg& m) noexcept {
   const std::int64_t rows = m.view.dims()[0], cols = m.view.dims()[1];

@@ -24,6 +24,28 @@ struct GemmDims {
   double alpha, beta;
 };
 
+// Our kernel's operands once b is dense: a's element (i, p) at
+// a[ao + i*sai + p*sak] (both transposes), b's row p at b[bo + p*ldb],
+// c's row i at c[co + i*ldc].
+struct OurGemmOperands {
+  cl_mem a;
+  cl_long ao, sai, sak;
+  cl_mem b;
+  cl_long bo, ldb;
+  cl_mem c;
+  cl_long co, ldc;
+};
+
+// Enqueues our kernel as candidate `candidate` (ops/gemm_candidates.hpp)
+// of the gemm program of dtype.
+void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDims& g, const OurGemmOperands& ops);
+
+// The candidate our kernel runs for this call (ops/gemm_tune.cpp):
+// XYLEM_OPENCL_GEMM_CANDIDATE's when set, else the tuning cache's for the
+// shape class, else (with tuning on) the fastest measured now and stored,
+// else the default, 0.
+[[nodiscard]] int gemm_candidate_for(Launcher& launch, DType dtype, const GemmDims& g);
+
 // Row stride of a row-major matrix view; with one row it means nothing, but
 // CLBlast still checks ld >= columns.
 [[nodiscard]] std::int64_t leading_dim(const plugin::TensorArg& matrix) noexcept;
