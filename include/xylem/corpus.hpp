@@ -85,7 +85,8 @@ class TextCorpus {
 class TokenSampler {
  public:
   /// batch and context of at least 1, and a part longer than context
-  /// (invalid_argument otherwise). The corpus must outlive the sampler.
+  /// (invalid_argument otherwise). The sampler reads the corpus
+  /// where it is: the corpus must outlive it and stay in place.
   TokenSampler(const TextCorpus& corpus, TextPart part, std::int64_t batch, std::int64_t context,
                std::uint64_t seed);
   /// The next batch.
