@@ -17,6 +17,7 @@ packages=(
   zlib1g-dev                                     # core: reading gzip'd data files (IDX)
   libopenmpi-dev openmpi-bin                     # dist: the MPI transport (optional module) and mpirun for its tests
   dataset-fashion-mnist                          # tests: the real Fashion-MNIST files (unit.idx skips without)
+  fortunes                                       # tests, `xylem lm`: the text of the language model (lm.* skip without)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -12,6 +12,7 @@ int warm(std::span<const std::string_view> args);
 int train(std::span<const std::string_view> args);
 int first_call(std::span<const std::string_view> args);
 int tune(std::span<const std::string_view> args);
+int lm(std::span<const std::string_view> args);
 
 // True (and the help printed) when args ask for help.
 bool wants_help(std::span<const std::string_view> args, std::string_view help_text);

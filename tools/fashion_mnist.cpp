@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -13,6 +12,7 @@
 
 #include "commands.hpp"
 #include "curve_svg.hpp"
+#include "options.hpp"
 #include "progress.hpp"
 #include "xylem/xylem.hpp"
 
@@ -61,20 +61,6 @@ options:
 namespace {
 
 using layers::Sequential;
-
-[[noreturn]] void bad_option(std::string_view name, const std::string& why) {
-  throw Error(ErrorCode::invalid_argument, "train: " + std::string(name) + " " + why);
-}
-
-template <class T>
-T number(std::string_view name, std::string_view text, T low) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < low)
-    bad_option(name, "takes a number of at least " + (std::ostringstream() << low).str() + ", not '" +
-                         std::string(text) + "'");
-  return value;
-}
 
 data::Split first(const data::Split& split, std::int64_t limit) {
   if (limit <= 0 || limit >= split.images.shape()[0]) return split;
@@ -244,33 +230,23 @@ std::vector<std::unique_ptr<layers::Layer>> fashion_mnist_layers(const Backend& 
 
 TrainOptions parse_train_options(std::span<const std::string_view> args) {
   TrainOptions o;
-  using Setter = std::function<void(std::string_view name, std::string_view value)>;
-  const std::map<std::string_view, Setter> setters{
+  auto number = [](auto name, auto text, auto low) { return option_number("train", name, text, low); };
+  const std::map<std::string_view, OptionSetter> setters{
       {"--backend", [&](auto, auto v) { o.backend = v; }},
-      {"--epochs", [&](auto n, auto v) { o.epochs = number<int>(n, v, 0); }},
-      {"--batch", [&](auto n, auto v) { o.batch = number<std::int64_t>(n, v, 1); }},
-      {"--bucket-kib", [&](auto n, auto v) { o.bucket_kib = number<std::int64_t>(n, v, 1); }},
-      {"--seed", [&](auto n, auto v) { o.seed = number<std::uint64_t>(n, v, 0); }},
-      {"--limit", [&](auto n, auto v) { o.limit = number<std::int64_t>(n, v, 1); }},
-      {"--lr", [&](auto n, auto v) { o.lr = number<double>(n, v, 0.0); }},
+      {"--epochs", [&](auto n, auto v) { o.epochs = number(n, v, 0); }},
+      {"--batch", [&](auto n, auto v) { o.batch = number(n, v, std::int64_t{1}); }},
+      {"--bucket-kib", [&](auto n, auto v) { o.bucket_kib = number(n, v, std::int64_t{1}); }},
+      {"--seed", [&](auto n, auto v) { o.seed = number(n, v, std::uint64_t{0}); }},
+      {"--limit", [&](auto n, auto v) { o.limit = number(n, v, std::int64_t{1}); }},
+      {"--lr", [&](auto n, auto v) { o.lr = number(n, v, 0.0); }},
       {"--data", [&](auto, auto v) { o.data = v; }},
       {"--curve", [&](auto, auto v) { o.curve = v; }},
       {"--save", [&](auto, auto v) { o.save = v; }},
       {"--load", [&](auto, auto v) { o.load = v; }},
       {"--logits", [&](auto, auto v) { o.logits = v; }},
-      {"--logit-images", [&](auto n, auto v) { o.logit_images = number<std::int64_t>(n, v, 1); }},
+      {"--logit-images", [&](auto n, auto v) { o.logit_images = number(n, v, std::int64_t{1}); }},
   };
-  for (std::size_t k = 0; k < args.size(); k += 2) {
-    if (args[k] == "--capture") {  // the one option without a value
-      o.capture = true;
-      --k;
-      continue;
-    }
-    const auto setter = setters.find(args[k]);
-    if (setter == setters.end()) bad_option(args[k], "is not an option of train (see --help)");
-    if (k + 1 == args.size()) bad_option(args[k], "needs a value");
-    setter->second(args[k], args[k + 1]);
-  }
+  parse_options("train", args, setters, {"--capture"}, [&](auto) { o.capture = true; });
   return o;
 }
 

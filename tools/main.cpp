@@ -1,5 +1,6 @@
 // xylem: inspect the frameworks on this machine, run the demo, warm the
-// kernel cache, train on Fashion-MNIST, tune the ops with choices.
+// kernel cache, train on Fashion-MNIST, train a character language model,
+// tune the ops with choices.
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@ commands:
   demo        run the sigmoid example on the best backend and on native, timing each step
   warm        build every OpenCL kernel program ahead of time into the cache
   train       train a small CNN on Fashion-MNIST, printing the accuracy per epoch
+  lm          train a small transformer on Debian's fortunes, then let it write
   first-call  time the first call of common ops (a cold start with empty caches)
   tune        measure the ops' choices (kernel tiles, algorithms) and cache the fastest
 
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
     if (command == "demo") return xylem::cli::demo(rest);
     if (command == "warm") return xylem::cli::warm(rest);
     if (command == "train") return xylem::cli::train(rest);
+    if (command == "lm") return xylem::cli::lm(rest);
     if (command == "first-call") return xylem::cli::first_call(rest);
     if (command == "tune") return xylem::cli::tune(rest);
   } catch (const xylem::Error& e) {

@@ -432,6 +432,24 @@ class Sequential : public Layer {
   std::vector<std::unique_ptr<Layer>> layers_;
 };
 
+/// y = x + f(x), a residual connection around the layer f (whose output
+/// has its input's shape); backward adds f's input gradient to dy. The
+/// parameters and buffers are f's, under f's names.
+class Residual : public Layer {
+ public:
+  /// Around `inner` (not null: invalid_argument).
+  explicit Residual(std::unique_ptr<Layer> inner);
+  XYLEM_LAYER_OVERRIDES
+  [[nodiscard]] std::vector<Parameter*> parameters() override;
+  [[nodiscard]] std::vector<Buffer*> buffers() override;
+  void train(bool on = true) override;
+  /// The layer inside.
+  [[nodiscard]] Layer& inner() const noexcept { return *inner_; }
+
+ private:
+  std::unique_ptr<Layer> inner_;
+};
+
 /// Multi-head self-attention with the weights and semantics of PyTorch's
 /// nn.MultiheadAttention(embed_dim, num_heads, batch_first=True) called as
 /// mha(x, x, x, need_weights=False): x [N, L, E] -> y [N, L, E]. q, k and v are

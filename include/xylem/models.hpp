@@ -11,8 +11,11 @@
 /// generator does not draw, weights are drawn in f32 and rounded (PyTorch's
 /// model.to(dtype) after its f32 initialisation).
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "xylem/backend.hpp"
 #include "xylem/layers.hpp"
@@ -39,6 +42,67 @@ layers::Sequential overfeat_fast(const Backend& b, const layers::ParameterOption
 /// (M: 2/2 max pool), then 25088->4096->4096->1000 with relu and dropout.
 /// 132,863,336 parameters.
 layers::Sequential vgg_a(const Backend& b, const layers::ParameterOptions& options = {}, std::uint64_t seed = 0);
+
+/// The shape of a TransformerLM.
+struct TransformerOptions {
+  std::int64_t vocab = 256;    ///< token ids in [0, vocab)
+  std::int64_t context = 64;   ///< the longest input: the learned positions
+  std::int64_t d_model = 128;  ///< the width of the residual stream
+  std::int64_t heads = 4;      ///< attention heads; divides d_model
+  std::int64_t layers = 2;     ///< transformer blocks
+  std::int64_t mlp = 512;      ///< the MLP's hidden width (4 d_model, as GPT-2)
+  DType dtype = f32;           ///< of every parameter (f32 or f64)
+};
+
+/// A decoder-only (GPT-style) transformer language model: token and learned
+/// position embeddings summed, `layers` pre-norm blocks (x += attn(ln(x)),
+/// causal multi-head attention; x += fc2(gelu(fc1(ln(x))))), a final
+/// LayerNorm and an untied linear head to the vocabulary. Input i64 or i32
+/// token ids [B, T] with T <= context; output logits [B, T, vocab].
+///
+/// Parameter names: "tok_emb.weight", "pos_emb.weight", then block i's
+/// "blocks.i.0.0.weight" (the attention's LayerNorm), "blocks.i.0.1.*" (the
+/// attention), "blocks.i.1.0.*" (the MLP's LayerNorm), "blocks.i.1.1.*" and
+/// "blocks.i.1.3.*" (the MLP's two Linear layers), then "ln_f.*" and
+/// "head.*". Weights are drawn from `seed`'s stream in that order, as each
+/// layer draws them (embeddings N(0, 1), Linear PyTorch's default).
+class TransformerLM : public layers::Layer {
+ public:
+  /// Sizes below 1, or heads not dividing d_model, raise invalid_argument.
+  TransformerLM(const Backend& b, const TransformerOptions& options, std::uint64_t seed);
+  /// Logits [B, T, vocab] of tokens [B, T]; saves what backward needs.
+  Tensor forward(const Backend& b, const Tensor& tokens) override;
+  /// From d logits: adds every parameter's gradient; returns an empty handle
+  /// (token ids have no gradient).
+  Tensor backward(const Backend& b, const Tensor& dlogits) override;
+  /// [B, T, vocab] for [B, T] with 1 <= T <= context.
+  [[nodiscard]] Layout output_shape(const Layout& tokens) const override;
+  /// "TransformerLM(vocab 96, context 64, d_model 128, heads 4, layers 2)".
+  [[nodiscard]] std::string describe() const override;
+  [[nodiscard]] std::vector<layers::Parameter*> parameters() override;
+  void train(bool on = true) override;
+  /// The shape it was made with.
+  [[nodiscard]] const TransformerOptions& options() const noexcept { return options_; }
+
+  /// Continues `prompt` (token ids, at least one) by `count` tokens, each
+  /// drawn from softmax(logits / temperature) of the last `context` tokens
+  /// (temperature 0: the most likely), with uniform numbers from `seed`'s
+  /// stream. Runs forwards in evaluation mode and leaves the mode as it was.
+  [[nodiscard]] std::vector<std::int64_t> generate(const Backend& b, std::vector<std::int64_t> prompt,
+                                                   std::int64_t count, double temperature, std::uint64_t seed);
+
+ private:
+  // Held by pointer so that they are made in the order their weights are
+  // drawn in.
+  TransformerOptions options_;
+  std::unique_ptr<layers::Embedding> tok_emb_, pos_emb_;
+  std::vector<std::unique_ptr<layers::Sequential>> blocks_;
+  std::unique_ptr<layers::LayerNorm> ln_f_;
+  std::unique_ptr<layers::Linear> head_;
+  Tensor positions_;  // 0, 1, ..., context - 1 (i64, on the host)
+  Layout y_shape_;
+  bool saved_ = false;
+};
 
 /// A reference network and the input its public benchmark times it on.
 struct Reference {

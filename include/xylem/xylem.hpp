@@ -17,6 +17,7 @@
 #include "xylem/backend.hpp"
 #include "xylem/blas.hpp"
 #include "xylem/capture.hpp"
+#include "xylem/corpus.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/data.hpp"
 #include "xylem/data_parallel.hpp"

@@ -37,6 +37,8 @@ void bind_recurrent(nb::module_& layers);
 void bind_losses(nb::module_& losses);
 void bind_data(nb::module_& data);
 void bind_models(nb::module_& models);
+void bind_corpus(nb::module_& data);
+void bind_transformer(nb::module_& models);
 void bind_safetensors(nb::module_& m);
 void bind_capture(nb::module_& m);
 // Indexing and shaping, nn.embedding and layers.Embedding: after the submodules.

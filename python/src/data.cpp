@@ -84,6 +84,7 @@ void bind_loader(nb::module_& m) {
 void bind_data(nb::module_& m) {
   bind_files(m);
   bind_loader(m);
+  bind_corpus(m);
 }
 
 }  // namespace xylem::python

@@ -1,5 +1,6 @@
 // xylem.models: the reference networks (AlexNet, Overfeat fast, VGG-A) as
-// Sequential layers, and the input their public benchmarks time them on.
+// Sequential layers, and the input their public benchmarks time them on
+// (TransformerLM is bound in text.cpp).
 #include "xylem/models.hpp"
 
 #include <nanobind/stl/string_view.h>
@@ -65,6 +66,7 @@ void bind_models(nb::module_& m) {
         return std::vector<models::Reference>(refs.begin(), refs.end());
       },
       "AlexNet, Overfeat fast and VGG-A, in that order.");
+  bind_transformer(m);
 }
 
 }  // namespace xylem::python

@@ -30,8 +30,8 @@ NB_MODULE(_xylem, m) {
       {"layers", "Network layers with forward (layer(x)) and an explicit backward.", &bind_layers},
       {"optim", "Optimizers with PyTorch's rules (SGD, Adam, AdamW) and their fused updates.", &bind_optim},
       {"losses", "Losses returning (loss, gradient with respect to the prediction).", &bind_losses},
-      {"data", "IDX files, Fashion-MNIST and the batch loader.", &bind_data},
-      {"models", "Reference networks: AlexNet, Overfeat fast, VGG-A.", &bind_models},
+      {"data", "IDX files, Fashion-MNIST, the batch loader and text corpora.", &bind_data},
+      {"models", "Reference networks: AlexNet, Overfeat fast, VGG-A; a transformer language model.", &bind_models},
       {"fft", "Discrete Fourier transforms as numpy.fft (FFTW, cuFFT underneath).", &bind_fft},
   };
   for (const Submodule& s : submodules) {

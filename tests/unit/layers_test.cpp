@@ -229,6 +229,27 @@ TEST_P(Layers, multihead_attention_gradients) {
   check_gradients(be, seeded<MultiheadAttention>(be, 6, 3, false, false, kF64), Layout{1, 4, 6}, seed);
 }
 
+// x + f(x): dx is dy plus f's input gradient; f's parameters keep f's names.
+TEST_P(Layers, residual_gradients) {
+  auto pre_norm = [&] {
+    Generator g(3);
+    auto inner = std::make_unique<Sequential>();
+    inner->emplace<LayerNorm>(be, std::vector<std::int64_t>{4}, 1e-5, true, f64);
+    inner->emplace<Linear>(be, g, 4, 4, true, kF64);
+    return std::make_unique<Residual>(std::move(inner));
+  };
+  check_gradients(be, pre_norm, Layout{2, 3, 4}, seed);
+  check_gradients(
+      be, [&] { return std::make_unique<Residual>(seeded<MultiheadAttention>(be, 4, 2, true, true, kF64)()); },
+      Layout{2, 3, 4}, seed);
+  EXPECT_EQ(pre_norm()->parameters()[2]->name, "1.weight");
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, Residual(nullptr));
+  Generator g(1);
+  Residual widening(std::make_unique<Linear>(be, g, 4, 5));
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch,
+                  (void)widening.forward(be, Tensor::from(std::vector<float>(8, 1.0f), Layout{2, 4})));
+}
+
 std::unique_ptr<Sequential> tiny_cnn(const Backend& be, DType dtype) {
   Generator g(5);
   auto net = std::make_unique<Sequential>();
