@@ -35,8 +35,10 @@
 // Checks (printed with the figures, exit status 1 when one fails): nrm2 in f64
 // and f32 where a plain sum of squares overflows or underflows.
 //
-// Each figure is the median of --reps timed batches after a warm-up; a batch
-// is timed on the host from the first enqueue to the end of a synchronize.
+// Each figure is the median of --reps timed batches after a warm-up, or of
+// those that fit in about a second (the attention and LSTM rows are heavy);
+// a batch is timed on the host from the first enqueue to the end of a
+// synchronize. Each row is printed as soon as it is measured.
 // --peer FILE reads the same keys measured by another library (PyTorch, by
 // scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
 // --json FILE writes ours. --only GROUP,... measures those groups of rows
@@ -63,6 +65,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -107,12 +110,18 @@ Options parse(int argc, char** argv) {
 }
 
 
-// Seconds per call of `op`: median over reps of (batch of `iters` calls, then sync) / iters.
+// Timed batches stop after this long, whatever --reps asks (one is always
+// timed): a heavy row then costs seconds, not minutes.
+constexpr double kRowSeconds = 1.0;
+
+// Seconds per call of `op`: median over reps (or those within kRowSeconds)
+// of (batch of `iters` calls, then sync) / iters.
 double time_per_call(int reps, int iters, const std::function<void()>& op, const std::function<void()>& sync) {
   op();
   sync();  // warm-up: module load, handles, cached memory
   std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
+  const auto first = Clock::now();
+  for (int r = 0; r < reps && (r == 0 || seconds_since(first) < kRowSeconds); ++r) {
     const auto start = Clock::now();
     for (int i = 0; i < iters; ++i) op();
     sync();
@@ -205,6 +214,36 @@ std::map<std::string, double> read_peer(const std::string& path) {
   return out;
 }
 
+// The rows measured so far, each printed (beside the peer's figure, when
+// --peer gave one) and flushed as soon as it is measured, so that a slow row
+// shows what came before it.
+class Table {
+ public:
+  explicit Table(std::map<std::string, double> peer) : peer_(std::move(peer)) {
+    std::printf("\n%-26s %16s %16s %8s\n", "xylem cuda", "ours", peer_.empty() ? "" : "peer",
+                peer_.empty() ? "" : "ratio");
+    std::fflush(stdout);
+  }
+  void push_back(Row r) {
+    const auto p = peer_.find(r.key);
+    if (p != peer_.end() && p->second > 0) {
+      const double ratio = r.higher_is_better ? r.value / p->second : p->second / r.value;
+      std::printf("%-26s %8.2f %-7s %8.2f %-7s %7.2fx\n", r.what.c_str(), r.value, r.unit.c_str(), p->second,
+                  r.unit.c_str(), ratio);
+    } else {
+      std::printf("%-26s %8.2f %-7s\n", r.what.c_str(), r.value, r.unit.c_str());
+    }
+    std::fflush(stdout);
+    rows_.push_back(std::move(r));
+  }
+  [[nodiscard]] auto begin() const { return rows_.begin(); }
+  [[nodiscard]] auto end() const { return rows_.end(); }
+
+ private:
+  std::map<std::string, double> peer_;
+  std::vector<Row> rows_;
+};
+
 // nrm2 of values around `scale` (and, with `mixed`, every 7th around 1),
 // against a long double reference, where squares of 1e200 and 1e-200 fit.
 template <class T>
@@ -266,7 +305,7 @@ int main(int argc, char** argv) try {
 
   const std::int64_t gib_floats = o.quick ? (std::int64_t{1} << 22) : (std::int64_t{1} << 28);  // 1 GiB of f32
   const std::size_t bytes = std::size_t(gib_floats) * sizeof(float);
-  std::vector<Row> rows;
+  Table rows(o.peer.empty() ? std::map<std::string, double>{} : read_peer(o.peer));
   xylem::Generator gen(42);
 
   if (o.wants("copy")) {  // copy bound and sigmoid
@@ -573,20 +612,6 @@ int main(int argc, char** argv) try {
   }
 
   const auto stats = dev.memory_stats();
-  std::map<std::string, double> peer;
-  if (!o.peer.empty()) peer = read_peer(o.peer);
-
-  std::printf("\n%-26s %16s %16s %8s\n", "xylem cuda", "ours", peer.empty() ? "" : "peer", peer.empty() ? "" : "ratio");
-  for (const Row& r : rows) {
-    auto p = peer.find(r.key);
-    if (p != peer.end() && p->second > 0) {
-      const double ratio = r.higher_is_better ? r.value / p->second : p->second / r.value;
-      std::printf("%-26s %8.2f %-7s %8.2f %-7s %7.2fx\n", r.what.c_str(), r.value, r.unit.c_str(), p->second,
-                  r.unit.c_str(), ratio);
-    } else {
-      std::printf("%-26s %8.2f %-7s\n", r.what.c_str(), r.value, r.unit.c_str());
-    }
-  }
   for (const Row& r : rows)
     for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs", "bias_add_55_gbs",
                             "bias_add_13_gbs", "embedding_gbs"})

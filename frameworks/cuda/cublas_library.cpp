@@ -1,7 +1,5 @@
 #include "cublas_library.hpp"
 
-#include <dlfcn.h>
-
 #include <type_traits>
 
 #include "vendor_library.hpp"
@@ -17,69 +15,41 @@ namespace {
 XYLEM_CUBLAS_TYPED_FUNCTIONS(XYLEM_CUBLAS_TYPE_CHECK)
 #undef XYLEM_CUBLAS_TYPE_CHECK
 
-// Two steps, so that a name cublas_v2.h redefines (cublasCreate ->
-// cublasCreate_v2) is looked up by the symbol it stands for.
-#define XYLEM_CUBLAS_STRING2(x) #x
-#define XYLEM_CUBLAS_STRING(x) XYLEM_CUBLAS_STRING2(x)
-constexpr const char* kSoname = "libcublas.so." XYLEM_CUBLAS_STRING(CUBLAS_VER_MAJOR);
+constexpr const char* kSoname = "libcublas.so." XYLEM_VENDOR_STRING(CUBLAS_VER_MAJOR);
 
-struct Loaded {
-  CublasLibrary lib;
-  bool ok = false;
-  std::string why_not;
-  std::string path;  // of the library loaded
-};
+// The typed gemms take their pointer types from the table, like the rest.
+#define XYLEM_CUBLAS_FIND_TYPED(name, type) XYLEM_VENDOR_FIND(name)
+const char* find_all(void* handle, CublasLibrary& lib) {
+  XYLEM_CUBLAS_FUNCTIONS(XYLEM_VENDOR_FIND)
+  XYLEM_CUBLAS_TYPED_FUNCTIONS(XYLEM_CUBLAS_FIND_TYPED)
+  return nullptr;
+}
+#undef XYLEM_CUBLAS_FIND_TYPED
 
-Loaded load() {
-  Loaded r;
-#ifdef XYLEM_CUBLAS_LIBRARY_DIR
-  const char* build_directory = XYLEM_CUBLAS_LIBRARY_DIR;
-#else
-  const char* build_directory = nullptr;
-#endif
-  const VendorLibrary opened = open_vendor_library(kSoname, build_directory);
-  if (opened.handle == nullptr) {
-    r.why_not = opened.why_not;
-    return r;
-  }
-  r.path = opened.path;
-  void* const handle = opened.handle;
-#define XYLEM_CUBLAS_LOOKUP_AS(name, type)                                              \
-  r.lib.name = reinterpret_cast<type>(dlsym(handle, XYLEM_CUBLAS_STRING(name)));       \
-  if (r.lib.name == nullptr) {                                                         \
-    r.why_not = std::string(kSoname) + " has no " XYLEM_CUBLAS_STRING(name);           \
-    return r;                                                                          \
-  }
-#define XYLEM_CUBLAS_LOOKUP(name) XYLEM_CUBLAS_LOOKUP_AS(name, decltype(r.lib.name))
-  XYLEM_CUBLAS_FUNCTIONS(XYLEM_CUBLAS_LOOKUP)
-  XYLEM_CUBLAS_TYPED_FUNCTIONS(XYLEM_CUBLAS_LOOKUP_AS)
-#undef XYLEM_CUBLAS_LOOKUP
-#undef XYLEM_CUBLAS_LOOKUP_AS
+std::string why_wrong_version(CublasLibrary& lib) {
   int major = 0;
-  if (r.lib.cublasGetProperty(MAJOR_VERSION, &major) != CUBLAS_STATUS_SUCCESS || major != CUBLAS_VER_MAJOR) {
-    r.why_not = std::string(kSoname) + " reports major version " + std::to_string(major) + ", built for " +
-                std::to_string(CUBLAS_VER_MAJOR);
-    return r;
-  }
-  r.ok = true;
-  return r;
+  if (lib.cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS && major == CUBLAS_VER_MAJOR) return {};
+  return std::string(kSoname) + " reports major version " + std::to_string(major) + ", built for " +
+         std::to_string(CUBLAS_VER_MAJOR);
 }
 
-const Loaded& loaded() {
-  static const Loaded once = load();  // thread-safe initialisation
-  return once;
+LoadedLibrary<CublasLibrary> load() {
+  return load_functions<CublasLibrary>(open_vendor_library(kSoname, toolkit_library_directory()), kSoname,
+                                       find_all, why_wrong_version);
 }
+
+const LoadedLibrary<CublasLibrary>& loaded() { return load_once<load>(); }
 
 }  // namespace
 
 const CublasLibrary& cublas() {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (!l.ok) throw Error(ErrorCode::unsupported, "cuda: cuBLAS is needed for gemm and gemv: " + l.why_not);
   return l.lib;
 }
 
 std::string cublas_description() {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (!l.ok) return "cuBLAS not found (" + l.why_not + ")";
   int v[3] = {};
   const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};

@@ -14,13 +14,6 @@ constexpr const char* kSoname = "libnccl.so.2";
 // ncclCommInitRankConfig with blocking = 0 (a dead peer must not hang an init).
 constexpr int kOldestVersion = 21700;
 
-struct Loaded {
-  NcclLibrary lib;
-  bool ok = false;
-  std::string why_not;
-  std::string path;
-};
-
 // 22105 -> "2.21.5" (codes from 2.9 on; older ones were 2 digits shorter).
 std::string version_text(int code) {
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
@@ -42,36 +35,26 @@ VendorLibrary open_nccl() {
   return r;
 }
 
-Loaded load() {
-  Loaded r;
-  const VendorLibrary opened = open_nccl();
-  if (opened.handle == nullptr) {
-    r.why_not = opened.why_not;
-    return r;
-  }
-  r.path = opened.path;
-#define XYLEM_NCCL_LOOKUP(name)                                                   \
-  r.lib.name = reinterpret_cast<decltype(r.lib.name)>(dlsym(opened.handle, #name)); \
-  if (r.lib.name == nullptr) {                                                    \
-    r.why_not = std::string(kSoname) + " has no " #name;                          \
-    return r;                                                                     \
-  }
-  XYLEM_NCCL_FUNCTIONS(XYLEM_NCCL_LOOKUP)
-#undef XYLEM_NCCL_LOOKUP
-  r.lib.ncclCommSplit = reinterpret_cast<decltype(r.lib.ncclCommSplit)>(dlsym(opened.handle, "ncclCommSplit"));
-  if (r.lib.ncclGetVersion(&r.lib.version) != ncclSuccess || r.lib.version < kOldestVersion) {
-    r.why_not = std::string(kSoname) + " is NCCL " + version_text(r.lib.version) + "; xylem needs " +
-                version_text(kOldestVersion) + " or later";
-    return r;
-  }
-  r.ok = true;
-  return r;
+const char* find_all(void* handle, NcclLibrary& lib) {
+  XYLEM_NCCL_FUNCTIONS(XYLEM_VENDOR_FIND)
+  lib.ncclCommSplit = reinterpret_cast<decltype(lib.ncclCommSplit)>(dlsym(handle, "ncclCommSplit"));  // optional
+  return nullptr;
+}
+
+std::string why_wrong_version(NcclLibrary& lib) {
+  if (lib.ncclGetVersion(&lib.version) == ncclSuccess && lib.version >= kOldestVersion) return {};
+  return std::string(kSoname) + " is NCCL " + version_text(lib.version) + "; xylem needs " +
+         version_text(kOldestVersion) + " or later";
+}
+
+LoadedLibrary<NcclLibrary> load() {
+  return load_functions<NcclLibrary>(open_nccl(), kSoname, find_all, why_wrong_version);
 }
 
 }  // namespace
 
 const NcclLibrary* nccl(std::string& why) {
-  const Loaded& l = load_once<load>();
+  const auto& l = load_once<load>();
   if (!l.ok) {
     why = l.why_not;
     return nullptr;
@@ -80,7 +63,7 @@ const NcclLibrary* nccl(std::string& why) {
 }
 
 std::string nccl_description() {
-  const Loaded& l = load_once<load>();
+  const auto& l = load_once<load>();
   if (!l.ok) return "NCCL not found (" + l.why_not + ")";
   return "NCCL " + version_text(l.lib.version) + (l.path.empty() ? "" : " (" + l.path + ")");
 }

@@ -24,4 +24,14 @@ VendorLibrary open_vendor_library(const std::string& soname, const char* build_d
   return r;
 }
 
+const char* toolkit_library_directory() noexcept {
+#ifdef XYLEM_CUBLAS_LIBRARY_DIR
+  return XYLEM_CUBLAS_LIBRARY_DIR;
+#else
+  return nullptr;
+#endif
+}
+
+void* vendor_symbol(void* handle, const char* symbol) { return dlsym(handle, symbol); }
+
 }  // namespace xylem::cuda

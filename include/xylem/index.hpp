@@ -9,19 +9,21 @@
 ///
 /// Out-of-range indices. An index outside [0, n) for the dimension n it
 /// indexes (negative ones included: as PyTorch's, these ops do not wrap)
-/// raises Error(index_out_of_range) naming the first such index, before any
-/// tensor changes. The check runs on the device (a pass over the indices
-/// setting one flag) and the call then reads that flag back, so the host
-/// waits until the check has run: on a device whose queue runs in order
-/// (CUDA, OpenCL), after the work enqueued before it. A check on the host
-/// would copy every index down; raising asynchronously, later, would leave
-/// the outputs (and an accumulated gradient) half written. The
-/// kernels themselves never touch memory outside a tensor whatever the
-/// index (they write 0, or skip it). Being a host read, the check refuses a
-/// capture (xylem/capture.hpp), as nn::cross_entropy's read of its targets
-/// does.
+/// raises Error(index_out_of_range) naming the op and the first such index.
+/// The check runs on the device (a pass over the indices setting a flag)
+/// and the call does not wait for it: the error is raised at the next point
+/// the host waits after the call (a host read of any tensor, a future's
+/// get, Backend::synchronize), as CUDA raises a device assert, but typed and
+/// once: the backend stays usable. The kernels never touch memory outside a
+/// tensor whatever the index (a gather writes 0 for it, a scatter skips
+/// it), so when the error is raised the op's output (y of the _into forms,
+/// an accumulated gradient included) holds unspecified values and every
+/// other tensor is as it was. Reading the flag back is a host read, so
+/// these ops refuse a capture (xylem/capture.hpp), as nn::cross_entropy's
+/// read of its targets does.
 ///
-/// Each op enqueues its work and returns after that check. Errors besides:
+/// Each op enqueues its work and returns. Errors besides (raised by the call,
+/// before any tensor changes):
 /// dtype_mismatch, shape_mismatch, invalid_argument (a bad axis, an empty
 /// handle), unsupported (the device lacks the op for the dtype).
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "core/deferred.hpp"
 #include "core/memory_usage.hpp"
 #include "core/registry.hpp"
 #include "xylem/error.hpp"
@@ -118,7 +119,10 @@ const Hardware& Backend::hardware() const noexcept { return impl_->device->hardw
 std::string Backend::framework() const { return impl_->config.framework; }
 std::string Backend::id() const { return hardware().id(); }
 const BackendConfig& Backend::config() const noexcept { return impl_->config; }
-void Backend::synchronize() const { impl_->device->synchronize(); }
+void Backend::synchronize() const {
+  impl_->device->synchronize();
+  detail::raise_deferred();
+}
 
 MemoryUsage Backend::memory() const { return detail::usage_of(*impl_->device).get(); }
 void Backend::reset_peak_memory() const { detail::usage_of(*impl_->device).reset_peak(); }

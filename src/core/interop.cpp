@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/deferred.hpp"
 #include "core/storage.hpp"
 #include "graph/recorder.hpp"
 #include "xylem/error.hpp"
@@ -97,6 +98,7 @@ void synchronize(const Tensor& t, const Backend& b) {
   }
   // Waited for outside the lock: other threads may queue work meanwhile.
   for (const EventPtr& e : users.span()) e->wait();
+  detail::raise_deferred();  // a host wait like a read: a deferred error surfaces here
 }
 
 void mark_modified(const Tensor& t, const Backend& b) {

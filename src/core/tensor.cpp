@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "core/deferred.hpp"
 #include "core/storage.hpp"
 #include "graph/recorder.hpp"
 #include "xylem/backend.hpp"
@@ -126,7 +127,7 @@ EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) co
     done = host.launch(gather, after);
   }
   copy.add_read(done);
-  return done;
+  return detail::checked(std::move(done));
 }
 
 std::vector<double> Tensor::to_doubles() const {

@@ -1,5 +1,6 @@
 // Indexing along one axis (xylem/index.hpp): argument checks, the range
-// check on the device, then one index::gather or index::scatter launch.
+// check on the device (its error raised at the next host wait), then one
+// index::gather or index::scatter launch.
 // index_select, embedding and one_hot are views of their indices that make
 // them a gather or a scatter (index.hpp in include/xylem/plugin says how
 // the kernels walk them).
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deferred.hpp"
 #include "core/dispatch.hpp"
 #include "ops/checks.hpp"
 #include "xylem/creation.hpp"
@@ -25,29 +27,38 @@ void require_index(std::string_view op, std::string_view arg, const Tensor& inde
                                                ops::describe(index) + "; expected i32 or i64 indices");
 }
 
-// Raises index_out_of_range, naming the first offender, when an element of
-// index lies outside [0, n) (index.hpp says why on the device, then read).
-void check_range(const Backend& b, std::string_view op, const Tensor& index, std::int64_t n) {
-  if (index.numel() == 0) return;
-  Tensor flag = zeros(b, Layout{1}, DType::i32);
-  detail::launch(b, detail::args::index_check<Tensor>{.index = index, .flag = flag, .n = n}, op);
-  if (flag.to_vector<std::int32_t>()[0] == 0) return;
-  // Only on failure: the indices come to the host to name the culprit.
+// The first element of index outside [0, n) as "index V (element K in
+// row-major order of indices ...)", or "" when there is none (any more).
+std::string first_outside(const Tensor& index, std::int64_t n) {
   std::vector<std::int64_t> values;
   if (index.dtype() == DType::i32) {
     for (const std::int32_t v : index.to_vector<std::int32_t>()) values.push_back(v);
   } else {
     values = index.to_vector<std::int64_t>();
   }
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    if (values[k] >= 0 && values[k] < n) continue;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    if (values[k] < 0 || values[k] >= n)
+      return "index " + std::to_string(values[k]) + " (element " + std::to_string(k) +
+             " in row-major order of indices " + ops::describe(index) + ")";
+  return {};
+}
+
+// Checks on the device that every element of index lies in [0, n), without
+// waiting: the kernels skip an index outside (a gather gives 0 for it), and
+// the next host wait raises index_out_of_range naming the op and the first
+// offender (core/deferred.hpp).
+void check_range(const Backend& b, std::string_view op, const Tensor& index, std::int64_t n) {
+  if (index.numel() == 0) return;
+  Tensor flag = zeros(b, Layout{1}, DType::i32);
+  detail::launch(b, detail::args::index_check<Tensor>{.index = index, .flag = flag, .n = n}, op);
+  detail::defer_check(flag.read<std::int32_t>(), [index, n, name = std::string(op)](std::int32_t) {
+    // Only on failure: the indices come to the host to name the culprit;
+    // work enqueued since may have changed them.
+    std::string culprit = first_outside(index, n);
+    if (culprit.empty()) culprit = "an index of " + ops::describe(index) + " (since changed)";
     throw Error(ErrorCode::index_out_of_range,
-                std::string(op) + ": index " + std::to_string(values[k]) + " (element " + std::to_string(k) +
-                    " in row-major order of indices " + ops::describe(index) + ") is outside [0, " +
-                    std::to_string(n) + ")");
-  }
-  throw Error(ErrorCode::internal, std::string(op) + ": the device flagged an index outside [0, " +
-                                       std::to_string(n) + ") that the host does not find");
+                name + ": " + culprit + " is outside [0, " + std::to_string(n) + ")");
+  });
 }
 
 // A view of `t` with these dims and strides (same storage and offset).

@@ -82,6 +82,39 @@ constexpr std::size_t k1d[] = {1, 2, 7, 8, 97, 128, 360};
 const std::pair<std::size_t, std::vector<std::size_t>> k2d[] = {
     {1, {1, 1}}, {2, {7, 8}}, {3, {16, 5}}, {1, {97, 4}}, {1, {4, 97}}};
 
+// Each element of `v` times `factor`.
+std::vector<C> scaled(std::vector<C> v, double factor) {
+  for (auto& e : v) e *= factor;
+  return v;
+}
+
+// "batch 2, n 7x8": a case's trace.
+std::string case_name(std::size_t batch, const std::vector<std::size_t>& lengths) {
+  std::string name = "batch " + std::to_string(batch) + ", n " + std::to_string(lengths[0]);
+  if (lengths.size() == 2) name.append("x").append(std::to_string(lengths[1]));
+  return name;
+}
+
+// An input x of dims [batch, lengths...] holding `data` (complex or real),
+// its values in float64 and the sum of |x| over each transform's input
+// (expect_close's scale).
+struct Signal {
+  Dims dims;
+  Tensor x;
+  std::vector<C> x64;
+  std::vector<double> l1;
+
+  template <class V>
+  Signal(std::size_t batch, const std::vector<std::size_t>& lengths, const std::vector<V>& data)
+      : dims{std::int64_t(batch)}, x64(data.begin(), data.end()), l1(batch, 0) {
+    for (auto n : lengths) dims.push_back(std::int64_t(n));
+    x = Tensor::from(data, layout());
+    const std::size_t block = x64.size() / batch;
+    for (std::size_t k = 0; k < x64.size(); ++k) l1[k / block] += std::abs(x64[k]);
+  }
+  [[nodiscard]] Layout layout() const { return Layout(std::span<const std::int64_t>(dims)); }
+};
+
 class Fft : public Conformance {
  protected:
   // True when the backend runs the transform `op` in `dtype` (its input's);
@@ -136,34 +169,24 @@ class Fft : public Conformance {
   template <class R>
   void c2c(std::size_t batch, const std::vector<std::size_t>& lengths) {
     const bool two = lengths.size() == 2;
-    SCOPED_TRACE("batch " + std::to_string(batch) + ", n " + std::to_string(lengths[0]) +
-                 (two ? "x" + std::to_string(lengths[1]) : ""));
+    SCOPED_TRACE(case_name(batch, lengths));
     const std::size_t block = lengths[0] * (two ? lengths[1] : 1);
-    const auto data = complexes<R>(batch * block);
-    Dims dims{std::int64_t(batch)};
-    for (auto n : lengths) dims.push_back(std::int64_t(n));
-    const Tensor x = Tensor::from(data, Layout(std::span<const std::int64_t>(dims)));
-    const std::vector<C> x64(data.begin(), data.end());
-    std::vector<double> l1(batch, 0);
-    for (std::size_t k = 0; k < x64.size(); ++k) l1[k / block] += std::abs(x64[k]);
-    const auto forward = reference(x64, batch, lengths, -1);
-    const auto inverse = reference(x64, batch, lengths, +1);
+    const Signal in(batch, lengths, complexes<R>(batch * block));
+    const Tensor& x = in.x;
+    const auto forward = reference(in.x64, batch, lengths, -1);
+    const auto inverse = reference(in.x64, batch, lengths, +1);
     const auto before = xylem_test::snapshot(x);
     for (Norm norm : kNorms) {
       const Tensor y = two ? xylem::fft::fft2(backend, x, norm) : xylem::fft::fft(backend, x, norm);
       EXPECT_EQ(y.dtype(), x.dtype());
-      EXPECT_EQ(y.layout(), Layout(std::span<const std::int64_t>(dims)));
+      EXPECT_EQ(y.layout(), in.layout());
       const double fs = norm_scale(norm, false, double(block)), is = norm_scale(norm, true, double(block));
-      std::vector<C> want = forward;
-      for (auto& v : want) v *= fs;
-      expect_close<R>(y, want, batch, l1, fs, std::string("forward, norm ") + norm_name(norm));
+      expect_close<R>(y, scaled(forward, fs), batch, in.l1, fs, std::string("forward, norm ") + norm_name(norm));
       const Tensor z = two ? xylem::fft::ifft2(backend, x, norm) : xylem::fft::ifft(backend, x, norm);
-      want = inverse;
-      for (auto& v : want) v *= is;
-      expect_close<R>(z, want, batch, l1, is, std::string("inverse, norm ") + norm_name(norm));
+      expect_close<R>(z, scaled(inverse, is), batch, in.l1, is, std::string("inverse, norm ") + norm_name(norm));
       // The round trip gives x back, whatever the norm.
       const Tensor back = two ? xylem::fft::ifft2(backend, y, norm) : xylem::fft::ifft(backend, y, norm);
-      expect_close<R>(back, x64, batch, l1, 1, std::string("ifft(fft(x)), norm ") + norm_name(norm));
+      expect_close<R>(back, in.x64, batch, in.l1, 1, std::string("ifft(fft(x)), norm ") + norm_name(norm));
     }
     XY_EXPECT_UNCHANGED(x, before);
   }
@@ -172,19 +195,13 @@ class Fft : public Conformance {
   template <class R>
   void real(std::size_t batch, const std::vector<std::size_t>& lengths) {
     const bool two = lengths.size() == 2;
-    SCOPED_TRACE("batch " + std::to_string(batch) + ", n " + std::to_string(lengths[0]) +
-                 (two ? "x" + std::to_string(lengths[1]) : ""));
+    SCOPED_TRACE(case_name(batch, lengths));
     const std::size_t n_last = lengths.back(), half_last = n_last / 2 + 1;
     const std::size_t rows = two ? lengths[0] : 1, block = rows * n_last, half = rows * half_last;
-    const auto data = reals<R>(batch * block);
-    Dims dims{std::int64_t(batch)};
-    for (auto n : lengths) dims.push_back(std::int64_t(n));
-    const Tensor x = Tensor::from(data, Layout(std::span<const std::int64_t>(dims)));
-    const std::vector<C> x64(data.begin(), data.end());
-    std::vector<double> l1(batch, 0);
-    for (std::size_t k = 0; k < x64.size(); ++k) l1[k / block] += std::abs(x64[k]);
+    const Signal in(batch, lengths, reals<R>(batch * block));
+    const Tensor& x = in.x;
     // The reference's non-negative frequencies of the last axis.
-    const auto full = reference(x64, batch, lengths, -1);
+    const auto full = reference(in.x64, batch, lengths, -1);
     std::vector<C> spectrum(batch * half);
     for (std::size_t b = 0; b < batch; ++b)
       for (std::size_t i = 0; i < rows; ++i)
@@ -196,9 +213,7 @@ class Fft : public Conformance {
       EXPECT_EQ(y.dtype(), xylem::complex_of(x.dtype()));
       EXPECT_EQ(y.shape().back(), std::int64_t(half_last));
       const double fs = norm_scale(norm, false, double(block));
-      std::vector<C> want = spectrum;
-      for (auto& v : want) v *= fs;
-      expect_close<R>(y, want, batch, l1, fs, std::string("rfft, norm ") + norm_name(norm));
+      expect_close<R>(y, scaled(spectrum, fs), batch, in.l1, fs, std::string("rfft, norm ") + norm_name(norm));
       // irfft of the spectrum (n given: odd lengths cannot be told from it)
       // is the signal again; its input stays as it was.
       const auto y_before = xylem_test::snapshot(y);
@@ -206,40 +221,52 @@ class Fft : public Conformance {
       const Tensor back = two ? xylem::fft::irfft2(backend, y, n, norm) : xylem::fft::irfft(backend, y, n, norm);
       EXPECT_EQ(back.dtype(), x.dtype());
       EXPECT_EQ(back.layout(), x.layout());
-      expect_close<R>(back, x64, batch, l1, 1, std::string("irfft(rfft(x)), norm ") + norm_name(norm));
+      expect_close<R>(back, in.x64, batch, in.l1, 1, std::string("irfft(rfft(x)), norm ") + norm_name(norm));
       XY_EXPECT_UNCHANGED(y, y_before);
     }
     XY_EXPECT_UNCHANGED(x, before);
+  }
+
+  // c2c (or real) over the 1-D lengths (batches of 3) or the 2-D cases, in
+  // both precisions.
+  void each_case(bool real_input, int rank) {
+    for_each_dtype([&](auto r) {
+      using R = decltype(r);
+      const auto run = [&](std::size_t batch, const std::vector<std::size_t>& lengths) {
+        if (real_input) {
+          real<R>(batch, lengths);
+        } else {
+          c2c<R>(batch, lengths);
+        }
+      };
+      if (rank == 1) {
+        for (std::size_t n : k1d) run(3, {n});
+      } else {
+        for (const auto& [batch, lengths] : k2d) run(batch, lengths);
+      }
+    });
   }
 };
 
 TEST_P(Fft, fft) {
   if (!runs_transform(OpId::fft_c2c, DType::c128)) return;
-  for_each_dtype([&](auto r) {
-    for (std::size_t n : k1d) c2c<decltype(r)>(3, {n});
-    c2c<decltype(r)>(1, {1024});
-  });
+  each_case(false, 1);
+  for_each_dtype([&](auto r) { c2c<decltype(r)>(1, {1024}); });
 }
 
 TEST_P(Fft, fft2) {
   if (!runs_transform(OpId::fft_c2c, DType::c128)) return;
-  for_each_dtype([&](auto r) {
-    for (const auto& [batch, lengths] : k2d) c2c<decltype(r)>(batch, lengths);
-  });
+  each_case(false, 2);
 }
 
 TEST_P(Fft, rfft) {
   if (!runs_transform(OpId::fft_r2c, DType::f64)) return;
-  for_each_dtype([&](auto r) {
-    for (std::size_t n : k1d) real<decltype(r)>(3, {n});
-  });
+  each_case(true, 1);
 }
 
 TEST_P(Fft, rfft2) {
   if (!runs_transform(OpId::fft_r2c, DType::f64)) return;
-  for_each_dtype([&](auto r) {
-    for (const auto& [batch, lengths] : k2d) real<decltype(r)>(batch, lengths);
-  });
+  each_case(true, 2);
 }
 
 // Batches and signals as views: every other matrix of a larger batch, a

@@ -6,8 +6,10 @@
 // gather, index_select and embedding are the scatter-adds of the incoming
 // gradient, checked exactly here against the host's scatter-add. Empty
 // index lists, repeated indices, views, and out-of-range or negative
-// indices (index_out_of_range, every tensor intact).
+// indices (index_out_of_range at the next host wait, every tensor but the
+// output intact).
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -291,7 +293,25 @@ TEST_P(Index, one_hot_dtypes) {
   }
 }
 
-TEST_P(Index, out_of_range_and_negative_indices_raise) {
+// An out-of-range index: the call returns; the next host wait raises
+// index_out_of_range naming the op and the index, once; the op's output is
+// unspecified and every other tensor intact.
+void expect_raised_later(const std::string& op, const std::string& value, const std::vector<Tensor>& untouched,
+                         const std::function<Tensor()>& call) {
+  SCOPED_TRACE(op);
+  std::vector<xylem_test::Snapshot> before;
+  for (const auto& t : untouched) before.push_back(xylem_test::snapshot(t));
+  Tensor out;
+  ASSERT_NO_THROW(out = call());
+  const std::string message = XY_EXPECT_ERROR(ErrorCode::index_out_of_range, (void)out.to_doubles());
+  EXPECT_TRUE(xylem_test::contains(message, op)) << message;
+  EXPECT_TRUE(xylem_test::contains(message, value)) << message;
+  EXPECT_TRUE(xylem_test::contains(message, "[0, ")) << message;
+  (void)out.to_doubles();  // raised once: the next read answers
+  for (std::size_t i = 0; i < untouched.size(); ++i) XY_EXPECT_UNCHANGED(untouched[i], before[i]);
+}
+
+TEST_P(Index, out_of_range_and_negative_indices_raise_at_the_next_wait) {
   if (!indexes()) return;
   auto x = data(DType::f32, ViewKind::contiguous, {4, 3});
   for (DType it : kIndexTypes) {
@@ -302,25 +322,61 @@ TEST_P(Index, out_of_range_and_negative_indices_raise) {
       auto y = data(DType::f32, ViewKind::contiguous, {4, 3});
       auto src = data(DType::f32, ViewKind::contiguous, {5, 3});
       auto index2 = host_input(it, ViewKind::contiguous, {5, 1}, {0, 3, bad, 1, 2});
-      const std::vector<Tensor> all{x.base, index.base, y.base, src.base, index2.base};
-      const std::string value = std::to_string(std::int64_t(bad));
-      expect_rejected(ErrorCode::index_out_of_range, "index_select", {value, "[0, 4)"}, all,
-                      [&] { (void)xylem::index_select(backend, x.view, 0, index.view); });
-      expect_rejected(ErrorCode::index_out_of_range, "nn::embedding", {value}, all,
-                      [&] { (void)xylem::nn::embedding(backend, x.view, index.view); });
-      expect_rejected(ErrorCode::index_out_of_range, "gather", {value}, all,
-                      [&] { (void)xylem::gather(backend, x.view, 0, index2.view); });
-      expect_rejected(ErrorCode::index_out_of_range, "scatter_add", {value}, all,
-                      [&] { xylem::scatter_add_into(backend, 0, index2.view, src.view, y.view); });
-      expect_rejected(ErrorCode::index_out_of_range, "scatter", {value}, all,
-                      [&] { xylem::scatter_into(backend, 0, index2.view, src.view, y.view); });
-      expect_rejected(ErrorCode::index_out_of_range, "nn::embedding_backward", {value}, all, [&] {
-        xylem::nn::embedding_backward_into(backend, src.view, index.view, y.view);
+      const std::vector<Tensor> inputs{x.base, index.base, src.base, index2.base};
+      std::vector<Tensor> all = inputs;
+      all.push_back(y.base);
+      const std::string value = "index " + std::to_string(std::int64_t(bad));
+      expect_raised_later("index_select", value, all, [&] { return xylem::index_select(backend, x.view, 0, index.view); });
+      expect_raised_later("nn::embedding", value, all, [&] { return xylem::nn::embedding(backend, x.view, index.view); });
+      expect_raised_later("gather", value, all, [&] { return xylem::gather(backend, x.view, 0, index2.view); });
+      expect_raised_later("scatter", value, all, [&] { return xylem::scatter(backend, y.view, 0, index2.view, src.view); });
+      expect_raised_later("one_hot", value, all, [&] { return xylem::one_hot(backend, index.view, 4); });
+      // The _into forms: y is the output, its values unspecified.
+      expect_raised_later("scatter_add", value, inputs, [&] {
+        xylem::scatter_add_into(backend, 0, index2.view, src.view, y.view);
+        return y.view;
       });
-      expect_rejected(ErrorCode::index_out_of_range, "one_hot", {value}, all,
-                      [&] { (void)xylem::one_hot(backend, index.view, 4); });
+      expect_raised_later("scatter", value, inputs, [&] {
+        xylem::scatter_into(backend, 0, index2.view, src.view, y.view);
+        return y.view;
+      });
+      expect_raised_later("nn::embedding_backward", value, inputs, [&] {
+        xylem::nn::embedding_backward_into(backend, src.view, index.view, y.view);
+        return y.view;
+      });
     }
   }
+}
+
+// The error of an op is raised by the next wait of any kind, even one that
+// reads another tensor or synchronizes, and the backend goes on working.
+TEST_P(Index, out_of_range_error_surfaces_at_the_next_wait) {
+  if (!indexes()) return;
+  auto x = data(DType::f32, ViewKind::contiguous, {4, 3});
+  auto good = host_input(DType::i64, ViewKind::contiguous, {2}, {1, 3});
+  auto bad = host_input(DType::i64, ViewKind::contiguous, {3}, {0, 7, 1});
+  const Tensor before = xylem::index_select(backend, x.view, 0, good.view);
+  // Nothing raised yet: the call does not wait for its check.
+  Tensor wrong;
+  ASSERT_NO_THROW(wrong = xylem::index_select(backend, x.view, 0, bad.view));
+  // A read of another tensor, issued after the op, raises its error.
+  const std::string message = XY_EXPECT_ERROR(ErrorCode::index_out_of_range, (void)before.to_doubles());
+  EXPECT_TRUE(xylem_test::contains(message, "index_select: index 7 (element 1")) << message;
+  // Raised once; the backend stays usable and right.
+  const auto x64 = x.base.to_doubles();
+  const auto got = before.to_doubles();
+  ASSERT_EQ(got.size(), 6u);
+  for (std::size_t c = 0; c < 3; ++c) {
+    EXPECT_EQ(got[c], x64[3 + c]);
+    EXPECT_EQ(got[3 + c], x64[9 + c]);
+  }
+  // Backend::synchronize and a future's get raise as a read does.
+  (void)xylem::gather(backend, x.view, 0, host_input(DType::i32, ViewKind::contiguous, {1, 3}, {0, -2, 0}).view);
+  XY_EXPECT_ERROR(ErrorCode::index_out_of_range, backend.synchronize());
+  (void)xylem::one_hot(backend, bad.view, 4);
+  const auto future = before.read<float>();
+  XY_EXPECT_ERROR(ErrorCode::index_out_of_range, (void)future.get());
+  EXPECT_NO_THROW(backend.synchronize());
 }
 
 TEST_P(Index, rejects_bad_arguments) {

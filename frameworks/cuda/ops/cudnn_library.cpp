@@ -1,9 +1,6 @@
 #include "cudnn_library.hpp"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
-#include <mutex>
 
 #include "../vendor_library.hpp"
 #include "xylem/error.hpp"
@@ -11,20 +8,24 @@
 namespace xylem::cuda {
 namespace {
 
-#define XYLEM_STRINGIFY2(x) #x
-#define XYLEM_STRINGIFY(x) XYLEM_STRINGIFY2(x)
-constexpr const char* kSoname = "libcudnn.so." XYLEM_STRINGIFY(CUDNN_MAJOR);
+constexpr const char* kSoname = "libcudnn.so." XYLEM_VENDOR_STRING(CUDNN_MAJOR);
 
-struct Loaded {
-  CudnnLibrary lib;
-  bool ok = false;
-  std::string why_not;
-  std::string path;  // of the library loaded
-};
+const char* find_all(void* handle, CudnnLibrary& lib) {
+  XYLEM_CUDNN_FUNCTIONS(XYLEM_VENDOR_FIND)
+  return nullptr;
+}
 
-Loaded load() {
-  Loaded r;
+// cuDNN 9 numbers versions major*10000 + minor*100 + patch; within a
+// major version the legacy convolution API we call is stable.
+std::string why_wrong_version(CudnnLibrary& lib) {
+  const std::size_t version = lib.cudnnGetVersion();
+  if (version / 10000 == CUDNN_MAJOR) return {};
+  return "cuDNN " + std::to_string(version) + " found, built for major version " + std::to_string(CUDNN_MAJOR);
+}
+
+LoadedLibrary<CudnnLibrary> load() {
   if (const char* v = std::getenv("XYLEM_CUDA_CUDNN"); v != nullptr && std::string_view(v) == "0") {
+    LoadedLibrary<CudnnLibrary> r;
     r.why_not = "disabled by XYLEM_CUDA_CUDNN=0";
     return r;
   }
@@ -33,48 +34,22 @@ Loaded load() {
 #else
   const char* build_directory = nullptr;
 #endif
-  const VendorLibrary opened = open_vendor_library(kSoname, build_directory);
-  if (opened.handle == nullptr) {
-    r.why_not = opened.why_not;
-    return r;
-  }
-  r.path = opened.path;
-  void* const handle = opened.handle;
-#define XYLEM_CUDNN_LOOKUP(name)                                                       \
-  r.lib.name = reinterpret_cast<decltype(r.lib.name)>(dlsym(handle, #name));           \
-  if (r.lib.name == nullptr) {                                                         \
-    r.why_not = std::string(kSoname) + " has no " #name;                              \
-    return r;                                                                          \
-  }
-  XYLEM_CUDNN_FUNCTIONS(XYLEM_CUDNN_LOOKUP)
-#undef XYLEM_CUDNN_LOOKUP
-  // cuDNN 9 numbers versions major*10000 + minor*100 + patch; within a
-  // major version the legacy convolution API we call is stable.
-  const std::size_t version = r.lib.cudnnGetVersion();
-  if (version / 10000 != CUDNN_MAJOR) {
-    r.why_not = "cuDNN " + std::to_string(version) + " found, built for major version " +
-                std::to_string(CUDNN_MAJOR);
-    return r;
-  }
-  r.ok = true;
-  return r;
+  return load_functions<CudnnLibrary>(open_vendor_library(kSoname, build_directory), kSoname, find_all,
+                                      why_wrong_version);
 }
 
-const Loaded& loaded() {
-  static const Loaded once = load();  // thread-safe initialisation
-  return once;
-}
+const LoadedLibrary<CudnnLibrary>& loaded() { return load_once<load>(); }
 
 }  // namespace
 
 const CudnnLibrary* cudnn_library(std::string* why_not) {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (!l.ok && why_not) *why_not = l.why_not;
   return l.ok ? &l.lib : nullptr;
 }
 
 std::string cudnn_description() {
-  const Loaded& l = loaded();
+  const auto& l = loaded();
   if (!l.ok) return "cuDNN not used (" + l.why_not + ")";
   const std::size_t v = l.lib.cudnnGetVersion();
   return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100) +

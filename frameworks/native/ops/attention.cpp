@@ -24,24 +24,20 @@ void attention_kernel(const OpCall& call) {
   using S = StorageType<Dt>;
   constexpr C inf = std::numeric_limits<C>::infinity();
   const auto a = plugin::unpack<plugin::args::nn_attention>(call);
-  const Problem<Dt> pr(a.q, a.k, a.v, a.mask, a.causal, a.seed, a.offset, a.scale, a.p);
+  const Problem<Dt> pr(a);
   const Rows<S> out = rows_of<S>(a.out);
   const auto ls = a.lse.view.strides();
   C* lse = element_ptr<C>(a.lse);
-  const std::int64_t blocks = (pr.Sq + BQ - 1) / BQ;
-  parallel_chunks(pr.B * pr.H * blocks, 1, [&](std::int64_t begin, std::int64_t end) {
+  parallel_chunks(query_tiles(pr), 1, [&](std::int64_t begin, std::int64_t end) {
     std::vector<C> qt(std::size_t(BQ * pr.D)), kt(std::size_t(pr.D * BK)), vt(std::size_t(BK * pr.Dv)),
         s(std::size_t(BQ * BK)), acc(std::size_t(BQ * pr.Dv)), m(BQ), l(BQ);
-    for (std::int64_t task = begin; task < end; ++task) {
-      const std::int64_t b = task / (pr.H * blocks), h = task / blocks % pr.H, i0 = task % blocks * BQ;
-      const std::int64_t nq = std::min(BQ, pr.Sq - i0), hk = pr.kv_head(h);
+    for_query_tiles(pr, begin, end, [&](std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t nq) {
+      const std::int64_t hk = pr.kv_head(h);
       load_rows<Dt>(pr.q, b, h, i0, nq, pr.D, qt.data());
       std::fill(m.begin(), m.end(), -inf);
       std::fill(l.begin(), l.end(), C(0));
       std::fill(acc.begin(), acc.end(), C(0));
-      const std::int64_t j_end = pr.key_end(i0 + nq);
-      for (std::int64_t j0 = 0; j0 < j_end; j0 += BK) {
-        const std::int64_t nk = std::min(BK, j_end - j0);
+      for_key_tiles(pr, i0 + nq, [&](std::int64_t j0, std::int64_t nk) {
         load_transposed<Dt>(pr.k, b, hk, j0, nk, pr.D, kt.data());
         load_rows<Dt>(pr.v, b, hk, j0, nk, pr.Dv, vt.data());
         scores(pr, b, h, i0, nq, j0, nk, qt.data(), kt.data(), s.data());
@@ -66,7 +62,7 @@ void attention_kernel(const OpCall& call) {
           m[std::size_t(r)] = top;
           l[std::size_t(r)] = sum;
         }
-      }
+      });
       for (std::int64_t r = 0; r < nq; ++r) {
         const C sum = l[std::size_t(r)];
         C* o = acc.data() + r * pr.Dv;
@@ -76,7 +72,7 @@ void attention_kernel(const OpCall& call) {
         store_row<Dt>(o, pr.Dv, out.row(b, h, i0 + r), 1);
         lse[b * ls[0] + h * ls[1] + (i0 + r) * ls[2]] = sum > C(0) ? m[std::size_t(r)] + std::log(sum) : -inf;
       }
-    }
+    });
   });
 }
 

@@ -75,6 +75,12 @@ struct Problem {
     offset = xy_u64(offset_);
   }
 
+  // From an op's unpacked arguments (nn::attention and its gradients name
+  // these the same).
+  template <class Args>
+  explicit Problem(const Args& a)
+      : Problem(a.q, a.k, a.v, a.mask, a.causal, a.seed, a.offset, a.scale, a.p) {}
+
   std::int64_t kv_head(std::int64_t h) const noexcept { return h / (H / Hkv); }
   // Keys [0, end) can matter to query rows below i_end.
   std::int64_t key_end(std::int64_t i_end) const noexcept { return causal ? std::min(Sk, i_end) : Sk; }
@@ -85,6 +91,32 @@ struct Problem {
     return xy_dropout_keep(seed, counter, p) ? inv_keep : C(0);
   }
 };
+
+// Query tiles of a problem: one per (b, h, BQ query rows), the tasks of
+// the kernels that walk keys for each.
+template <DType Dt>
+std::int64_t query_tiles(const Problem<Dt>& pr) noexcept {
+  return pr.B * pr.H * ((pr.Sq + BQ - 1) / BQ);
+}
+
+// Runs fn(b, h, i0, nq) for query tiles [begin, end) (of query_tiles(pr)):
+// rows [i0, i0 + nq) of (b, h).
+template <DType Dt, class Fn>
+void for_query_tiles(const Problem<Dt>& pr, std::int64_t begin, std::int64_t end, Fn&& fn) {
+  const std::int64_t blocks = (pr.Sq + BQ - 1) / BQ;
+  for (std::int64_t task = begin; task < end; ++task) {
+    const std::int64_t b = task / (pr.H * blocks), h = task / blocks % pr.H, i0 = task % blocks * BQ;
+    fn(b, h, i0, std::min(BQ, pr.Sq - i0));
+  }
+}
+
+// Runs fn(j0, nk) for the key tiles that can matter to query rows below
+// i_end: keys [j0, j0 + nk).
+template <DType Dt, class Fn>
+void for_key_tiles(const Problem<Dt>& pr, std::int64_t i_end, Fn&& fn) {
+  const std::int64_t j_end = pr.key_end(i_end);
+  for (std::int64_t j0 = 0; j0 < j_end; j0 += BK) fn(j0, std::min(BK, j_end - j0));
+}
 
 // out[r*BK + c] = sum_d a[r*n + d] * bt[d*BK + c], r < rows, c < cols: a
 // tile product with the second factor transposed.

@@ -3,8 +3,8 @@
  * serves every dtype). A gather walks the host's collapse of (index, y,
  * x's line starts) over index's dims (include/xylem/plugin/index.hpp), one
  * item per element; a scatter is kernels/index_walk.cl's column walk. An
- * index outside [0, n) gives 0 (gather) or is skipped (scatter): the core
- * has checked before, so this only keeps memory safe. */
+ * index outside [0, n) gives 0 (gather) or is skipped (scatter), which
+ * keeps memory safe; index_check's flag reports it to the host. */
 
 #ifndef XY_INDEX_ONCE
 #define XY_INDEX_ONCE
