@@ -4,7 +4,8 @@
 // masks broadcast from smaller shapes, causal (top-left aligned, Sq != Sk),
 // Sq = 1, sizes that are no multiple of a tile, head dims 32 to 256 and odd
 // ones, grouped and multi-query heads, a row with every key left out,
-// dropout (the same Philox counters as the reference), strided inputs.
+// dropout (the same Philox counters as the reference), strided inputs;
+// longer f16 and bf16 problems of the shapes CUDA runs on tensor cores.
 // The backward also against central differences of the backend's own
 // forward (f64); bad arguments raise typed errors and change nothing;
 // empty problems give empty or zero results.
@@ -62,6 +63,23 @@ std::vector<Case> cases() {
       {1, 2, 2, 12, 19, 8, 8, MaskKind::boolean, {1, 2, 1, 19}, false, 0.5},
       {1, 2, 2, 25, 31, 8, 8, MaskKind::none, {}, true, 0.2, 0.3},
       {2, 2, 2, 21, 29, 12, 12, MaskKind::none, {}, false, 0, 0, true},
+  };
+}
+
+// Longer problems in f16 and bf16, of the shapes CUDA's tensor-core
+// attention takes (head dims multiples of 8 up to 256, no dropout): several
+// key and query tiles with ragged ends, causal with Sq < Sk and Sq > Sk,
+// grouped heads, both mask kinds.
+std::vector<Case> long_cases() {
+  return {
+      {1, 2, 1, 200, 520, 64, 64},
+      {1, 2, 2, 333, 333, 128, 128, MaskKind::none, {}, true},
+      {1, 4, 2, 260, 200, 64, 64, MaskKind::none, {}, true},
+      {1, 2, 1, 130, 400, 128, 128, MaskKind::none, {}, true},
+      {1, 2, 2, 210, 300, 96, 64, MaskKind::additive, {210, 300}},
+      {2, 2, 2, 129, 257, 64, 64, MaskKind::boolean, {2, 1, 129, 257}},
+      {1, 1, 1, 200, 240, 256, 256, MaskKind::none, {}, true},
+      {1, 2, 2, 64, 64, 32, 32, MaskKind::none, {}, false, 0, 2.5},
   };
 }
 
@@ -273,6 +291,13 @@ TEST_P(Attention, against_reference) {
     if (!runs_attention(dtype)) return;
     for (const Case& c : cases()) run_case(c, dtype);
   });
+}
+
+TEST_P(Attention, half_long) {
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    if (!runs_attention(dtype)) continue;
+    for (const Case& c : long_cases()) run_case(c, dtype);
+  }
 }
 
 // The backward against central differences of the backend's forward (f64),

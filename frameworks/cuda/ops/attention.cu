@@ -8,10 +8,12 @@
 // the backward recomputes each weight from the row's logsumexp: dq walks the
 // keys per query row, dk and dv the queries of every head of the group per
 // key row, so every output element has one writer and no atomics are needed.
-// Sums in the compute type (f32 for f16/bf16).
+// Sums in the compute type (f32 for f16/bf16). f16 and bf16 run on tensor
+// cores instead when the call suits them (attention_mma.hpp).
 #include <algorithm>
 #include <cmath>
 
+#include "attention_mma.hpp"
 #include "block.cuh"
 
 namespace xylem::cuda {
@@ -326,6 +328,9 @@ std::int64_t blocks_of(std::int64_t B, std::int64_t heads, std::int64_t rows, st
 template <DType D>
 void forward(const OpCall& call, const Context& ctx) {
   using C = ComputeT<D>;
+  if constexpr (D == DType::f16 || D == DType::bf16) {
+    if (attention_forward_mma(call, ctx)) return;
+  }
   const auto x = plugin::unpack<plugin::args::nn_attention>(call);
   const std::int64_t dv = x.v.view.dims()[3];
   const auto a = attn_of<D>(x.q, x.k, x.v, x.mask, x.causal, x.seed, x.offset, x.scale, x.p, dv,
@@ -353,6 +358,9 @@ void grad_rows(const OpCall& call, const Context& ctx) {
 template <DType D>
 void grad_q(const OpCall& call, const Context& ctx) {
   using C = ComputeT<D>;
+  if constexpr (D == DType::f16 || D == DType::bf16) {
+    if (attention_grad_q_mma(call, ctx)) return;
+  }
   const auto x = plugin::unpack<plugin::args::nn_attention_grad_q>(call);
   const std::int64_t dk = x.q.view.dims()[3], dv = x.v.view.dims()[3];
   const auto a = attn_of<D>(x.q, x.k, x.v, x.mask, x.causal, x.seed, x.offset, x.scale, x.p, dk, dk + dv);
@@ -365,6 +373,9 @@ void grad_q(const OpCall& call, const Context& ctx) {
 template <DType D>
 void grad_kv(const OpCall& call, const Context& ctx) {
   using C = ComputeT<D>;
+  if constexpr (D == DType::f16 || D == DType::bf16) {
+    if (attention_grad_kv_mma(call, ctx)) return;
+  }
   const auto x = plugin::unpack<plugin::args::nn_attention_grad_kv>(call);
   const std::int64_t dk = x.q.view.dims()[3], dv = x.v.view.dims()[3];
   const auto a =
