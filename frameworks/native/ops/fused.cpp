@@ -79,6 +79,11 @@ void fused_kernel(const OpCall& call) {
     const plugin::TensorArg& y = *c.tensors[std::size_t(pf::kMaxInputs) + j];
     chunk.out[j] = y.data ? first_byte(y) : nullptr;
   }
+  // Outputs too large to stay in cache skip the read before each write.
+  std::int64_t out_bytes = 0;
+  for (std::size_t j = 0; j < std::size_t(pf::kMaxOutputs); ++j)
+    if (chunk.out[j]) out_bytes += layout.numel * std::int64_t(size_of(D));
+  chunk.stream = out_bytes > stream_threshold_bytes();
   parallel_chunks(layout.numel, kGrain, [&](std::int64_t begin, std::int64_t end) {
     FusedChunk part = chunk;
     part.begin = begin;

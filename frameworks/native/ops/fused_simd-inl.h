@@ -28,6 +28,9 @@ struct FusedChunk {
   std::array<bool, plugin::fused::kMaxInputs> copy_in;
   const plugin::fused::Program* program;
   const double* reals;  // the eight parameter reals
+  // Dense outputs of the compute type go out through non-temporal stores
+  // (an output larger than the caches: see elementwise's stream).
+  bool stream;
   std::int64_t begin, end;
 };
 }  // namespace xylem::native
@@ -40,11 +43,15 @@ struct FusedChunk {
 #define XYLEM_NATIVE_FUSED_SIMD_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "frameworks/native/ops/convert_simd-inl.h"
 #include "frameworks/native/ops/elementwise_ops_simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -77,6 +84,21 @@ HWY_INLINE void FusedBinary(int code, const FusedReg<C>& a, const FusedReg<C>& b
   // Both broadcast: one value (n is then 1); one broadcast: a vector of it.
   const std::array<bool, 2> splat{a.splat && !b.splat, b.splat && !a.splat};
   (void)((code == K && (ComputeDense<C, 2>(src, splat, y, n, false, BinaryOp<K, C>{p0, p1}), true)) || ...);
+}
+
+// n dense elements copied out through non-temporal stores (aligned: the
+// head up to the first aligned vector, and the tail, are plain copies).
+// Writing a line whole this way skips reading it first, so a chain's
+// output costs one memory trip, not two.
+template <class C>
+HWY_INLINE void StreamOut(const C* from, C* to, std::size_t n) {
+  const hn::ScalableTag<C> d;
+  const std::size_t lanes = hn::Lanes(d);
+  const std::size_t misalign = (reinterpret_cast<std::uintptr_t>(to) / sizeof(C)) % lanes;
+  std::size_t i = std::min(n, misalign ? lanes - misalign : 0);
+  std::memcpy(to, from, i * sizeof(C));
+  for (; i + lanes <= n; i += lanes) hn::Stream(hn::LoadU(d, from + i), d, to + i);
+  std::memcpy(to + i, from + i, (n - i) * sizeof(C));
 }
 
 // One tile of n elements: input k at in[k] + i*in_stride[k], output j at
@@ -132,7 +154,15 @@ HWY_INLINE void FusedTile(const FusedChunk& c, const std::array<const T*, plugin
           for (std::size_t i = 0; i < n; ++i) scratch[i] = r.p[0];
           from = scratch;
         }
-        NarrowStrided(from, out[std::size_t(ins.dst)], out_stride[std::size_t(ins.dst)], n);
+        T* to = out[std::size_t(ins.dst)];
+        const auto s = out_stride[std::size_t(ins.dst)];
+        if constexpr (same) {
+          if (c.stream && s == 1) {
+            StreamOut(from, reinterpret_cast<C*>(to), n);
+            break;
+          }
+        }
+        NarrowStrided(from, to, s, n);
         break;
       }
       default:
@@ -166,6 +196,9 @@ HWY_INLINE void FusedRun(const FusedChunk& c) {
                    FusedTile<T>(c, in, in_stride, out, out_stride, n, buf);
                  }
                });
+  // Streaming stores are weakly ordered: fence them before the queue
+  // signals completion to another thread.
+  if (c.stream) hwy::FlushStream();
 }
 
 #define XYLEM_NATIVE_FUSED_ENTRY(Suffix, T) \
