@@ -5,6 +5,10 @@
 //             cudaMemcpyAsync): the memory-bandwidth bound, read + write
 //   sigmoid   nn::sigmoid over 1 GiB f32, read + write bytes per second
 //   conv2d    64x64x56x56 3x3 pad 1 f32, library defaults and full f32
+//   fusion    y = relu(x*a + b)*c over 1 GiB f32 (a, b, c scalars) as one
+//             math::fused kernel (NVRTC) and as its four ops, GB/s of the 8
+//             bytes an element the chain must move, beside the copy bound
+//             (fusion_bench.hpp)
 //   softmax   nn::softmax, log_softmax and layer_norm along the rows of 8192 x 8192 f32,
 //             read + write bytes per second (a one-pass kernel's bound)
 //   bias add  add of a [1,K,1,1] f32 bias over [128,96,55,55] and
@@ -42,7 +46,7 @@
 // --peer FILE reads the same keys measured by another library (PyTorch, by
 // scripts/torch_peer.py) and adds a ratio column (above 1: ours is better);
 // --json FILE writes ours. --only GROUP,... measures those groups of rows
-// alone (copy, softmax, bias, embedding, tensor-cores: gemm and conv2d, for
+// alone (copy, fusion, softmax, bias, embedding, tensor-cores: gemm and conv2d, for
 // the alternating rounds of scripts/gpu.sh; small-op, overlap, nrm2, alloc,
 // transfer; each block names its group).
 #include <dlfcn.h>
@@ -69,6 +73,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "fusion_bench.hpp"
 #include "xylem/plugin/math.h"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/xylem.hpp"
@@ -308,14 +313,19 @@ int main(int argc, char** argv) try {
   Table rows(o.peer.empty() ? std::map<std::string, double>{} : read_peer(o.peer));
   xylem::Generator gen(42);
 
-  if (o.wants("copy")) {  // copy bound and sigmoid
+  // The memory-bandwidth bound: a device-to-device copy of 1 GiB, read + write bytes per second.
+  const auto copy_bound_gbs = [&] {
     void* src = dev.allocate(bytes);
     void* dst = dev.allocate(bytes);
     const double t_copy = time_per_call(o.reps, 10, [&] { (void)dev.copy_from(dev, src, dst, bytes, {}); },
                                         [&] { dev.synchronize(); });
     dev.release(src, {});
     dev.release(dst, {});
-    rows.push_back({"copy_gbs", "device copy 1 GiB", "GB/s", 2.0 * double(bytes) / t_copy / 1e9, true});
+    return 2.0 * double(bytes) / t_copy / 1e9;
+  };
+
+  if (o.wants("copy")) {  // copy bound and sigmoid
+    rows.push_back({"copy_gbs", "device copy 1 GiB", "GB/s", copy_bound_gbs(), true});
 
     xylem::Tensor x = xylem::uniform(be, xylem::Layout{gib_floats}, xylem::f32, gen, -4, 4);
     xylem::Tensor y(xylem::Layout{gib_floats}, xylem::f32);
@@ -325,6 +335,15 @@ int main(int argc, char** argv) try {
     // structure from sigmoid's math.
     const double tc = time_per_call(o.reps, 10, [&] { xylem::blas::copy(be, x, y); }, sync);
     rows.push_back({"copy_kernel_gbs", "blas::copy 1 GiB f32", "GB/s", 2.0 * double(bytes) / tc / 1e9, true});
+  }
+
+  if (o.wants("fusion")) {  // the 4-op chain fused and unfused, against the copy bound measured beside them
+    const double copy_gbs = copy_bound_gbs();
+    const xylem_bench::FusionFigures f = xylem_bench::bench_fusion(be, gib_floats, o.reps);
+    rows.push_back({"fusion_copy_gbs", "device copy 1 GiB (fusion's bound)", "GB/s", copy_gbs, true});
+    rows.push_back({"fusion_fused_gbs", "fused relu(x*a+b)*c 1 GiB f32", "GB/s", f.fused_gbps, true});
+    rows.push_back({"fusion_unfused_gbs", "the same as four ops", "GB/s", f.unfused_gbps, true});
+    rows.push_back({"fusion_fused_of_copy", "fused / copy bound (needed >= 0.95)", "ratio", f.fused_gbps / copy_gbs, true});
   }
 
   if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second

@@ -10,6 +10,8 @@
 //   enqueue   host time to enqueue one small op (100k tiny relus, the loop
 //             timed alone, then one synchronize); a tiny op on an idle
 //             queue runs on the caller, so this is then its whole cost
+//   fusion    y = relu(x*a + b)*c over 64M f32 as one math::fused kernel
+//             and as its four ops (fusion_bench.hpp)
 //   round trip  one tiny relu then a host read of its result, waited for
 //             (what reading a loss each step costs), and an empty host task
 //             waited for; the median of 20k (5k with --quick) of each
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "fusion_bench.hpp"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/xylem.hpp"
 
@@ -102,6 +105,7 @@ struct Results {
   double enqueue_us = 0, total_us = 0;
   std::int64_t round_trips = 0;
   double read_round_trip_us = 0, task_round_trip_us = 0;
+  xylem_bench::FusionFigures fusion;
 };
 
 void bench_sigmoid(const xylem::Backend& be, const Options& o, Results& r) {
@@ -247,6 +251,9 @@ void print_table(const xylem::Backend& be, const Results& r) {
                 r.sigmoid_gbps, "copy", r.copy_gbps, r.sigmoid_gbps / r.copy_gbps);
     std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", "  scalar std::exp loop (1 thread)", r.exp_loop_gbps,
                 "copy", r.copy_gbps, r.exp_loop_gbps / r.copy_gbps);
+    std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n",
+                ("fused relu(x*a+b)*c n=" + std::to_string(r.fusion.n)).c_str(), r.fusion.fused_gbps, "unfused",
+                r.fusion.unfused_gbps, r.fusion.ratio());
     std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f32 n=" + std::to_string(r.gemm_n)).c_str(),
                 r.gemm_f32, "cblas", r.cblas_f32, r.gemm_f32 / r.cblas_f32);
     std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f64 n=" + std::to_string(r.gemm_n)).c_str(),
@@ -269,6 +276,8 @@ void write_json(const std::string& path, const xylem::Backend& be, const Results
       << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.sigmoid_gbps / r.copy_gbps << "},\n"
       << "  \"exp_loop_f32\": {\"elements\": " << r.sigmoid_n << ", \"gbps\": " << r.exp_loop_gbps
       << ", \"copy_gbps\": " << r.copy_gbps << ", \"ratio\": " << r.exp_loop_gbps / r.copy_gbps << "},\n"
+      << "  \"fusion_f32\": {\"elements\": " << r.fusion.n << ", \"fused_gbps\": " << r.fusion.fused_gbps
+      << ", \"unfused_gbps\": " << r.fusion.unfused_gbps << ", \"ratio\": " << r.fusion.ratio() << "},\n"
       << "  \"gemm_f32\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f32 << ", \"cblas_gflops\": " << r.cblas_f32
       << ", \"ratio\": " << r.gemm_f32 / r.cblas_f32 << "},\n"
       << "  \"gemm_f64\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f64 << ", \"cblas_gflops\": " << r.cblas_f64
@@ -290,6 +299,7 @@ int main(int argc, char** argv) {
     Results r;
     if (!o.latency_only) {
       bench_sigmoid(be, o, r);
+      r.fusion = xylem_bench::bench_fusion(be, o.quick ? (std::int64_t{1} << 22) : (std::int64_t{1} << 26), o.reps);
       r.gemm_n = o.quick ? 512 : 2048;
       bench_gemm<float>(be, o, r.gemm_n, r.gemm_f32, r.cblas_f32);
       bench_gemm<double>(be, o, r.gemm_n, r.gemm_f64, r.cblas_f64);

@@ -12,12 +12,14 @@
 // --only measures just the named rows ("scal,axpy,tanh", "gemm", "download"),
 // without the kernel load times: a quick check while tuning one kernel. A
 // name also selects the rows it begins, up to a space ("conv2d": its three
-// rows). The nn rows (conv2d, batch_norm, max_pool, avg_pool, lrn, sum
+// rows); "fusion" is the 4-op chain fused against its unfused ops, both
+// on OpenCL (fusion_bench.hpp). The nn rows (conv2d, batch_norm, max_pool, avg_pool, lrn, sum
 // axis0, exp bf16/f32) are in opencl_nn_bench.cpp.
 #include <xylem/plugin/tune.hpp>
 #include <xylem/xylem.hpp>
 
 #include "bench_common.hpp"
+#include "fusion_bench.hpp"
 #include "opencl_bench.hpp"
 
 #include <algorithm>
@@ -457,6 +459,8 @@ int main(int argc, char** argv) {
       std::error_code ec;
       std::filesystem::remove_all(tune_dir, ec);
     }
+    xylem_bench::FusionFigures fusion;
+    if (o.wants("fusion")) fusion = xylem_bench::bench_fusion(ocl, n, o.runs);
 
     bool all_met = true;
     std::printf("%-18s %8s %12s %12s %8s %13s %8s\n", "op", "unit", "opencl", "native", "ratio", "run ratios", "needed");
@@ -470,6 +474,12 @@ int main(int argc, char** argv) {
       if (r.ratio_q3 > 0) std::snprintf(spread, sizeof spread, "%.2f-%.2f", r.ratio_q1, r.ratio_q3);
       std::printf("%-18s %8s %12.2f %12.2f %8.2f %13s %8s\n", r.op.c_str(), r.unit.c_str(), r.ours, r.native, ratio,
                   spread, need);
+    }
+    if (fusion.n > 0) {
+      const bool met = fusion.ratio() >= 2;
+      all_met = all_met && met;
+      std::printf("fusion relu(x*a+b)*c f32: fused %.2f GB/s, unfused %.2f GB/s (both opencl), ratio %.2f (needed >=2%s)\n",
+                  fusion.fused_gbps, fusion.unfused_gbps, fusion.ratio(), met ? "" : " !");
     }
     // f32 accuracy of the transcendental activations, both backends.
     const auto sigmoid_op = [](const Backend& b, const Tensor& x, Tensor& y) { nn::sigmoid(b, x, y); };
@@ -505,7 +515,11 @@ int main(int argc, char** argv) {
       f << "  ],\n  \"startup_cold\": " << (cold.empty() ? "null" : cold) << ",\n  \"startup_warm_pocl_cache_empty\": "
         << (warm_ours.empty() ? "null" : warm_ours) << ",\n  \"startup_warm\": " << (warm.empty() ? "null" : warm) << ",\n  \"kernels_cold_ms\": " << (startup ? std::to_string(cold_total) : "null")
         << ",\n  \"kernels_warm_ms\": " << (startup ? std::to_string(warm_total) : "null") << ",\n  \"sigmoid_f32_max_ulp\": " << sig_ocl
-        << ",\n  \"tanh_f32_max_ulp\": " << tanh_ocl << "\n}\n";
+        << ",\n  \"tanh_f32_max_ulp\": " << tanh_ocl;
+      if (fusion.n > 0)
+        f << ",\n  \"fusion_f32\": {\"fused_gbps\": " << fusion.fused_gbps << ", \"unfused_gbps\": " << fusion.unfused_gbps
+          << ", \"ratio\": " << fusion.ratio() << "}";
+      f << "\n}\n";
     }
     return all_met ? 0 : 1;
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "device.hpp"
 #include "nccl_transport.hpp"
 #include "ops/conv2d.hpp"
+#include "ops/nvrtc_library.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
@@ -44,7 +45,7 @@ Hardware describe(int ordinal, int count, const std::string& versions) {
   std::snprintf(pci, sizeof pci, "%04x:%02x:%02x.0", p.pciDomainID, p.pciBusID, p.pciDeviceID);
   hw.details = "compute capability " + std::to_string(p.major) + "." + std::to_string(p.minor) + ", " +
                std::to_string(p.multiProcessorCount) + " multiprocessors, L2 " + std::to_string(p.l2CacheSize >> 20) +
-               " MiB, PCI " + pci + ", " + cublas_description() + ", " + conv2d_engine_description();
+               " MiB, PCI " + pci + ", " + cublas_description() + ", " + conv2d_engine_description() + ", " + fusion_description();
   return hw;
 }
 

@@ -282,7 +282,15 @@ namespace xylem {
     XY_REAL(alpha) XY_REAL(beta))                                                             \
   /* result: i64, 0-based index of the first min |x_i|; the first NaN wins (as argmin). x has \
      at least one element. */                                                                 \
-  X(blas, iamin, XY_IN(x) XY_OUT(result), , )
+  X(blas, iamin, XY_IN(x) XY_OUT(result), , )                                                \
+  /* A chain of unary and binary codes as one pass (xylem/plugin/fused_program.hpp): the      \
+     program packed in w0..w7, the codes' parameters in r0..r7. Every tensor of one dims and  \
+     dtype (a broadcast input arrives with stride 0); an output may alias an input exactly.   \
+     Intermediate values stay in the compute type. Float dtypes. */                           \
+  X(math, fused, XY_IN(x0) XY_IN_OPT(x1) XY_IN_OPT(x2) XY_IN_OPT(x3) XY_IN_OPT(x4) XY_OUT(y0)  \
+    XY_OUT_OPT(y1) XY_OUT_OPT(y2), XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3) XY_INT(w4)     \
+    XY_INT(w5) XY_INT(w6) XY_INT(w7), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3)         \
+    XY_REAL(r4) XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

@@ -25,6 +25,7 @@
 #include "xylem/dtype.hpp"
 #include "xylem/error.hpp"
 #include "xylem/fft.hpp"
+#include "xylem/fused.hpp"
 #include "xylem/future.hpp"
 #include "xylem/hardware.hpp"
 #include "xylem/index.hpp"

@@ -21,6 +21,7 @@ NB_MODULE(_xylem, m) {
   bind_numpy(m);
   bind_creation(m);
   bind_math(m);
+  bind_fused(m);
   bind_safetensors(m);
   bind_capture(m);
   // Layers before optim: an optimizer takes a Layer.

@@ -41,6 +41,7 @@ bool elementwise(plugin::OpId op) {
     case OpId::math_binary:
     case OpId::math_compare:
     case OpId::math_where:
+    case OpId::math_fused:
     case OpId::math_cast:
     case OpId::nn_dropout:
     case OpId::nn_dropout_grad:

@@ -98,6 +98,8 @@ void register_index(KernelTable& table);
 void register_attention(KernelTable& table);
 // Discrete Fourier transforms (cuFFT, fft.cu); is_fft says which ops need cuFFT.
 void register_fft(KernelTable& table);
+// math::fused: chains compiled at run time by NVRTC (fused.cpp).
+void register_fused(KernelTable& table);
 [[nodiscard]] bool is_fft(plugin::OpId op) noexcept;
 
 // The table with every family registered (built once).

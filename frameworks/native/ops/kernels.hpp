@@ -46,6 +46,8 @@ void register_attention(KernelTable& table);
 void register_attention_grad(KernelTable& table);
 // Discrete Fourier transforms (FFTW).
 void register_fft(KernelTable& table);
+// math::fused: the tiled evaluator of elementwise chains.
+void register_fused(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -64,6 +64,8 @@ void register_rnn(KernelTable& table);
 void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and the gradients.
 void register_attention(KernelTable& table);
+// math::fused: one program per chain, generated at run time.
+void register_fused(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -13,6 +13,16 @@ typedef ulong xy_u64;
 #if defined(cl_khr_fp64) || defined(XY_HAS_FP64)
 #define XY_DOUBLE 1
 #endif
+#elif defined(__CUDACC_RTC__)
+/* NVRTC (the CUDA plugin's fused kernels): no standard headers; the math
+ * functions are the device library's, always declared. */
+#define XY_FN __device__ __forceinline__
+typedef unsigned int xy_u32;
+typedef unsigned long long xy_u64;
+#define XY_DOUBLE 1
+#ifndef NAN
+#define NAN __int_as_float(0x7fc00000)
+#endif
 #elif defined(__CUDACC__)
 #define XY_FN __host__ __device__ __forceinline__
 #include <cmath>

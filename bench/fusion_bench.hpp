@@ -1,0 +1,71 @@
+#pragma once
+// The fusion row every framework's benchmark shares: y = relu(x*a + b)*c
+// over n f32 (a, b, c scalars), as one math::fused kernel and as its four
+// unfused ops, on one backend, the runs alternating so both see the same
+// load. GB/s counts the bytes the chain must move at least: x read once, y
+// written once (8 bytes an element).
+#include <xylem/xylem.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "xylem/plugin/math.h"
+
+namespace xylem_bench {
+
+struct FusionFigures {
+  std::int64_t n = 0;
+  double fused_gbps = 0, unfused_gbps = 0;
+  [[nodiscard]] double ratio() const { return fused_gbps / unfused_gbps; }
+};
+
+inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int runs) {
+  using namespace xylem;
+  Generator g(5);
+  const Tensor x = uniform(be, Layout{n}, f32, g, -4, 4);
+  const Tensor a = full(be, Layout{}, f32, 1.5), b = full(be, Layout{}, f32, -0.25), c = full(be, Layout{}, f32, 2.0);
+  Tensor y = zeros(be, Layout{n}, f32), t1 = zeros(be, Layout{n}, f32), t2 = zeros(be, Layout{n}, f32);
+  FusedProgram p;
+  p.output(0, p.binary(XY_BIN_MUL,
+                       p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.binary(XY_BIN_MUL, p.input(0), p.input(1)), p.input(2))),
+                       p.input(3)));
+  const auto fused_chain = [&] { fused(be, p, {x, a, b, c}, {y}); };
+  // The unfused chain into preallocated intermediates, as a framework
+  // without fusion runs it.
+  const auto unfused_chain = [&] {
+    mul(be, x, a, t1);
+    add(be, t1, b, t2);
+    nn::relu(be, t2, t1);
+    mul(be, t1, c, y);
+  };
+  for (int i = 0; i < 2; ++i) fused_chain(), unfused_chain();
+  be.synchronize();
+  std::vector<double> tf, tu;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    fused_chain();
+    be.synchronize();
+    tf.push_back(seconds_since(t0));
+    t0 = Clock::now();
+    unfused_chain();
+    be.synchronize();
+    tu.push_back(seconds_since(t0));
+  }
+  // A spot check, so a fast but wrong kernel cannot post a figure.
+  fused_chain();
+  const auto xs = x.to_vector<float>(), ys = y.to_vector<float>();
+  for (std::int64_t i = 0; i < n; i += 9973) {
+    const double want = std::max(double(xs[std::size_t(i)]) * 1.5 - 0.25, 0.0) * 2.0;
+    if (std::abs(ys[std::size_t(i)] - want) > 1e-5 * (1 + std::abs(want)))
+      throw std::runtime_error("fused chain wrong at " + std::to_string(i));
+  }
+  const double bytes = 8.0 * double(n);
+  return {n, bytes / median(tf) * 1e-9, bytes / median(tu) * 1e-9};
+}
+
+}  // namespace xylem_bench

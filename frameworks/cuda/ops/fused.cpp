@@ -1,0 +1,215 @@
+// math::fused on CUDA: the program's kernel (xylem/plugin/fused_source.hpp,
+// the text the OpenCL plugin compiles too) after a CUDA prelude and math.h,
+// compiled by NVRTC (nvrtc_library.hpp, loaded at run time) to a CUBIN for
+// the GPU's architecture, loaded with the runtime's library API
+// (cudaLibraryLoadData, CUDA 12+) and kept: in memory per (program, dtype,
+// architecture), and on disk through the program cache the OpenCL plugin
+// uses (frameworks/opencl/program_cache.hpp, no OpenCL in it), keyed by
+// everything the CUBIN depends on.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../check.hpp"
+#include "frameworks/opencl/program_cache.hpp"
+#include "fused_sources.hpp"
+#include "kernels.hpp"
+#include "nvrtc_library.hpp"
+#include "xylem/error.hpp"
+#include "xylem/plugin/args.hpp"
+#include "xylem/plugin/fused_call.hpp"
+#include "xylem/plugin/fused_source.hpp"
+
+namespace xylem::cuda {
+namespace {
+
+namespace pf = plugin::fused;
+using plugin::OpCall;
+using plugin::OpId;
+
+constexpr int kThreads = 256;
+
+// The dialect of fused_source.hpp in CUDA C++, before math.h: a grid-stride
+// loop, 64-bit indices; f16 through the PTX conversions (round to nearest
+// even; no cuda_fp16.h, which NVRTC would need a path to), bf16 through
+// math.h's bit conversions.
+constexpr std::string_view kPrelude =
+    "#define XY_GLOBAL\n#define XY_KERNEL extern \"C\" __global__ void\n"
+    "typedef long long xy_long;\n"
+    "#define XY_FOR_ITEMS(i, n) for (xy_long i = (xy_long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); "
+    "i += (xy_long)gridDim.x * blockDim.x)\n";
+
+std::string typed_prelude(DType dtype) {
+  switch (dtype) {
+    case DType::f64:
+      return "#define T double\n#define ST double\n#define XY_LD(p, i) ((p)[i])\n"
+             "#define XY_ST(p, i, v) ((p)[i] = (v))\n"
+             "#define XY_UNARY xy_unary_d\n#define XY_BINARY xy_binary_d\n";
+    case DType::f16:
+      return "#define T float\n#define ST unsigned short\n"
+             "__device__ __forceinline__ float xy_ld_f16(unsigned short h) {\n"
+             "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+             "__device__ __forceinline__ unsigned short xy_f16_of(float f) {\n"
+             "  unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+             "#define XY_LD(p, i) xy_ld_f16((p)[i])\n#define XY_ST(p, i, v) ((p)[i] = xy_f16_of(v))\n"
+             "#define XY_UNARY xy_unary_f\n#define XY_BINARY xy_binary_f\n";
+    case DType::bf16:
+      return "#define T float\n#define ST unsigned short\n"
+             "#define XY_LD(p, i) __uint_as_float(xy_bf16_to_f32_bits((p)[i]))\n"
+             "#define XY_ST(p, i, v) ((p)[i] = (unsigned short)xy_f32_bits_to_bf16(__float_as_uint(v)))\n"
+             "#define XY_UNARY xy_unary_f\n#define XY_BINARY xy_binary_f\n";
+    default:
+      return "#define T float\n#define ST float\n#define XY_LD(p, i) ((p)[i])\n"
+             "#define XY_ST(p, i, v) ((p)[i] = (v))\n"
+             "#define XY_UNARY xy_unary_f\n#define XY_BINARY xy_binary_f\n";
+  }
+}
+
+std::string program_source(const pf::Words& words, DType dtype) {
+  std::string source(kPrelude);
+  source += sources::math_h;
+  source += "\n";
+  source += typed_prelude(dtype);
+  source += pf::kernel_source(words);
+  return source;
+}
+
+// A CUBIN from NVRTC; compile_failed with NVRTC's log otherwise.
+std::vector<unsigned char> compile(const NvrtcLibrary& nvrtc, const std::string& source, const std::string& arch,
+                                   const std::string& label) {
+  NvrtcProgram program = nullptr;
+  if (nvrtc.nvrtcCreateProgram(&program, source.c_str(), "xylem_fused.cu", 0, nullptr, nullptr) != kNvrtcSuccess)
+    throw Error(ErrorCode::compile_failed, label + ": NVRTC could not create the program");
+  struct Destroy {
+    const NvrtcLibrary& nvrtc;
+    NvrtcProgram* program;
+    ~Destroy() { (void)nvrtc.nvrtcDestroyProgram(program); }
+  } destroy{nvrtc, &program};
+  const std::string arch_option = "--gpu-architecture=" + arch;
+  const char* options[] = {arch_option.c_str(), "--std=c++17"};
+  const NvrtcResult result = nvrtc.nvrtcCompileProgram(program, 2, options);
+  if (result != kNvrtcSuccess) {
+    std::size_t size = 0;
+    std::string log;
+    if (nvrtc.nvrtcGetProgramLogSize(program, &size) == kNvrtcSuccess && size > 1) {
+      log.resize(size);
+      if (nvrtc.nvrtcGetProgramLog(program, log.data()) != kNvrtcSuccess) log.clear();
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    }
+    throw Error(ErrorCode::compile_failed, label + ": NVRTC failed (" + nvrtc.nvrtcGetErrorString(result) +
+                                               ", " + arch_option + "). Log:\n" + log);
+  }
+  std::size_t size = 0;
+  if (nvrtc.nvrtcGetCUBINSize(program, &size) != kNvrtcSuccess || size == 0)
+    throw Error(ErrorCode::compile_failed, label + ": NVRTC gave no CUBIN for " + arch);
+  std::vector<unsigned char> cubin(size);
+  if (nvrtc.nvrtcGetCUBIN(program, reinterpret_cast<char*>(cubin.data())) != kNvrtcSuccess)
+    throw Error(ErrorCode::compile_failed, label + ": NVRTC's CUBIN could not be read");
+  return cubin;
+}
+
+// "sm_90" for the GPU of `device`.
+std::string architecture(int device) {
+  int major = 0, minor = 0;
+  XY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), device, "math::fused");
+  XY_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), device, "math::fused");
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+// The kernel of (program, dtype) for `device`'s architecture: from memory,
+// else the disk cache, else NVRTC. A loaded library serves every device of
+// the process (the runtime loads it into each context on first launch).
+cudaKernel_t kernel_for(const pf::Words& words, DType dtype, int device) {
+  std::string why;
+  const NvrtcLibrary* nvrtc = nvrtc_library(&why);
+  if (nvrtc == nullptr) throw Error(ErrorCode::unsupported, "math::fused on cuda:" + std::to_string(device) + ": " + why);
+  const std::string arch = architecture(device);
+  using Key = std::tuple<pf::Words, DType, std::string>;
+  static std::mutex mutex;
+  static std::map<Key, cudaKernel_t> kernels;
+  std::lock_guard lock(mutex);
+  const Key key{words, dtype, arch};
+  if (const auto it = kernels.find(key); it != kernels.end()) return it->second;
+
+  const std::string label = "math::fused " + pf::program_hex(words) + " " + std::string(name(dtype)) + " for " + arch;
+  const std::string source = program_source(words, dtype);
+  const std::string cache_key = "xylem-cuda-fused\nprogram=" + pf::program_hex(words) + "\ndtype=" +
+                                std::string(name(dtype)) + "\narch=" + arch + "\nnvrtc=" +
+                                std::to_string(nvrtc->major) + "." + std::to_string(nvrtc->minor) +
+                                "\nsource=" + std::to_string(opencl::fnv1a64(source)) + "\n";
+  const opencl::ProgramCache cache = opencl::ProgramCache::from_environment();
+  std::vector<unsigned char> cubin;
+  bool from_cache = false;
+  if (auto entry = cache.load(cache_key); entry && entry->kernel_names == "xy_fused" && !entry->binary.empty()) {
+    cubin = std::move(entry->binary);
+    from_cache = true;
+  } else {
+    cubin = compile(*nvrtc, source, arch, label);
+  }
+  cudaLibrary_t library = nullptr;
+  cudaError_t err = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (err != cudaSuccess && from_cache) {
+    // A stale or foreign entry: compile afresh and replace it.
+    (void)cudaGetLastError();
+    cache.remove(cache_key);
+    from_cache = false;
+    cubin = compile(*nvrtc, source, arch, label);
+    err = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  }
+  XY_CUDA(err, device, label);
+  cudaKernel_t kernel = nullptr;
+  XY_CUDA(cudaLibraryGetKernel(&kernel, library, "xy_fused"), device, label);
+  if (!from_cache) (void)cache.store(cache_key, opencl::CacheEntry{"xy_fused", cubin});
+  kernels.emplace(key, kernel);
+  return kernel;
+}
+
+template <DType D>
+void fused_kernel(const OpCall& call, const Context& ctx) {
+  const auto a = plugin::unpack<plugin::args::math_fused>(call);
+  const pf::Call c = pf::unpack_call(a);  // points into a
+  if (!c.why.empty()) throw Error(ErrorCode::invalid_argument, "math::fused: " + c.why);
+  if (c.numel == 0) return;
+  const cudaKernel_t kernel = kernel_for(c.words, D, ctx.device);
+  pf::FusedLayout layout = c.layout;
+  std::int64_t n = c.numel;
+
+  // The arguments in the kernel's order: eight pointers (element 0 of each
+  // allocation; the layout's offsets locate the views), the layout, n, and
+  // the eight reals in the compute type.
+  std::array<void*, pf::kViews> pointers{};
+  for (std::size_t k = 0; k < pointers.size(); ++k) pointers[k] = c.tensors[k]->data;
+  const std::array<double, 8>& reals = c.reals;
+  std::array<float, 8> reals_f{};
+  for (std::size_t k = 0; k < reals.size(); ++k) reals_f[k] = static_cast<float>(reals[k]);
+  std::array<void*, pf::kViews + 2 + 8> args{};
+  std::size_t k = 0;
+  for (void*& p : pointers) args[k++] = &p;
+  args[k++] = &layout;
+  args[k++] = &n;
+  for (std::size_t r = 0; r < reals.size(); ++r)
+    args[k++] = D == DType::f64 ? static_cast<void*>(const_cast<double*>(&reals[r])) : static_cast<void*>(&reals_f[r]);
+  // Enough resident blocks to keep the memory system busy; each thread
+  // then strides through the rest.
+  const std::int64_t resident = std::int64_t(ctx.multiprocessors) * (2048 / kThreads);
+  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, resident));
+  XY_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), args.data(), 0,
+                           ctx.stream),
+          ctx.device, "math::fused");
+}
+
+}  // namespace
+
+void register_fused(KernelTable& table) {
+  table.set(OpId::math_fused, DType::f16, &fused_kernel<DType::f16>);
+  table.set(OpId::math_fused, DType::bf16, &fused_kernel<DType::bf16>);
+  table.set(OpId::math_fused, DType::f32, &fused_kernel<DType::f32>);
+  table.set(OpId::math_fused, DType::f64, &fused_kernel<DType::f64>);
+}
+
+}  // namespace xylem::cuda

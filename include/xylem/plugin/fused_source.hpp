@@ -1,0 +1,139 @@
+#pragma once
+// The kernel source of a math::fused program (fused_program.hpp), written
+// once for every framework that compiles at run time: the OpenCL plugin
+// compiles it as OpenCL C, the CUDA plugin through NVRTC. The text calls
+// math.h's formulas and leaves the dialect to a prelude the framework puts
+// before it, which defines:
+//   T, ST            the compute and storage types
+//   XY_GLOBAL        the address space of tensor pointers ("global", "")
+//   XY_KERNEL        what starts a kernel's definition
+//   XY_FOR_ITEMS(i, n)  the loop header giving this thread its elements i < n
+//   XY_LD(p, i), XY_ST(p, i, v)  element i of p as T, and a store of T v
+//   XY_UNARY(c, x, p0, p1), XY_BINARY(c, a, b, p0, p1)  math.h's xy_unary_f /
+//                    xy_binary_f, or their _d forms, for T
+//   xy_long          a 64-bit signed integer
+// The kernel, xy_fused, takes the eight tensors (x0..x4, y0..y2; an absent
+// one is a null pointer), the collapsed layout (FusedLayout), the element
+// count and the eight parameter reals in T.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "xylem/layout.hpp"
+#include "xylem/plugin/fused_program.hpp"
+
+namespace xylem::plugin::fused {
+
+inline constexpr int kViews = kMaxInputs + kMaxOutputs;  // x0..x4, then y0..y2
+
+// The views of one call over their common dims, collapsed: dims of one
+// element dropped, neighbours merged where every view steps through them
+// as one. Mirrors xy_fused_layout of the generated source (all 64-bit).
+struct FusedLayout {
+  std::int64_t rank = 1;
+  std::int64_t dims[kMaxRank] = {};
+  std::int64_t strides[kViews][kMaxRank] = {};
+  std::int64_t offsets[kViews] = {};
+};
+
+// views[k] of one dims each (an absent tensor may repeat another's view).
+[[nodiscard]] inline FusedLayout collapse(const std::array<const Layout*, kViews>& views, std::int64_t* numel) {
+  FusedLayout out;
+  const Layout& first = *views[0];
+  std::int64_t n = 1;
+  for (std::int64_t d : first.dims()) n *= d;
+  *numel = n;
+  for (int t = 0; t < kViews; ++t) out.offsets[t] = views[std::size_t(t)]->offset();
+  int rank = 0;
+  for (int axis = 0; axis < first.rank(); ++axis) {
+    const std::int64_t size = first.dims()[std::size_t(axis)];
+    if (size == 1) continue;
+    bool merge = rank > 0;
+    for (int t = 0; t < kViews && merge; ++t)
+      merge = out.strides[t][rank - 1] == views[std::size_t(t)]->strides()[std::size_t(axis)] * size;
+    if (merge) {
+      out.dims[rank - 1] *= size;
+      for (int t = 0; t < kViews; ++t) out.strides[t][rank - 1] = views[std::size_t(t)]->strides()[std::size_t(axis)];
+      continue;
+    }
+    out.dims[rank] = size;
+    for (int t = 0; t < kViews; ++t) out.strides[t][rank] = views[std::size_t(t)]->strides()[std::size_t(axis)];
+    ++rank;
+  }
+  if (rank == 0) {  // one element (or none): rank 1, any stride
+    out.dims[0] = n == 0 ? 0 : 1;
+    rank = 1;
+  }
+  out.rank = rank;
+  return out;
+}
+
+// The kernel's text for a valid program (validate() said "").
+[[nodiscard]] inline std::string kernel_source(const Words& words) {
+  const Program p = decode_program(words);
+  bool used[kViews] = {};
+  for (int k = 0; k < p.size; ++k) {
+    const Instruction& in = p.code[std::size_t(k)];
+    if (in.kind == Kind::load) used[in.a] = true;
+    if (in.kind == Kind::store) used[kMaxInputs + in.dst] = true;
+  }
+  const auto s = [](int v) { return std::to_string(v); };
+  std::string src =
+      "typedef struct {\n  xy_long rank;\n  xy_long dims[8];\n  xy_long strides[8][8];\n  xy_long offsets[8];\n"
+      "} xy_fused_layout;\n\nXY_KERNEL xy_fused(";
+  for (int t = 0; t < kViews; ++t) {
+    src += t < kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - kMaxInputs);
+    src += ", ";
+  }
+  src += "xy_fused_layout l, xy_long n";
+  for (int r = 0; r < 2 * kParamPairs; ++r) src += ", T p" + s(r);
+  src += ") {\n  XY_FOR_ITEMS(i, n) {\n";
+  // Offsets of the used views: one multiply when the views collapsed to
+  // one axis (every contiguous call), else the row-major index taken apart.
+  for (int t = 0; t < kViews; ++t)
+    if (used[t]) src += "    xy_long o" + s(t) + " = l.offsets[" + s(t) + "];\n";
+  src += "    if (l.rank == 1) {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t]) src += "      o" + s(t) + " += i * l.strides[" + s(t) + "][0];\n";
+  src += "    } else {\n      xy_long rest = i;\n      for (int d = (int)l.rank - 1; d >= 0; --d) {\n"
+         "        const xy_long c = rest % l.dims[d];\n        rest /= l.dims[d];\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t]) src += "        o" + s(t) + " += c * l.strides[" + s(t) + "][d];\n";
+  src += "      }\n    }\n";
+  src += "    T r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0;\n";
+  for (int k = 0; k < p.size; ++k) {
+    const Instruction& in = p.code[std::size_t(k)];
+    const std::string params = "p" + s(2 * in.params) + ", p" + s(2 * in.params + 1);
+    switch (in.kind) {
+      case Kind::load:
+        src += "    r" + s(in.dst) + " = XY_LD(x" + s(in.a) + ", o" + s(in.a) + ");\n";
+        break;
+      case Kind::unary:
+        src += "    r" + s(in.dst) + " = XY_UNARY(" + s(in.code) + ", r" + s(in.a) + ", " + params + ");\n";
+        break;
+      case Kind::binary:
+        src += "    r" + s(in.dst) + " = XY_BINARY(" + s(in.code) + ", r" + s(in.a) + ", r" + s(in.b) + ", " +
+               params + ");\n";
+        break;
+      case Kind::store:
+        src += "    XY_ST(y" + s(in.dst) + ", o" + s(kMaxInputs + in.dst) + ", r" + s(in.a) + ");\n";
+        break;
+      default:
+        break;
+    }
+  }
+  src += "  }\n}\n";
+  return src;
+}
+
+// The program as hexadecimal text: names and cache keys.
+[[nodiscard]] inline std::string program_hex(const Words& words) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (std::int64_t w : words)
+    for (int shift = 60; shift >= 0; shift -= 4) out += digits[(std::uint64_t(w) >> shift) & 15];
+  while (out.size() > 16 && out.compare(out.size() - 16, 16, std::string(16, '0')) == 0) out.resize(out.size() - 16);
+  return out;
+}
+
+}  // namespace xylem::plugin::fused
