@@ -205,12 +205,13 @@ ops() {
 }
 
 # The reference networks, xylem and PyTorch alternately per dtype, then
-# the ratio table. CONVNETS_REPS (default 10) sets the timed runs.
+# the ratio table. CONVNETS_REPS (default 10) sets the timed runs,
+# CONVNETS_DTYPES (default "f32 tf32 bf16") the dtypes.
 convnets() {
   setup
   local dtype rc=0 reps=${CONVNETS_REPS:-10}
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-  for dtype in f32 tf32 bf16; do
+  for dtype in ${CONVNETS_DTYPES:-f32 tf32 bf16}; do
     echo "== $dtype"
     "$build/bin/xylem_bench_convnets" --backend cuda --dtype $dtype --reps "$reps" \
       --json "$out/convnets_xylem_$dtype.json" >"$out/convnets_xylem_$dtype.log" 2>&1 || rc=1

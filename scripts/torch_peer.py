@@ -87,6 +87,10 @@ def bandwidth(r, a, dev, n, nbytes):
     y = torch.empty_like(x)
     r["copy_gbs"] = 2 * nbytes / cuda_time(lambda: y.copy_(x), a.reps, 10) / 1e9
     r["sigmoid_gbs"] = 2 * nbytes / cuda_time(lambda: torch.sigmoid(x, out=y), a.reps, 10) / 1e9
+    # xylem's fusion row, y = relu(x*a + b)*c, eagerly: four kernels and
+    # three temporaries; GB/s counts the 8 bytes an element the chain needs.
+    av, bv, cv = (torch.tensor(v, device=dev) for v in (1.5, -0.25, 2.0))
+    r["fusion_fused_gbs"] = 2 * nbytes / cuda_time(lambda: torch.mul(torch.relu(x * av + bv), cv, out=y), a.reps, 3) / 1e9
     del x, y
     # A convolution's bias over an odd H*W, as xylem_bench_cuda's rows.
     batch = 8 if a.quick else 128
