@@ -15,7 +15,7 @@ namespace xylem::opencl {
 // of the pass's vector width (16 floats or 8 doubles: one 512-bit
 // register), or of half of it when `narrow` (256-bit registers). With a
 // `band`, b is packed into panels first and items walk bands of that many
-// row tiles across all of n (kernels/gemm.cl says why: large k*m).
+// row tiles across all of n (kernels/gemm.cl says why: a large m*k).
 struct GemmTile {
   int rows, vectors;
   bool narrow;
@@ -63,8 +63,8 @@ struct GemmCandidate {
 }
 
 // "r8v2", "r8v4n", "r8v2b8": a tile's name (rows, vectors, n for narrow, b
-// and the band). Built by
-// appending: GCC 12 warns falsely (-Wrestrict) on "r" + std::to_string(..).
+// and the band). Built by appending: GCC 12 warns falsely (-Wrestrict) on
+// "r" + std::to_string(..).
 [[nodiscard]] inline std::string gemm_tile_name(int tile) {
   const GemmTile& t = kGemmTiles[tile];
   std::string name = "r";
