@@ -142,8 +142,9 @@ class ScopedEnv {
 // that cut its tiles at every edge: each one's result must be the
 // reference's. Other frameworks ignore the variable and check their one way.
 TEST_P(Gemm, gemm_every_tuning_candidate) {
-  // The last slices k (300: 256 + 44, 128 + 128 + 44).
-  const Size sizes[] = {{33, 47, 65}, {70, 100, 30}, {40, 50, 300}};
+  // The last slices k (300: 256 + 44, 128 + 128 + 44); 300 rows end in a
+  // cut band of every banded tile.
+  const Size sizes[] = {{33, 47, 65}, {70, 100, 30}, {40, 50, 300}, {300, 70, 20}};
   for (int candidate = 0; candidate < xylem::opencl::kGemmCandidateCount; ++candidate) {
     const ScopedEnv force("XYLEM_OPENCL_GEMM_CANDIDATE", std::to_string(candidate));
     SCOPED_TRACE("candidate " + xylem::opencl::gemm_candidate_name(candidate));

@@ -26,7 +26,8 @@ namespace {
 std::string tile_source(int tile) {
   const GemmTile& t = kGemmTiles[tile];
   return "#define XY_GEMM_RM " + std::to_string(t.rows) + "\n#define XY_GEMM_CV " + std::to_string(t.vectors) +
-         "\n#define XY_GEMM_NARROW " + (t.narrow ? "1" : "0") + "\n";
+         "\n#define XY_GEMM_NARROW " + (t.narrow ? "1" : "0") + "\n#define XY_GEMM_BAND " + std::to_string(t.band) +
+         "\n";
 }
 
 }  // namespace
@@ -107,15 +108,17 @@ void our_gemm(Launcher& launch, const GemmDims& g) {
 void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDims& g, const OurGemmOperands& ops) {
   const GemmCandidate choice = gemm_candidate(candidate);
   const GemmTile& tile = kGemmTiles[choice.tile];
-  const KernelInfo& kernel =
-      launch.device().program(kGemmProgram, dtype, choice.tile).kernel(join({"gemm", suffix(dtype)}));
+  const ProgramPackage& program = launch.device().program(kGemmProgram, dtype, choice.tile);
+  const KernelInfo& kernel = program.kernel(join({"gemm", suffix(dtype)}));
   const std::int64_t width = (dtype == DType::f64 ? 8 : 16) / (tile.narrow ? 2 : 1);
   const std::int64_t across = tile.vectors * width;
-  const std::int64_t tiles = ((g.m + tile.rows - 1) / tile.rows) * ((g.n + across - 1) / across);
-  // Groups of consecutive items share a panel of b (items run down c's
-  // rows first). On a CPU device a group runs on one thread: the
-  // candidate's number of groups per compute unit, several for balance on
-  // a loaded machine.
+  const std::int64_t tiles_m = (g.m + tile.rows - 1) / tile.rows, panels = (g.n + across - 1) / across;
+  // A banded walk covers whole bands, the last one cut short by m.
+  const std::int64_t tiles =
+      tile.band ? (tiles_m + tile.band - 1) / tile.band * tile.band * panels : tiles_m * panels;
+  // Groups of consecutive items share a panel of b. On a CPU device a
+  // group runs on one thread: the candidate's number of groups per compute
+  // unit, several for balance on a loaded machine.
   std::size_t local = kernel.local;
   const DeviceInfo& info = launch.device().info();
   if (info.type & CL_DEVICE_TYPE_CPU) {
@@ -124,14 +127,28 @@ void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDi
     while (local > 1 && local > want) local /= 2;
   }
   const std::size_t groups = (static_cast<std::size_t>(tiles) + local - 1) / local;
+  cl_mem b = ops.b;
+  cl_long bo = ops.bo, ldb = ops.ldb, b_step = ops.ldb;
+  Mem packed;
+  if (tile.band) {
+    // Packed once for every slice of k below: a slice starts p rows into
+    // each panel.
+    packed = temporary_buffer(launch, panels * g.k * across, dtype);
+    launch.run(program.kernel(join({"gemm_pack_b", suffix(dtype)})), static_cast<std::size_t>(panels * g.k), ops.b,
+               ops.bo, ops.ldb, packed.get(), static_cast<cl_long>(g.k), static_cast<cl_long>(g.n));
+    b = packed.get();
+    bo = 0;
+    ldb = static_cast<cl_long>(g.k * across);
+    b_step = static_cast<cl_long>(across);
+  }
   // Slices of k after the first add to c: c = alpha*a_s*b_s + 1*c.
   const std::int64_t step = choice.k_block > 0 ? choice.k_block : g.k;
   for (std::int64_t p = 0; p < g.k; p += step) {
     const std::int64_t k = std::min(step, g.k - p);
-    launch.run_groups(kernel, groups, local, ops.a, static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak,
-                      ops.b, static_cast<cl_long>(ops.bo + p * ops.ldb), ops.ldb, ops.c, ops.co, ops.ldc,
-                      static_cast<cl_long>(g.m), static_cast<cl_long>(g.n), static_cast<cl_long>(k),
-                      Scalar{dtype, g.alpha}, Scalar{dtype, p == 0 ? g.beta : 1.0});
+    launch.run_groups(kernel, groups, local, ops.a, static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak, b,
+                      static_cast<cl_long>(bo + p * b_step), ldb, ops.c, ops.co, ops.ldc, static_cast<cl_long>(g.m),
+                      static_cast<cl_long>(g.n), static_cast<cl_long>(k), Scalar{dtype, g.alpha},
+                      Scalar{dtype, p == 0 ? g.beta : 1.0});
   }
 }
 

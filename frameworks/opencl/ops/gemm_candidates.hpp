@@ -13,17 +13,24 @@ namespace xylem::opencl {
 
 // One work-item computes `rows` rows of c by `vectors` vectors across, each
 // of the pass's vector width (16 floats or 8 doubles: one 512-bit
-// register), or of half of it when `narrow` (256-bit registers).
+// register), or of half of it when `narrow` (256-bit registers). With a
+// `band`, b is packed into panels first and items walk bands of that many
+// row tiles across all of n (kernels/gemm.cl says why: a large m*k).
 struct GemmTile {
   int rows, vectors;
   bool narrow;
+  int band = 0;
 };
 inline constexpr GemmTile kGemmTiles[] = {
-    {8, 2, false},   // the default: 16 accumulators, half an AVX-512 register file
-    {4, 4, false},   // wider tiles: fewer loads of a per flop
-    {8, 1, false},   // narrower: more items for small n
-    {14, 2, false},  // 28 accumulators: nearly every register
-    {8, 4, true},    // the same tile as the default in 256-bit vectors
+    {8, 2, false},      // the default: 16 accumulators, half an AVX-512 register file
+    {4, 4, false},      // wider tiles: fewer loads of a per flop
+    {8, 1, false},      // narrower: more items for small n
+    {14, 2, false},     // 28 accumulators: nearly every register
+    {8, 4, true},       // the same tile as the default in 256-bit vectors
+    {8, 2, false, 8},   // banded, 64 rows a band: a's strip of k=256 is 64 KiB, in L2
+    {8, 2, false, 32},  // banded, 256 rows
+    {4, 4, false, 16},  // banded, 64 rows
+    {4, 4, false, 64},  // banded, 256 rows
 };
 inline constexpr int kGemmTileCount = static_cast<int>(std::size(kGemmTiles));
 
@@ -42,7 +49,7 @@ inline constexpr int kGemmKBlockChoices = static_cast<int>(std::size(kGemmKBlock
 inline constexpr int kGemmCandidateCount = kGemmTileCount * kGemmGroupChoices * kGemmKBlockChoices;
 // Bumped whenever the lists above change, so cached choices among the old
 // candidates go stale.
-inline constexpr std::uint32_t kGemmCandidatesVersion = 2;
+inline constexpr std::uint32_t kGemmCandidatesVersion = 3;
 
 struct GemmCandidate {
   int tile;             // index into kGemmTiles: the program variant
@@ -55,8 +62,9 @@ struct GemmCandidate {
           kGemmGroupsPerUnit[index / kGemmKBlockChoices % kGemmGroupChoices], kGemmKBlocks[index % kGemmKBlockChoices]};
 }
 
-// "r8v2", "r8v4n": a tile's name (rows, vectors, n for narrow). Built by
-// appending: GCC 12 warns falsely (-Wrestrict) on "r" + std::to_string(..).
+// "r8v2", "r8v4n", "r8v2b8": a tile's name (rows, vectors, n for narrow, b
+// and the band). Built by appending: GCC 12 warns falsely (-Wrestrict) on
+// "r" + std::to_string(..).
 [[nodiscard]] inline std::string gemm_tile_name(int tile) {
   const GemmTile& t = kGemmTiles[tile];
   std::string name = "r";
@@ -64,6 +72,10 @@ struct GemmCandidate {
   name += 'v';
   name += std::to_string(t.vectors);
   if (t.narrow) name += 'n';
+  if (t.band) {
+    name += 'b';
+    name += std::to_string(t.band);
+  }
   return name;
 }
 
