@@ -8,6 +8,8 @@
 #include <climits>
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <string_view>
 
 #include "block.cuh"
 #include "mma_tile.cuh"
@@ -54,12 +56,22 @@ struct Problem {
   bool suits = false;
 };
 
+// XYLEM_CUDA_ATTENTION_MMA=0 keeps every call on the scalar kernels (to
+// compare the two, or to step around the tensor-core path).
+inline bool mma_allowed() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("XYLEM_CUDA_ATTENTION_MMA");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return allowed;
+}
+
 inline Problem problem_of(const plugin::TensorArg& q, const plugin::TensorArg& k, const plugin::TensorArg& v,
                           double p, std::int64_t max_width) {
   const auto qd = q.view.dims(), kd = k.view.dims();
   Problem r{qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], v.view.dims()[3]};
   r.width = r.Dk > r.Dv ? r.Dk : r.Dv;
-  r.suits = (q.dtype == DType::f16 || q.dtype == DType::bf16) && p <= 0 && r.Dk % 8 == 0 && r.Dv % 8 == 0 &&
+  r.suits = mma_allowed() && (q.dtype == DType::f16 || q.dtype == DType::bf16) && p <= 0 && r.Dk % 8 == 0 && r.Dv % 8 == 0 &&
             r.width <= max_width && r.B <= 65535 && r.H <= 65535 && r.Sq <= INT_MAX - kRows &&
             r.Sk <= INT_MAX - kRows;
   return r;
