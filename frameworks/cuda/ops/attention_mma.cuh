@@ -71,8 +71,8 @@ inline Problem problem_of(const plugin::TensorArg& q, const plugin::TensorArg& k
   const auto qd = q.view.dims(), kd = k.view.dims();
   Problem r{qd[0], qd[1], kd[1], qd[2], kd[2], qd[3], v.view.dims()[3]};
   r.width = r.Dk > r.Dv ? r.Dk : r.Dv;
-  r.suits = mma_allowed() && (q.dtype == DType::f16 || q.dtype == DType::bf16) && p <= 0 && r.Dk % 8 == 0 && r.Dv % 8 == 0 &&
-            r.width <= max_width && r.B <= 65535 && r.H <= 65535 && r.Sq <= INT_MAX - kRows &&
+  r.suits = mma_allowed() && (q.dtype == DType::f16 || q.dtype == DType::bf16) && p <= 0 && r.Dk % 8 == 0 &&
+            r.Dv % 8 == 0 && r.width <= max_width && r.B <= 65535 && r.H <= 65535 && r.Sq <= INT_MAX - kRows &&
             r.Sk <= INT_MAX - kRows;
   return r;
 }
