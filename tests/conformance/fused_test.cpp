@@ -151,6 +151,10 @@ struct InputSpec {
 // x0 [7, 143] strided, x1 a row [143] (stride 0 across rows), x2 a scalar.
 const Dims kOut{7, 143};
 const std::vector<InputSpec> kPairInputs{{{7, 143}, ViewKind::strided}, {{143}}, {{}}};
+// Every other program: dense x0 [1001] with x1 and x2 broadcast scalars, the
+// layout of the vector paths.
+const Dims kDenseOut{1001};
+const std::vector<InputSpec> kDensePairInputs{{{1001}}, {{1}}, {{}}};
 
 class Fused : public MathConformance {
  protected:
@@ -221,8 +225,10 @@ class Fused : public MathConformance {
     const int n2 = second_binary ? int{XY_BIN_COUNT} : int{XY_UN_COUNT};
     const auto list = pairs(n1, n2, dtype);
     const std::size_t inputs = kind == PairKind::unary_unary ? 1 : kind == PairKind::binary_binary ? 3 : 2;
-    const std::vector<InputSpec> specs(kPairInputs.begin(), kPairInputs.begin() + std::ptrdiff_t(inputs));
     for (std::size_t k = 0; k < list.size(); k += 3) {
+      const bool dense = k % 2 == 1;
+      const auto& all = dense ? kDensePairInputs : kPairInputs;
+      const std::vector<InputSpec> specs(all.begin(), all.begin() + std::ptrdiff_t(inputs));
       Chain c;
       const auto x0 = c.input(0);
       std::string what = "pairs";
@@ -239,7 +245,8 @@ class Fused : public MathConformance {
         else
           c.output(j, c.unary(b, first));
       }
-      check(c, dtype, specs, outputs, kOut, k % 2 ? ViewKind::strided : ViewKind::contiguous, what);
+      check(c, dtype, specs, outputs, dense ? kDenseOut : kOut, k % 4 == 3 ? ViewKind::strided : ViewKind::contiguous,
+            what);
     }
   }
 };

@@ -41,7 +41,8 @@ constexpr int kThreads = 256;
 constexpr std::string_view kPrelude =
     "#define XY_GLOBAL\n#define XY_KERNEL extern \"C\" __global__ void\n"
     "typedef long long xy_long;\n"
-    "#define XY_FOR_ITEMS(i, n) for (xy_long i = (xy_long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); "
+    "#define XY_FUSED_PARAMS\n#define XY_FUSED_RANGE(i, end, n) const xy_long end = (n);\n"
+    "#define XY_FUSED_LOOP(i, end) for (xy_long i = (xy_long)blockIdx.x * blockDim.x + threadIdx.x; i < end; "
     "i += (xy_long)gridDim.x * blockDim.x)\n";
 
 std::string typed_prelude(DType dtype) {

@@ -212,6 +212,23 @@ kernel void KNAME(where)(global const ST* a, global const ST* b, global const uc
 
 #endif
 
+#ifdef XY_FUSED
+/* math::fused's vector path (ops/fused.cpp) on CPU devices: the same
+ * formulas over VT, for a code the generated kernel passes as a constant. */
+XY_FORCE_INLINE VT xy_fused_unary_v(int code, VT x, T p0, T p1) {
+  switch (code) {
+    XY_UNARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, x, p0, p1, XY_EXPV, XY_TANHV, XY_SIN)
+    default: return (VT)(NAN);
+  }
+}
+XY_FORCE_INLINE VT xy_fused_binary_v(int code, VT a, VT b, T p0, T p1) {
+  switch (code) {
+    XY_BINARY_FORMULAS(XY_RETURN_CASE, VT, XY_K, a, b, p0, p1, XY_EXPV, XY_POWV)
+    default: return (VT)(NAN);
+  }
+}
+#endif
+
 #undef XY_K
 #undef XY_SIN
 #undef XY_EXP1

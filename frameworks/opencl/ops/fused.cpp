@@ -10,6 +10,7 @@
 
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
+#include "frameworks/opencl/sources.hpp"
 #include "xylem/plugin/args.hpp"
 #include "xylem/plugin/fused_call.hpp"
 
@@ -23,13 +24,25 @@ using plugin::OpId;
 
 // The dialect of fused_source.hpp in OpenCL C: T, ST, SUF and FS come from
 // the pass (package.cpp), XY_LD and XY_ST from kernels/storage.cl, the
-// formulas from math.h. One element per work-item.
+// formulas from math.h. Each work-item takes a chunk of elements
+// (XY_CHUNK_BOUNDS, Launcher::run_chunks). On CPU devices a chunk of dense
+// or broadcast views first goes through explicit vectors of VW elements,
+// with the vector formulas of kernels/elementwise.cl (first in the program,
+// XY_FUSED defined: its xy_fused_*_v), streamed to memory when the host
+// asks.
 constexpr std::string_view kPrelude =
-    "\n#define XY_GLOBAL global\n#define XY_KERNEL kernel void\n"
-    "#define XY_FOR_ITEMS(i, n) const long i = (long)get_global_id(0); if (i < (n))\n"
+    "\n#define XY_GLOBAL global\n#define XY_KERNEL kernel void\ntypedef long xy_long;\n"
+    "#define XY_FUSED_PARAMS , int stream, long per\n"
+    "#define XY_FUSED_RANGE(i, end, n) XY_CHUNK_BOUNDS(i, end, n, per);\n"
+    "#define XY_FUSED_LOOP(i, end) for (; i < end; ++i)\n"
     "#define XY_UNARY(c, x, p0, p1) XF(xy_unary)(c, x, p0, p1)\n"
     "#define XY_BINARY(c, a, b, p0, p1) XF(xy_binary)(c, a, b, p0, p1)\n"
-    "typedef long xy_long;\n";
+    "#ifdef XY_CPU\n#define XY_FUSED_VECTOR 1\n"
+    "#define XY_VUNARY xy_fused_unary_v\n#define XY_VBINARY xy_fused_binary_v\n"
+    "#define XY_VLOAD(p, o, s) ((s) ? XY_VLD(p, o) : (VT)(XY_LD(p, o)))\n"
+    "#define XY_VSTORE(p, o, v) do { if (streamed) XY_VSTREAM_ST(p, o, v); else XY_VST(p, o, v); } while (0)\n"
+    "#define XY_STREAM_OK(p) (stream && XY_ALIGNED(p, XY_VBYTES))\n"
+    "#endif\n";
 
 // A program's spec and the text it points to.
 struct FusedSpec {
@@ -48,7 +61,8 @@ const ProgramSpec& spec_for(const pf::Words& words) {
     entry->name = "fused " + pf::program_hex(words);
     entry->text = std::string(kPrelude) + pf::kernel_source(words);
     entry->text_view = entry->text;
-    entry->spec = ProgramSpec{entry->name, {&entry->text_view, nullptr}, Helpers::none, Passes::floats};
+    entry->spec = ProgramSpec{entry->name, {&sources::elementwise, &entry->text_view}, Helpers::none, Passes::floats,
+                              1,           "XY_FUSED"};
   }
   return entry->spec;
 }
@@ -62,9 +76,10 @@ EventPtr launch_fused(Launcher& launch) {
   const DType dtype = a.x0.dtype;
   const KernelInfo& kernel = launch.program(spec_for(c.words), dtype).kernel("xy_fused");
   const auto real = [&](double v) { return Scalar{dtype, v}; };
-  launch.run(kernel, static_cast<std::size_t>(c.numel), mem_of(a.x0), mem_of(a.x1), mem_of(a.x2), mem_of(a.x3),
-             mem_of(a.x4), mem_of(a.y0), mem_of(a.y1), mem_of(a.y2), c.layout, cl_long{c.numel}, real(a.r0),
-             real(a.r1), real(a.r2), real(a.r3), real(a.r4), real(a.r5), real(a.r6), real(a.r7));
+  launch.run_chunks(kernel, static_cast<std::size_t>(c.numel), size_of(dtype), mem_of(a.x0), mem_of(a.x1),
+                    mem_of(a.x2), mem_of(a.x3), mem_of(a.x4), mem_of(a.y0), mem_of(a.y1), mem_of(a.y2), c.layout,
+                    cl_long{c.numel}, real(a.r0), real(a.r1), real(a.r2), real(a.r3), real(a.r4), real(a.r5),
+                    real(a.r6), real(a.r7));
   return launch.finish();
 }
 

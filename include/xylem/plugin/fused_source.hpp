@@ -7,7 +7,14 @@
 //   T, ST            the compute and storage types
 //   XY_GLOBAL        the address space of tensor pointers ("global", "")
 //   XY_KERNEL        what starts a kernel's definition
-//   XY_FOR_ITEMS(i, n)  the loop header giving this thread its elements i < n
+//   XY_FUSED_PARAMS  parameters the loop needs after the kernel's own ("",
+//                    or ", int stream, long per")
+//   XY_FUSED_RANGE(i, end, n), XY_FUSED_LOOP(i, end)  this thread's share of
+//                    the elements: set up, then the loop header over element i
+//   XY_FUSED_VECTOR  (optional) a vector path first, where every view is
+//                    dense or broadcast: VT, VW, XY_VLOAD(p, o, s),
+//                    XY_VUNARY, XY_VBINARY, XY_VSTORE(p, o, v) (`streamed`
+//                    says whether its outputs may be streamed), XY_STREAM_OK(p)
 //   XY_LD(p, i), XY_ST(p, i, v)  element i of p as T, and a store of T v
 //   XY_UNARY(c, x, p0, p1), XY_BINARY(c, a, b, p0, p1)  math.h's xy_unary_f /
 //                    xy_binary_f, or their _d forms, for T
@@ -68,6 +75,39 @@ struct FusedLayout {
   return out;
 }
 
+// The program's instructions on registers r0..r7 of type v: LOAD(x, o, s)
+// reads input x at offset o (stride s), STORE(y, o, v) writes an output.
+[[nodiscard]] inline std::string program_steps(const Program& p, const std::string& v, const std::string& load,
+                                               const std::string& unary, const std::string& binary,
+                                               const std::string& store, const std::string& indent) {
+  const auto s = [](int k) { return std::to_string(k); };
+  std::string out = indent + v + " r0 = (" + v + ")(0)";
+  for (int r = 1; r < kRegisters; ++r) out += ", r" + s(r) + " = (" + v + ")(0)";
+  out += ";\n";
+  for (int k = 0; k < p.size; ++k) {
+    const Instruction& in = p.code[std::size_t(k)];
+    const std::string params = "p" + s(2 * in.params) + ", p" + s(2 * in.params + 1);
+    switch (in.kind) {
+      case Kind::load:
+        out += indent + "r" + s(in.dst) + " = " + load + "(x" + s(in.a) + ", o" + s(in.a) + ", s" + s(in.a) + ");\n";
+        break;
+      case Kind::unary:
+        out += indent + "r" + s(in.dst) + " = " + unary + "(" + s(in.code) + ", r" + s(in.a) + ", " + params + ");\n";
+        break;
+      case Kind::binary:
+        out += indent + "r" + s(in.dst) + " = " + binary + "(" + s(in.code) + ", r" + s(in.a) + ", r" + s(in.b) + ", " +
+               params + ");\n";
+        break;
+      case Kind::store:
+        out += indent + store + "(y" + s(in.dst) + ", o" + s(kMaxInputs + in.dst) + ", r" + s(in.a) + ");\n";
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
 // The kernel's text for a valid program (validate() said "").
 [[nodiscard]] inline std::string kernel_source(const Words& words) {
   const Program p = decode_program(words);
@@ -80,48 +120,45 @@ struct FusedLayout {
   const auto s = [](int v) { return std::to_string(v); };
   std::string src =
       "typedef struct {\n  xy_long rank;\n  xy_long dims[8];\n  xy_long strides[8][8];\n  xy_long offsets[8];\n"
-      "} xy_fused_layout;\n\nXY_KERNEL xy_fused(";
+      "} xy_fused_layout;\n#define XY_SLOAD(p, o, s) XY_LD(p, o)\n#define XY_SSTORE(p, o, v) XY_ST(p, o, v)\n\n"
+      "XY_KERNEL xy_fused(";
   for (int t = 0; t < kViews; ++t) {
     src += t < kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - kMaxInputs);
     src += ", ";
   }
   src += "xy_fused_layout l, xy_long n";
   for (int r = 0; r < 2 * kParamPairs; ++r) src += ", T p" + s(r);
-  src += ") {\n  XY_FOR_ITEMS(i, n) {\n";
+  src += " XY_FUSED_PARAMS) {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
+  src += "  XY_FUSED_RANGE(i, end, n)\n#ifdef XY_FUSED_VECTOR\n";
+  // One axis, every input dense or broadcast, every output dense.
+  src += "  if (l.rank == 1";
+  for (int t = 0; t < kViews; ++t) {
+    if (!used[t]) continue;
+    src += t < kMaxInputs ? " && (s" + s(t) + " == 0 || s" + s(t) + " == 1)" : " && s" + s(t) + " == 1";
+  }
+  src += ") {\n    const int streamed = 1";
+  for (int t = kMaxInputs; t < kViews; ++t)
+    if (used[t]) src += " && XY_STREAM_OK(y" + s(t - kMaxInputs) + " + l.offsets[" + s(t) + "] + i)";
+  src += ";\n    for (; i + VW <= end; i += VW) {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t]) src += "      const xy_long o" + s(t) + " = l.offsets[" + s(t) + "] + i * s" + s(t) + ";\n";
+  src += program_steps(p, "VT", "XY_VLOAD", "XY_VUNARY", "XY_VBINARY", "XY_VSTORE", "      ");
+  src += "    }\n  }\n#endif\n  XY_FUSED_LOOP(i, end) {\n";
   // Offsets of the used views: one multiply when the views collapsed to
   // one axis (every contiguous call), else the row-major index taken apart.
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "    xy_long o" + s(t) + " = l.offsets[" + s(t) + "];\n";
   src += "    if (l.rank == 1) {\n";
   for (int t = 0; t < kViews; ++t)
-    if (used[t]) src += "      o" + s(t) + " += i * l.strides[" + s(t) + "][0];\n";
+    if (used[t]) src += "      o" + s(t) + " += i * s" + s(t) + ";\n";
   src += "    } else {\n      xy_long rest = i;\n      for (int d = (int)l.rank - 1; d >= 0; --d) {\n"
          "        const xy_long c = rest % l.dims[d];\n        rest /= l.dims[d];\n";
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "        o" + s(t) + " += c * l.strides[" + s(t) + "][d];\n";
   src += "      }\n    }\n";
-  src += "    T r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0, r6 = 0, r7 = 0;\n";
-  for (int k = 0; k < p.size; ++k) {
-    const Instruction& in = p.code[std::size_t(k)];
-    const std::string params = "p" + s(2 * in.params) + ", p" + s(2 * in.params + 1);
-    switch (in.kind) {
-      case Kind::load:
-        src += "    r" + s(in.dst) + " = XY_LD(x" + s(in.a) + ", o" + s(in.a) + ");\n";
-        break;
-      case Kind::unary:
-        src += "    r" + s(in.dst) + " = XY_UNARY(" + s(in.code) + ", r" + s(in.a) + ", " + params + ");\n";
-        break;
-      case Kind::binary:
-        src += "    r" + s(in.dst) + " = XY_BINARY(" + s(in.code) + ", r" + s(in.a) + ", r" + s(in.b) + ", " +
-               params + ");\n";
-        break;
-      case Kind::store:
-        src += "    XY_ST(y" + s(in.dst) + ", o" + s(kMaxInputs + in.dst) + ", r" + s(in.a) + ");\n";
-        break;
-      default:
-        break;
-    }
-  }
+  src += program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
   src += "  }\n}\n";
   return src;
 }
