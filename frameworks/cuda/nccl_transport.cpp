@@ -335,7 +335,13 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
       std::string failure;
       ErrorCode code = ErrorCode::communication;
       ncclResult_t async = ncclSuccess;
-      if (!aborted_) (void)lib_.ncclCommGetAsyncError(comm_, &async);
+      {
+        // Not beside a caller's NCCL call: on a non-blocking communicator
+        // ncclCommGetAsyncError also joins and frees the call's group job,
+        // which two threads at once would do twice.
+        std::unique_lock calling(call_mutex_, std::try_to_lock);
+        if (calling.owns_lock() && !aborted_) (void)lib_.ncclCommGetAsyncError(comm_, &async);
+      }
       // Oldest first, and no further than the first call still running:
       // they run in order on one stream, and looking at every call in
       // flight (up to hundreds) under the lock held up each new call.

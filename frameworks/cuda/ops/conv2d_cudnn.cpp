@@ -97,7 +97,12 @@ CudnnPackage::~CudnnPackage() {
   if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: destructors run at exit too
 }
 
-bool cudnn_find_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_FIND") || plugin::tune::enabled(); }
+bool cudnn_data_aligned(const ConvOperands& ops) noexcept {
+  return alignment_of(ops.in0) == 16 && alignment_of(ops.in1) == 16 && alignment_of(ops.out) == 16;
+}
+bool cudnn_find_wanted(const ConvOperands& ops) noexcept {
+  return (flag_set("XYLEM_CUDA_CUDNN_FIND") || plugin::tune::enabled()) && cudnn_data_aligned(ops);
+}
 bool cudnn_log_wanted() noexcept { return flag_set("XYLEM_CUDA_CUDNN_LOG"); }
 
 bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops, const Context& ctx) {
@@ -114,7 +119,7 @@ bool conv_cudnn(ConvPass pass, DType dtype, const ConvShape& s, const ConvOperan
   // A race run earlier, by this process or one before (the tuning cache),
   // decides the same way.
   if (api == ApiChoice::automatic &&
-      (cudnn_find_wanted() ? legacy_faster(pkg, pass, dtype, s, ops, ctx) : legacy_tuned(pkg, pass, dtype, s, ops)))
+      (cudnn_find_wanted(ops) ? legacy_faster(pkg, pass, dtype, s, ops, ctx) : legacy_tuned(pkg, pass, dtype, s, ops)))
     return conv_cudnn_legacy(pkg, pass, dtype, s, ops, ctx);
   if (api != ApiChoice::legacy_only) {
     std::string why_not;

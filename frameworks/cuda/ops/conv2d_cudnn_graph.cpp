@@ -150,7 +150,7 @@ class GraphEngine {
   // The shape's plan, made on first use.
   GraphPlan& plan() {
     const bool tf32 = dtype_ == DType::f32 && conv_tf32_allowed();
-    const bool timed = cudnn_find_wanted();
+    const bool timed = cudnn_find_wanted(ops_);
     const CudnnKey key = cudnn_key(CudnnApi::graph, pass_, dtype_, s_, tf32, timed, ops_);
     auto& plans = pkg_.plans();
     auto it = plans.find(key);

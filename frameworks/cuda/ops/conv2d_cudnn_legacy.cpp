@@ -101,7 +101,8 @@ class Engine {
       : pkg_(pkg), lib_(pkg.lib()), pass_(pass), dtype_(dtype), s_(s), ops_(ops), ctx_(ctx), what_(conv_what(pass)) {
     const Types t = types_of(dtype);
     const CudnnKey key =
-        cudnn_key(CudnnApi::legacy, pass, dtype, s, dtype == DType::f32 && conv_tf32_allowed(), cudnn_find_wanted(), ops);
+        cudnn_key(CudnnApi::legacy, pass, dtype, s, dtype == DType::f32 && conv_tf32_allowed(), cudnn_find_wanted(ops),
+                  ops);
     auto& plans = pkg.plans();
     auto it = plans.find(key);
     if (it == plans.end()) {
@@ -168,7 +169,7 @@ class Engine {
     // Untimed, an algorithm timed before (the tuning cache) wins, where the
     // heuristics still list it as working within the workspace limit.
     const plugin::tune::Key tune_key = cudnn_tune_key(pkg_, CudnnTuned::legacy_algo, pass_, dtype_, s_);
-    if (!cudnn_find_wanted()) {
+    if (!cudnn_find_wanted(ops_) && cudnn_data_aligned(ops_)) {
       const auto stored = plugin::tune::lookup(tune_key);
       const auto chosen = stored ? parse_legacy_algo(stored->choice) : std::nullopt;
       for (int i = 0; chosen && i < n_listed; ++i) {
@@ -182,7 +183,7 @@ class Engine {
     }
     std::size_t allowed = kMaxCudnnWorkspace;
     int n_timed = 0;
-    if (cudnn_find_wanted()) {
+    if (cudnn_find_wanted(ops_)) {
       std::size_t wanted = 0;
       for (int i = 0; i < n_listed; ++i)
         if (listed[i].status == CUDNN_STATUS_SUCCESS && listed[i].memory <= kMaxCudnnWorkspace)

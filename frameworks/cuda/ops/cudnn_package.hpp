@@ -113,7 +113,12 @@ class CudnnPackage final : public plugin::Package {
 
 // XYLEM_CUDA_CUDNN_FIND=1: time the candidates on the call's own tensors
 // instead of taking the heuristics' first (torch.backends.cudnn.benchmark).
-[[nodiscard]] bool cudnn_find_wanted() noexcept;
+// Timed choices (cudnnFind, the graph API's timed engines) and the tuning
+// cache's stored algorithms are only used on data at 16-byte aligned
+// addresses: one chosen there may fault on a view at an odd address (the
+// H100 reported a misaligned address), so such calls keep the heuristics'.
+[[nodiscard]] bool cudnn_data_aligned(const ConvOperands& ops) noexcept;
+[[nodiscard]] bool cudnn_find_wanted(const ConvOperands& ops) noexcept;
 // XYLEM_CUDA_CUDNN_LOG=1: print each timed candidate's time to stderr.
 [[nodiscard]] bool cudnn_log_wanted() noexcept;
 
