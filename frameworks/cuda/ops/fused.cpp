@@ -37,6 +37,8 @@ using plugin::OpCall;
 using plugin::OpId;
 
 constexpr int kThreads = 256;
+// Elements a thread of the dense kernel takes per step (loads in flight).
+constexpr int kLanes = 8;
 
 // The dialect of fused_source.hpp in CUDA C++, before math.h: a grid-stride
 // loop, 64-bit indices; f16 through the PTX conversions (round to nearest
@@ -77,10 +79,10 @@ std::string typed_prelude(DType dtype) {
 
 // A second kernel, xy_fused_dense, for the commonest call: one axis, every
 // input dense or broadcast (stride 1 or 0), every output dense. Each thread
-// takes four elements a block's width apart per step (a warp's accesses
-// stay coalesced, and four loads an input are in flight where the generic
-// kernel has one), then the last partial group element by element. The
-// program's steps are fused_source.hpp's, on a four-lane type.
+// takes kLanes elements a block's width apart per step (a warp's accesses
+// stay coalesced, and kLanes loads an input are in flight where the
+// generic kernel has one), then the last partial group element by element.
+// The program's steps are fused_source.hpp's, on a kLanes-lane type.
 std::string dense_kernel_source(const pf::Words& words) {
   const pf::Program p = pf::decode_program(words);
   bool used[pf::kViews] = {};
@@ -90,26 +92,34 @@ std::string dense_kernel_source(const pf::Words& words) {
     if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
   }
   const auto s = [](int v) { return std::to_string(v); };
-  std::string src =
-      "\nstruct xy_v4 {\n  T v[4];\n  __device__ explicit xy_v4(T x) : v{x, x, x, x} {}\n"
-      "  __device__ xy_v4(T a, T b, T c, T d) : v{a, b, c, d} {}\n};\n"
-      "#define XY_V4LOAD(p, o, s) ((s) ? xy_v4(XY_LD(p, (o)), XY_LD(p, (o) + B), XY_LD(p, (o) + 2 * B), "
-      "XY_LD(p, (o) + 3 * B)) : xy_v4(XY_LD(p, (o))))\n"
-      "#define XY_V4UNARY(c, x, q0, q1) xy_v4(XY_UNARY(c, (x).v[0], q0, q1), XY_UNARY(c, (x).v[1], q0, q1), "
-      "XY_UNARY(c, (x).v[2], q0, q1), XY_UNARY(c, (x).v[3], q0, q1))\n"
-      "#define XY_V4BINARY(c, a, b, q0, q1) xy_v4(XY_BINARY(c, (a).v[0], (b).v[0], q0, q1), "
-      "XY_BINARY(c, (a).v[1], (b).v[1], q0, q1), XY_BINARY(c, (a).v[2], (b).v[2], q0, q1), "
-      "XY_BINARY(c, (a).v[3], (b).v[3], q0, q1))\n"
-      "#define XY_V4STORE(p, o, x) do { XY_ST(p, (o), (x).v[0]); XY_ST(p, (o) + B, (x).v[1]); "
-      "XY_ST(p, (o) + 2 * B, (x).v[2]); XY_ST(p, (o) + 3 * B, (x).v[3]); } while (0)\n\n"
-      "XY_KERNEL xy_fused_dense(";
+  // The lane type and its steps: lane k of a view at offset o is element
+  // o + k * B (B: the block's width).
+  const std::string lanes = s(kLanes);
+  std::string ctor_args, ctor_init, splat, load, unary, binary, store;
+  for (int k = 0; k < kLanes; ++k) {
+    const std::string c = k ? ", " : "", at = k ? "(o) + " + s(k) + " * B" : "(o)", v = "v[" + s(k) + "]";
+    ctor_args += c + "T a" + s(k);
+    ctor_init += c + "a" + s(k);
+    splat += c + "x";
+    load += c + "XY_LD(p, " + at + ")";
+    unary += c + "XY_UNARY(c, (x)." + v + ", q0, q1)";
+    binary += c + "XY_BINARY(c, (a)." + v + ", (b)." + v + ", q0, q1)";
+    store += " XY_ST(p, " + at + ", (x)." + v + ");";
+  }
+  std::string src = "\nstruct xy_lanes {\n  T v[" + lanes + "];\n  __device__ explicit xy_lanes(T x) : v{" + splat +
+                    "} {}\n  __device__ xy_lanes(" + ctor_args + ") : v{" + ctor_init + "} {}\n};\n";
+  src += "#define XY_LANES_LOAD(p, o, s) ((s) ? xy_lanes(" + load + ") : xy_lanes(XY_LD(p, (o))))\n";
+  src += "#define XY_LANES_UNARY(c, x, q0, q1) xy_lanes(" + unary + ")\n";
+  src += "#define XY_LANES_BINARY(c, a, b, q0, q1) xy_lanes(" + binary + ")\n";
+  src += "#define XY_LANES_STORE(p, o, x) do {" + store + " } while (0)\n\n";
+  src += "XY_KERNEL xy_fused_dense(";
   for (int t = 0; t < pf::kViews; ++t) {
     src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - pf::kMaxInputs);
     src += ", ";
   }
   src += "xy_fused_layout l, xy_long n";
   for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + s(r);
-  src += ") {\n  const xy_long B = blockDim.x, group = 4 * B, full = n / group * group;\n";
+  src += ") {\n  const xy_long B = blockDim.x, group = " + lanes + " * B, full = n / group * group;\n";
   for (int t = 0; t < pf::kViews; ++t)
     if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
   const auto offsets = [&] {
@@ -121,7 +131,7 @@ std::string dense_kernel_source(const pf::Words& words) {
   src += "  for (xy_long g = (xy_long)blockIdx.x * group; g < full; g += (xy_long)gridDim.x * group) {\n"
          "    const xy_long i = g + threadIdx.x;\n";
   src += offsets();
-  src += pf::program_steps(p, "xy_v4", "XY_V4LOAD", "XY_V4UNARY", "XY_V4BINARY", "XY_V4STORE", "    ");
+  src += pf::program_steps(p, "xy_lanes", "XY_LANES_LOAD", "XY_LANES_UNARY", "XY_LANES_BINARY", "XY_LANES_STORE", "    ");
   src += "  }\n  for (xy_long i = full + (xy_long)blockIdx.x * B + threadIdx.x; i < n; i += (xy_long)gridDim.x * B) {\n";
   src += offsets();
   src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
@@ -278,7 +288,7 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   // Enough resident blocks to keep the memory system busy; each thread
   // then strides through the rest.
   const std::int64_t resident = std::int64_t(ctx.multiprocessors) * (2048 / kThreads);
-  const std::int64_t per_block = dense ? 4 * kThreads : kThreads;
+  const std::int64_t per_block = dense ? kLanes * kThreads : kThreads;
   const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + per_block - 1) / per_block, 1, resident));
   XY_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), args.data(), 0,
                            ctx.stream),
