@@ -6,10 +6,6 @@
 // architecture), and on disk through the program cache the OpenCL plugin
 // uses (frameworks/opencl/program_cache.hpp, no OpenCL in it), keyed by
 // everything the CUBIN depends on.
-// GCC 12 misreads the string concatenations of fused_source.hpp's
-// program_steps once inlined into this file (-Wrestrict in libstdc++'s
-// char_traits, GCC bug 105329): a false alarm, silenced for this file.
-#pragma GCC diagnostic ignored "-Wrestrict"
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
