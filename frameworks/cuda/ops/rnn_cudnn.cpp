@@ -267,6 +267,18 @@ void* state(const TensorArg& t, int s) {
   return static_cast<char*>(at(t)) + s * per * std::int64_t(size_of(t.dtype));
 }
 
+// The weight space, holding the flat weights w, and the workspace of a
+// forward or data-gradient call, after checking its reserve.
+struct Spaces {
+  TempBuffer weights, work;
+};
+Spaces spaces_for(RnnRun& run, const TensorArg& reserve, const TensorArg& w) {
+  run.require_reserve(reserve);
+  Spaces spaces{run.temp(run.plan().weights), run.temp(run.plan().workspace)};
+  run.weights_to(w, spaces.weights.get());
+  return spaces;
+}
+
 void reserve_size(const OpCall& c, const Context& ctx) {
   const auto a = plugin::unpack<plugin::args::nn_rnn_sequence_reserve>(c);
   RnnRun run(ctx, "nn::rnn_sequence_reserve", a.x.dtype, shape_of(a, a.x, a.x.view.dim(2)));
@@ -281,15 +293,15 @@ void forward(const OpCall& c, const Context& ctx) {
   const auto a = plugin::unpack<plugin::args::nn_rnn_sequence>(c);
   const RnnShape s = shape_of(a, a.x, a.x.view.dim(2));
   RnnRun run(ctx, "nn::rnn_sequence", a.x.dtype, s);
-  run.require_reserve(a.reserve);
   const RnnPlan& p = run.plan();
-  TempBuffer weights = run.temp(p.weights), work = run.temp(p.workspace);
-  run.weights_to(a.w, weights.get());
+  const Spaces spaces = spaces_for(run, a.reserve, a.w);
+  void* const weights = spaces.weights.get();
+  void* const work = spaces.work.get();
   XY_CUDNN(run.lib(),
            cudnnRNNForward(run.handle(), p.rnn, CUDNN_FWD_MODE_TRAINING, p.seq_lengths, p.x, at(a.x), p.y, at(a.y),
                            p.h, state(a.states, 0), state(a.states_out, 0), p.h,
                            s.lstm ? state(a.states, 1) : nullptr, s.lstm ? state(a.states_out, 1) : nullptr, p.weights,
-                           weights.get(), p.workspace, work.get(), p.reserve, at(a.reserve)),
+                           weights, p.workspace, work, p.reserve, at(a.reserve)),
            ctx.device, run.what());
 }
 
@@ -297,16 +309,16 @@ void grad_data(const OpCall& c, const Context& ctx) {
   const auto a = plugin::unpack<plugin::args::nn_rnn_sequence_grad_data>(c);
   const RnnShape s = shape_of(a, a.y, a.dx.view.dim(2));
   RnnRun run(ctx, "nn::rnn_sequence_grad_data", a.y.dtype, s);
-  run.require_reserve(a.reserve);
   const RnnPlan& p = run.plan();
-  TempBuffer weights = run.temp(p.weights), work = run.temp(p.workspace);
-  run.weights_to(a.w, weights.get());
+  const Spaces spaces = spaces_for(run, a.reserve, a.w);
+  void* const weights = spaces.weights.get();
+  void* const work = spaces.work.get();
   XY_CUDNN(run.lib(),
            cudnnRNNBackwardData_v8(run.handle(), p.rnn, p.seq_lengths, p.y, at(a.y), at(a.dy), p.x, at(a.dx), p.h,
                                    state(a.states, 0), state(a.dstates_out, 0), state(a.dstates, 0), p.h,
                                    s.lstm ? state(a.states, 1) : nullptr, s.lstm ? state(a.dstates_out, 1) : nullptr,
-                                   s.lstm ? state(a.dstates, 1) : nullptr, p.weights, weights.get(), p.workspace,
-                                   work.get(), p.reserve, at(a.reserve)),
+                                   s.lstm ? state(a.dstates, 1) : nullptr, p.weights, weights, p.workspace, work,
+                                   p.reserve, at(a.reserve)),
            ctx.device, run.what());
 }
 
