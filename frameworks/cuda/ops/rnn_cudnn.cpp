@@ -43,7 +43,7 @@ struct RnnShape {
 };
 
 // XYLEM_CUDA_CUDNN_RNN=0 leaves the recurrent layers on their per-step
-// path (read at each call).
+// path: nn::rnn_sequence_reserve, which they ask first, is then unsupported.
 bool rnn_disabled() noexcept {
   const char* v = std::getenv("XYLEM_CUDA_CUDNN_RNN");
   return v != nullptr && std::string_view(v) == "0";
@@ -91,7 +91,6 @@ class RnnRun {
  public:
   RnnRun(const Context& ctx, std::string_view what, DType dtype, const RnnShape& s)
       : ctx_(ctx), what_(what), dtype_(dtype), s_(s) {
-    if (rnn_disabled()) unsupported(ctx, what, "disabled by XYLEM_CUDA_CUDNN_RNN=0");
     for (std::int64_t v : {s.steps, s.batch, s.input, s.hidden, s.layers, s.dirs * s.hidden, s.layers * s.dirs})
       if (v > INT_MAX) unsupported(ctx, what, "a size past cuDNN's int range");
     pkg_ = &ctx.packages->get<CudnnPackage>(kCudnnPackage, [&] {
@@ -281,6 +280,8 @@ Spaces spaces_for(RnnRun& run, const TensorArg& reserve, const TensorArg& w) {
 
 void reserve_size(const OpCall& c, const Context& ctx) {
   const auto a = plugin::unpack<plugin::args::nn_rnn_sequence_reserve>(c);
+  // Asked here alone: a stack whose forward ran can always run its gradients.
+  if (rnn_disabled()) unsupported(ctx, "nn::rnn_sequence_reserve", "disabled by XYLEM_CUDA_CUDNN_RNN=0");
   RnnRun run(ctx, "nn::rnn_sequence_reserve", a.x.dtype, shape_of(a, a.x, a.x.view.dim(2)));
   const std::int64_t bytes = std::int64_t(run.plan().reserve);
   // From pageable memory the copy is staged before the call returns, so the
