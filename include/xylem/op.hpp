@@ -290,7 +290,29 @@ namespace xylem {
   X(math, fused, XY_IN(x0) XY_IN_OPT(x1) XY_IN_OPT(x2) XY_IN_OPT(x3) XY_IN_OPT(x4) XY_OUT(y0)  \
     XY_OUT_OPT(y1) XY_OUT_OPT(y2), XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3) XY_INT(w4)     \
     XY_INT(w5) XY_INT(w6) XY_INT(w7), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3)         \
-    XY_REAL(r4) XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))
+    XY_REAL(r4) XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                             \
+  /* Whole recurrent stacks (PyTorch's nn.LSTM / nn.GRU) over a sequence, through cuDNN's RNN \
+     API: only CUDA with cuDNN runs them (layers::Recurrent runs per step elsewhere). f32,    \
+     f64, every tensor contiguous, T, N >= 1. mode 0: LSTM (i, f, g, o), 1: GRU (r, z, n);    \
+     layers L >= 1, bidirectional 0 or 1 (D = 1 or 2). x [T, N, I]; states [S, L*D, N, H]:    \
+     h, then c for an LSTM (S = 2; S = 1 for a GRU); w: every layer and direction's           \
+     weight_ih, weight_hh, bias_ih, bias_hh flattened one after another in PyTorch's order;   \
+     y [T, N, D*H]. reserve: u8, of the bytes rnn_sequence_reserve gave, written by forward   \
+     for the two gradients. bytes: reserve's size for x's T and N (one i64; unsupported with  \
+     XYLEM_CUDA_CUDNN_RNN=0). */                                                              \
+  X(nn, rnn_sequence_reserve, XY_IN(x) XY_OUT(bytes),                                         \
+    XY_INT(mode) XY_INT(hidden) XY_INT(layers) XY_INT(bidirectional), )                       \
+  X(nn, rnn_sequence, XY_IN(x) XY_IN(states) XY_IN(w) XY_OUT(y) XY_OUT(states_out)            \
+    XY_OUT(reserve), XY_INT(mode) XY_INT(hidden) XY_INT(layers) XY_INT(bidirectional), )      \
+  /* dy, dstates_out: the gradients of y and states_out; writes dx and dstates (of x and      \
+     states). Runs before rnn_sequence_grad_weights, which reads what it leaves in            \
+     reserve. */                                                                              \
+  X(nn, rnn_sequence_grad_data, XY_IN(y) XY_IN(dy) XY_IN(dstates_out) XY_IN(states) XY_IN(w)  \
+    XY_INOUT(reserve) XY_OUT(dx) XY_OUT(dstates),                                             \
+    XY_INT(mode) XY_INT(hidden) XY_INT(layers) XY_INT(bidirectional), )                       \
+  /* dw, in w's flat layout: the weights' gradient (written, not added). */                   \
+  X(nn, rnn_sequence_grad_weights, XY_IN(x) XY_IN(states) XY_IN(y) XY_IN(reserve) XY_OUT(dw), \
+    XY_INT(mode) XY_INT(hidden) XY_INT(layers) XY_INT(bidirectional), )
 
 /// @name Tensor entries of XYLEM_OPS
 /// Every tensor entry is one XY_TENSOR(name, access, optional[, scale]): an

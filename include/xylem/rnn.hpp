@@ -4,12 +4,18 @@
 /// time step (nn::lstm_cell, nn::gru_cell and their gradients) and the
 /// layers::LSTM and layers::GRU layers built from them and gemm.
 ///
-/// A layer runs per layer and direction: one gemm projects the whole input
+/// Where the backend runs nn::rnn_sequence (CUDA with cuDNN) for the input's
+/// dtype and shape, a layer runs its whole stack through it, as PyTorch does
+/// on CUDA (XYLEM_CUDA_CUDNN_RNN=0 turns that off; a layer asks once per
+/// sequence length and batch size). Otherwise it
+/// runs per layer and direction: one gemm projects the whole input
 /// sequence ([T*N, I] x [I, gates*H]) up front; each step then runs one
 /// recurrent gemm and one fused cell op, which keeps the activated gates
 /// backward needs. Backward runs one cell gradient op and one gemm per step,
 /// and the weight gradients as a few gemms over the whole sequence.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +23,7 @@
 #include "xylem/backend.hpp"
 #include "xylem/creation.hpp"
 #include "xylem/layers.hpp"
+#include "xylem/rnn_sequence.hpp"
 #include "xylem/tensor.hpp"
 
 namespace xylem::nn {
@@ -124,7 +131,23 @@ class Recurrent : public Layer {
     Tensor h0;     // [N, H], contiguous
     Tensor c0;     // LSTM: [N, H], contiguous
   };
+  [[nodiscard]] nn::RnnStack stack_spec() const noexcept;
+  // What forward keeps of a whole stack run through nn::rnn_sequence.
+  struct StackSaved {
+    Tensor x, states, w, y, reserve;
+  };
   [[nodiscard]] std::int64_t gate_count() const noexcept { return mode_ == Mode::lstm ? 4 : 3; }
+  // The reserve bytes of nn::rnn_sequence for the time-major input, or -1
+  // where the backend does not run the stack for it (asked once per shape).
+  std::int64_t stack_reserve(const Backend& b, const Tensor& input);
+  // Every parameter's value flattened in PyTorch's order.
+  Tensor flat_weights(const Backend& b) const;
+  // The [S, L*D, N, H] states (h, then c for an LSTM) from h and c.
+  Tensor stack_states(const Backend& b, const Tensor& h, const Tensor& c, std::string_view h_arg,
+                      std::string_view c_arg, std::int64_t batch) const;
+  RecurrentOutput forward_stack(const Backend& b, const Tensor& input, const Tensor& h0, const Tensor& c0,
+                                std::int64_t reserve_bytes);
+  RecurrentGrads backward_stack(const Backend& b, const Tensor& grad, const Tensor& dh_n, const Tensor& dc_n);
   // One direction of one layer over `input`: its h at every step, and its
   // last h and c; fills `s`.
   Tensor run_direction(const Backend& b, int layer, int direction, Saved& s, Tensor& h_last, Tensor& c_last);
@@ -144,6 +167,8 @@ class Recurrent : public Layer {
   DType dtype_;
   std::vector<Weights> weights_;
   std::vector<Saved> saved_;  // per layer and direction, while a forward awaits its backward
+  StackSaved stack_;          // instead, after a forward through nn::rnn_sequence
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> reserve_bytes_;  // per (T, N): stack_reserve's
   Layout y_shape_;
 };
 

@@ -37,6 +37,7 @@
 #include "xylem/layers.hpp"
 #include "xylem/optim.hpp"
 #include "xylem/rnn.hpp"
+#include "xylem/rnn_sequence.hpp"
 #include "xylem/layout.hpp"
 #include "xylem/loader.hpp"
 #include "xylem/losses.hpp"

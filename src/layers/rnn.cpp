@@ -1,5 +1,6 @@
 // LSTM and GRU layers (PyTorch's nn.LSTM, nn.GRU) from gemm and the fused
 // cell ops: forward per layer and direction, backward through time.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 #include "xylem/error.hpp"
 #include "xylem/math.hpp"
 #include "xylem/rnn.hpp"
+#include "xylem/rnn_sequence.hpp"
 #include "xylem/shaping.hpp"
 
 namespace xylem::layers {
@@ -154,13 +156,18 @@ RecurrentOutput Recurrent::forward(const Backend& b, const Tensor& x, const Tens
   if (mode_ == Mode::gru && c0.defined())
     throw Error(ErrorCode::invalid_argument, describe() + ": a GRU has no cell state, c0 must be empty");
   const std::int64_t batch = batch_first_ ? x.layout().dim(0) : x.layout().dim(1);
+  Tensor input = batch_first_ ? transpose(b, x, 0, 1) : x.layout().is_contiguous() ? x : contiguous(b, x);
+  if (const std::int64_t bytes = stack_reserve(b, input); bytes >= 0) {
+    RecurrentOutput out = forward_stack(b, input, h0, c0, bytes);
+    y_shape_ = y_shape;
+    return out;
+  }
   std::vector<Tensor> h0s = state_pieces(b, h0, "h0", batch);
   std::vector<Tensor> c0s;
   if (mode_ == Mode::lstm) c0s = state_pieces(b, c0, "c0", batch);
 
   std::vector<Saved> saved(weights_.size());
   std::vector<Tensor> h_n, c_n;
-  Tensor input = batch_first_ ? transpose(b, x, 0, 1) : x.layout().is_contiguous() ? x : contiguous(b, x);
   for (int l = 0; l < layers_; ++l) {
     std::vector<Tensor> outputs;
     for (int d = 0; d < dirs_; ++d) {
@@ -181,6 +188,7 @@ RecurrentOutput Recurrent::forward(const Backend& b, const Tensor& x, const Tens
   out.h_n = stack(b, h_n, 0);
   if (mode_ == Mode::lstm) out.c_n = stack(b, c_n, 0);
   saved_ = std::move(saved);
+  stack_ = {};
   y_shape_ = y_shape;
   return out;
 }
@@ -255,19 +263,20 @@ void Recurrent::back_direction(const Backend& b, int layer, int direction, Saved
 }
 
 RecurrentGrads Recurrent::backward(const Backend& b, const Tensor& dy, const Tensor& dh_n, const Tensor& dc_n) {
-  require_backward(!saved_.empty(), dy, y_shape_);
+  require_backward(!saved_.empty() || stack_.reserve.defined(), dy, y_shape_);
   if (dy.dtype() != dtype_)
     throw Error(ErrorCode::dtype_mismatch, describe() + ": dy is " + std::string(name(dy.dtype())) + "; expected " +
                                                std::string(name(dtype_)));
   if (mode_ == Mode::gru && dc_n.defined())
     throw Error(ErrorCode::invalid_argument, describe() + ": a GRU has no cell state, dc_n must be empty");
+  Tensor grad = batch_first_ ? transpose(b, dy, 0, 1) : dy.layout().is_contiguous() ? dy : contiguous(b, dy);
+  if (stack_.reserve.defined()) return backward_stack(b, grad, dh_n, dc_n);
   const std::int64_t batch = saved_[0].input.layout().dim(1);
   std::vector<Tensor> dhs = state_pieces(b, dh_n, "dh_n", batch);
   std::vector<Tensor> dcs;
   if (mode_ == Mode::lstm) dcs = state_pieces(b, dc_n, "dc_n", batch);
 
   std::vector<Tensor> dh0(weights_.size()), dc0(weights_.size());
-  Tensor grad = batch_first_ ? transpose(b, dy, 0, 1) : dy.layout().is_contiguous() ? dy : contiguous(b, dy);
   for (int l = layers_ - 1; l >= 0; --l) {
     Saved& first = saved_[std::size_t(l * dirs_)];
     Tensor dinput(first.input.layout(), dtype_);
@@ -284,6 +293,89 @@ RecurrentGrads Recurrent::backward(const Backend& b, const Tensor& dy, const Ten
   out.dh0 = stack(b, dh0, 0);
   if (mode_ == Mode::lstm) out.dc0 = stack(b, dc0, 0);
   saved_.clear();
+  return out;
+}
+
+nn::RnnStack Recurrent::stack_spec() const noexcept {
+  return nn::RnnStack{mode_ == Mode::lstm, hidden_, std::int64_t(layers_), dirs_ == 2};
+}
+
+std::int64_t Recurrent::stack_reserve(const Backend& b, const Tensor& input) {
+  const std::int64_t steps = input.layout().dim(0), batch = input.layout().dim(1);
+  if (steps < 1 || batch < 1 || !b.supports(Op::nn_rnn_sequence, dtype_)) return -1;
+  const auto key = std::pair{steps, batch};
+  if (const auto it = reserve_bytes_.find(key); it != reserve_bytes_.end()) return it->second;
+  std::int64_t bytes = -1;
+  try {
+    bytes = nn::rnn_sequence_reserve(b, input, stack_spec());
+  } catch (const Error& e) {
+    // No cuDNN, XYLEM_CUDA_CUDNN_RNN=0, or a shape it does not take: the
+    // per-step path serves.
+    if (e.code() != ErrorCode::unsupported) throw;
+  }
+  reserve_bytes_.emplace(key, bytes);
+  return bytes;
+}
+
+Tensor Recurrent::flat_weights(const Backend& b) const {
+  std::vector<Tensor> pieces;
+  for (const Weights& w : weights_)
+    for (const Parameter* p : {&w.weight_ih, &w.weight_hh, &w.bias_ih, &w.bias_hh})
+      pieces.push_back(p->value.reshape({p->value.numel()}));
+  return concatenate(b, pieces, 0);
+}
+
+Tensor Recurrent::stack_states(const Backend& b, const Tensor& h, const Tensor& c, std::string_view h_arg,
+                               std::string_view c_arg, std::int64_t batch) const {
+  const Layout one{std::int64_t(layers_) * dirs_, batch, hidden_};
+  const auto whole = [&](const Tensor& t, std::string_view arg) {
+    return t.defined() ? stack(b, state_pieces(b, t, arg, batch), 0) : zeros(b, one, dtype_);
+  };
+  if (mode_ == Mode::gru) return whole(h, h_arg).reshape({1, one.dim(0), batch, hidden_});
+  const Tensor both[2] = {whole(h, h_arg), whole(c, c_arg)};
+  return stack(b, both, 0);
+}
+
+RecurrentOutput Recurrent::forward_stack(const Backend& b, const Tensor& input, const Tensor& h0, const Tensor& c0,
+                                         std::int64_t reserve_bytes) {
+  const std::int64_t steps = input.layout().dim(0), batch = input.layout().dim(1), count = layers_ * dirs_;
+  StackSaved s;
+  s.x = input;
+  s.states = stack_states(b, h0, c0, "h0", "c0", batch);
+  s.w = flat_weights(b);
+  s.y = Tensor(Layout{steps, batch, dirs_ * hidden_}, dtype_);
+  s.reserve = Tensor(Layout{std::max<std::int64_t>(reserve_bytes, 1)}, u8);
+  Tensor states_out(s.states.layout(), dtype_);
+  nn::rnn_sequence(b, s.x, s.states, s.w, stack_spec(), s.y, states_out, s.reserve);
+  RecurrentOutput out;
+  out.output = batch_first_ ? transpose(b, s.y, 0, 1) : s.y;
+  out.h_n = states_out.slice(0, 0, 1).reshape({count, batch, hidden_});
+  if (mode_ == Mode::lstm) out.c_n = states_out.slice(0, 1, 2).reshape({count, batch, hidden_});
+  saved_.clear();
+  stack_ = std::move(s);
+  return out;
+}
+
+RecurrentGrads Recurrent::backward_stack(const Backend& b, const Tensor& grad, const Tensor& dh_n,
+                                         const Tensor& dc_n) {
+  const StackSaved& s = stack_;
+  const std::int64_t batch = s.x.layout().dim(1), count = layers_ * dirs_;
+  const Tensor dstates_out = stack_states(b, dh_n, dc_n, "dh_n", "dc_n", batch);
+  Tensor reserve = s.reserve;
+  Tensor dx(s.x.layout(), dtype_), dstates(s.states.layout(), dtype_), dw(s.w.layout(), dtype_);
+  nn::rnn_sequence_grad_data(b, s.y, grad, dstates_out, s.states, s.w, stack_spec(), reserve, dx, dstates);
+  nn::rnn_sequence_grad_weights(b, s.x, s.states, s.y, reserve, stack_spec(), dw);
+  std::int64_t offset = 0;
+  for (Parameter* p : parameters()) {
+    const std::int64_t n = p->value.numel();
+    accumulate(b, *p, dw.slice(0, offset, offset + n).reshape(p->value.layout().dims()));
+    offset += n;
+  }
+  RecurrentGrads out;
+  out.dx = batch_first_ ? transpose(b, dx, 0, 1) : dx;
+  out.dh0 = dstates.slice(0, 0, 1).reshape({count, batch, hidden_});
+  if (mode_ == Mode::lstm) out.dc0 = dstates.slice(0, 1, 2).reshape({count, batch, hidden_});
+  stack_ = {};
   return out;
 }
 

@@ -5,11 +5,15 @@
 // parameter) against central differences of their own forward in f64; bad
 // inputs raising typed errors.
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "conformance/conformance.hpp"
 #include "xylem/rnn.hpp"
+#include "xylem/rnn_sequence.hpp"
 
 namespace conformance {
 namespace {
@@ -287,6 +291,77 @@ TEST_P(RnnLayer, backward_matches_finite_differences) {
   gradients({Mode::lstm, 2, 2, 2, 3, 1, false, true, true});
   gradients({Mode::gru, 3, 2, 3, 2, 2, true, true, true});
   gradients({Mode::gru, 2, 1, 2, 3, 1, false, false, true});
+}
+
+// Sets an environment variable for a scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// The whole-stack op's checks, on every framework: a bad argument raises
+// before anything runs and leaves the outputs as they were.
+TEST_P(RnnLayer, stack_op_rejects_bad_arguments) {
+  const xylem::nn::RnnStack stack{.lstm = true, .hidden = 3, .layers = 1, .bidirectional = false};
+  const Tensor x = Tensor::from(std::vector<float>(2 * 2 * 4, 0.5f), Layout{2, 2, 4});
+  const Tensor states = Tensor::from(std::vector<float>(2 * 2 * 3, 0.25f), Layout{2, 1, 2, 3});
+  const Tensor w_short = Tensor::from(std::vector<float>(std::size_t(stack.weight_count(4) - 1), 0.1f),
+                                      Layout{stack.weight_count(4) - 1});
+  Tensor y = Tensor::from(std::vector<float>(2 * 2 * 3, 7.0f), Layout{2, 2, 3});
+  Tensor states_out = Tensor::from(std::vector<float>(2 * 2 * 3, 7.0f), Layout{2, 1, 2, 3});
+  Tensor reserve = Tensor::from(std::vector<std::uint8_t>(16, 0), Layout{16});
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch,
+                  xylem::nn::rnn_sequence(backend, x, states, w_short, stack, y, states_out, reserve));
+  const Tensor w_f64 = Tensor::from(std::vector<double>(std::size_t(stack.weight_count(4)), 0.1),
+                                    Layout{stack.weight_count(4)});
+  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch,
+                  xylem::nn::rnn_sequence(backend, x, states, w_f64, stack, y, states_out, reserve));
+  for (double v : y.to_doubles()) EXPECT_EQ(v, 7.0);
+  for (double v : states_out.to_doubles()) EXPECT_EQ(v, 7.0);
+}
+
+// On CUDA with cuDNN the layers run the whole stack through
+// nn::rnn_sequence; XYLEM_CUDA_CUDNN_RNN=0 keeps them per step. Both paths
+// against the float64 reference, forward and backward (dx, dh0, dc0, dW).
+TEST_P(RnnLayer, cudnn_stack_and_per_step_paths) {
+  if (!backend.supports(OpId::nn_rnn_sequence, DType::f32) || !runs_layers(DType::f64))
+    GTEST_SKIP() << "the whole-stack op is cuDNN's alone";
+  const Tensor x = Tensor::from(std::vector<float>(2 * 3 * 5, 0.5f), Layout{2, 3, 5});
+  try {
+    EXPECT_GT(xylem::nn::rnn_sequence_reserve(backend, x, {.lstm = true, .hidden = 7}), 0);
+  } catch (const xylem::Error& e) {
+    ASSERT_EQ(e.code(), ErrorCode::unsupported) << e.what();
+    GTEST_SKIP() << e.what();
+  }
+  for (const char* setting : {"1", "0"}) {
+    ScopedEnv env("XYLEM_CUDA_CUDNN_RNN", setting);
+    SCOPED_TRACE(std::string("XYLEM_CUDA_CUDNN_RNN=") + setting);
+    for_each_dtype([&](auto t) {
+      using T = decltype(t);
+      for (const Config& cfg : kConfigs) forward<T>(cfg);
+      forward<T>({Mode::lstm, 6, 5, 9, 13, 2, true, false, true});
+      forward<T>({Mode::gru, 1, 1, 2, 11, 2, true, true, true});
+    });
+    gradients({Mode::lstm, 3, 2, 3, 5, 2, true, false, true});
+    gradients({Mode::lstm, 1, 1, 2, 3, 1, false, true, true});
+    gradients({Mode::gru, 3, 2, 3, 5, 2, true, true, true});
+    gradients({Mode::gru, 1, 1, 2, 3, 1, false, false, true});
+  }
 }
 
 TEST_P(RnnLayer, parameter_names_and_shapes) {

@@ -2,8 +2,8 @@
 // cuDNN, loaded at run time with dlopen: the plugin then loads (and runs
 // every other op) on a machine without cuDNN, and convolutions fall back to
 // im2col there. Only the functions the convolution engine calls are looked
-// up; their types come from cuDNN's own header (the legacy convolution API
-// and the graph API's backend functions, both in every cuDNN 9).
+// up; their types come from cuDNN's own header (the legacy convolution API,
+// the graph API's backend functions and the RNN API, all in every cuDNN 9).
 #include <cudnn.h>
 
 #include <string>
@@ -26,7 +26,13 @@ namespace xylem::cuda {
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) X(cudnnFindConvolutionBackwardFilterAlgorithmEx)               \
   X(cudnnConvolutionBackwardFilter)                                                                               \
   X(cudnnBackendCreateDescriptor) X(cudnnBackendDestroyDescriptor) X(cudnnBackendSetAttribute)                    \
-  X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)
+  X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)                                    \
+  X(cudnnSetTensorNdDescriptor) X(cudnnGetTensorNdDescriptor)                                                     \
+  X(cudnnCreateDropoutDescriptor) X(cudnnDestroyDropoutDescriptor) X(cudnnSetDropoutDescriptor)                   \
+  X(cudnnCreateRNNDescriptor) X(cudnnDestroyRNNDescriptor) X(cudnnSetRNNDescriptor_v8)                            \
+  X(cudnnCreateRNNDataDescriptor) X(cudnnDestroyRNNDataDescriptor) X(cudnnSetRNNDataDescriptor)                   \
+  X(cudnnGetRNNTempSpaceSizes) X(cudnnGetRNNWeightSpaceSize) X(cudnnGetRNNWeightParams)                           \
+  X(cudnnRNNForward) X(cudnnRNNBackwardData_v8) X(cudnnRNNBackwardWeights_v8)
 
 struct CudnnLibrary {
 #define XYLEM_CUDNN_POINTER(name) decltype(&::name) name = nullptr;

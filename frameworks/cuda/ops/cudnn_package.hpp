@@ -8,8 +8,10 @@
 // cudnnConvolution* functions; XYLEM_CUDA_CUDNN_API=legacy, the fallback
 // for shapes the graph API gives no plan for, and the faster of the two when
 // both are timed). conv2d_cudnn.cpp picks between them.
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -85,6 +87,9 @@ class CudnnPackage final : public plugin::Package {
   // Per shape (keys of CudnnApi::either), whether the legacy engine's timed
   // plan beat the graph engine's.
   std::unordered_map<CudnnKey, bool, CudnnKeyHash>& legacy_faster() noexcept { return legacy_faster_; }
+  // The recurrent stacks' descriptors per shape (rnn_cudnn.cpp), keyed as
+  // that file's RnnKey says.
+  std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>>& rnn_plans() noexcept { return rnn_plans_; }
 
  private:
   int device_;
@@ -93,6 +98,7 @@ class CudnnPackage final : public plugin::Package {
   cudaStream_t stream_ = nullptr;
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
   std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
+  std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>> rnn_plans_;
 };
 
 // The two engines: each returns false (nothing enqueued) when it has no

@@ -92,6 +92,7 @@ void register_dropout(KernelTable& table);
 void register_cross_entropy(KernelTable& table);
 void register_optim(KernelTable& table);
 void register_rnn(KernelTable& table);
+void register_rnn_cudnn(KernelTable& table);
 // Indexing along an axis: gather, scatter and their index check.
 void register_index(KernelTable& table);
 // Scaled dot-product attention: the forward and the gradients.
