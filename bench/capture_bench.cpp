@@ -57,6 +57,9 @@ Row measure(const xylem::Backend& b, int n, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each row times single ops: automatic fusion would merge (and drop) the
+  // repeated calls of a timing loop. The fusion row turns it on itself.
+  xylem::set_fusion(false);
   xylem_bench::CommonOptions o;
   o.reps = 50;
   xylem_bench::parse_options(argc, argv, "xylem_bench_capture [--json FILE] [--reps N] [--quick]", 5, o);

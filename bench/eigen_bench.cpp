@@ -141,6 +141,9 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Sum
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each row times single ops: automatic fusion would merge (and drop) the
+  // repeated calls of a timing loop. The fusion row turns it on itself.
+  xylem::set_fusion(false);
   const Options o = parse(argc, argv);
   // oneTBB is one runtime per process: this limit holds for libxylem too.
   std::unique_ptr<tbb::global_control> limit;

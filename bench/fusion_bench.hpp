@@ -1,7 +1,7 @@
 #pragma once
 // The fusion row every framework's benchmark shares: y = relu(x*a + b)*c
-// over n f32 (a, b, c scalars), as one math::fused kernel and as its four
-// unfused ops, on one backend, the runs alternating so both see the same
+// over n f32 (a, b, c scalars), as one math::fused kernel, as its four
+// unfused ops and as four eager calls fused automatically, on one backend, the runs alternating so both see the same
 // load. GB/s counts the bytes the chain must move at least: x read once, y
 // written once (8 bytes an element).
 #include <xylem/xylem.hpp>
@@ -21,6 +21,7 @@ namespace xylem_bench {
 struct FusionFigures {
   std::int64_t n = 0;
   double fused_gbps = 0, unfused_gbps = 0;
+  double auto_gbps = 0;  // the chain written as eager calls, fused automatically
   [[nodiscard]] double ratio() const { return fused_gbps / unfused_gbps; }
 };
 
@@ -36,16 +37,24 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
                        p.input(3)));
   const auto fused_chain = [&] { fused(be, p, {x, a, b, c}, {y}); };
   // The unfused chain into preallocated intermediates, as a framework
-  // without fusion runs it.
+  // without fusion runs it (automatic fusion off for it).
+  const bool fusion_was_on = fusion_enabled();
   const auto unfused_chain = [&] {
+    set_fusion(false);
     mul(be, x, a, t1);
     add(be, t1, b, t2);
     nn::relu(be, t2, t1);
     mul(be, t1, c, y);
   };
-  for (int i = 0; i < 2; ++i) fused_chain(), unfused_chain();
+  // The same chain as a user writes it, eager calls on temporaries, with
+  // automatic fusion on: one kernel, the temporaries never stored.
+  const auto auto_chain = [&] {
+    set_fusion(true);
+    mul(be, nn::relu(be, add(be, mul(be, x, a), b)), c, y);
+  };
+  for (int i = 0; i < 2; ++i) fused_chain(), unfused_chain(), auto_chain();
   be.synchronize();
-  std::vector<double> tf, tu;
+  std::vector<double> tf, tu, ta;
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     fused_chain();
@@ -55,7 +64,12 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
     unfused_chain();
     be.synchronize();
     tu.push_back(seconds_since(t0));
+    t0 = Clock::now();
+    auto_chain();
+    be.synchronize();
+    ta.push_back(seconds_since(t0));
   }
+  set_fusion(fusion_was_on);
   // A spot check, so a fast but wrong kernel cannot post a figure.
   fused_chain();
   const auto xs = x.to_vector<float>(), ys = y.to_vector<float>();
@@ -65,7 +79,7 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
       throw std::runtime_error("fused chain wrong at " + std::to_string(i));
   }
   const double bytes = 8.0 * double(n);
-  return {n, bytes / median(tf) * 1e-9, bytes / median(tu) * 1e-9};
+  return {n, bytes / median(tf) * 1e-9, bytes / median(tu) * 1e-9, bytes / median(ta) * 1e-9};
 }
 
 }  // namespace xylem_bench

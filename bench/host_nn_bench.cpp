@@ -242,6 +242,9 @@ void write_json(const std::string& path, const xylem::Backend& be, const std::ve
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each row times single ops: automatic fusion would merge (and drop) the
+  // repeated calls of a timing loop. The fusion row turns it on itself.
+  xylem::set_fusion(false);
   const Options o = parse(argc, argv);
   try {
     const xylem::Backend be = xylem::Backend::native();

@@ -123,6 +123,9 @@ void report(const std::string& framework, const Options& o, const std::map<std::
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Each row times single ops: automatic fusion would merge (and drop) the
+  // repeated calls of a timing loop. The fusion row turns it on itself.
+  xylem::set_fusion(false);
   const Options o = parse(argc, argv);
   try {
     const xylem::Backend be = xylem::Backend::open(o.backend);

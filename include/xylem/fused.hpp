@@ -79,6 +79,21 @@ class FusedProgram {
   std::array<int, 3> outputs_{-1, -1, -1};
 };
 
+/// Automatic fusion, on unless the environment sets XYLEM_FUSE=0: the
+/// elementwise ops of xylem::math and xylem::nn (add, mul, exp, relu, ...)
+/// do not run when called but join a pending chain, which runs as one
+/// fused() kernel once anything else needs their data: another op, a host
+/// read, a wait (Backend::synchronize), interop or a collective. A result
+/// whose last Tensor handle is gone by then is never written to memory. A
+/// chain belongs to one backend, dtype and shape, and never spans a capture.
+/// Errors the call can know (shapes, dtypes, out of memory) are raised by
+/// the call as without fusion. Results are within the ops' conformance
+/// tolerances of the unfused ones (f16 and bf16 intermediates keep f32).
+/// set_fusion(false) turns it off for the process, running what is pending.
+void set_fusion(bool on);
+/// Whether automatic fusion is on.
+[[nodiscard]] bool fusion_enabled() noexcept;
+
 /// Runs the program: outputs[j] gets output j, computed from inputs[k] for
 /// input k. Inputs broadcast (NumPy's rule) to the outputs' shape; every
 /// output has that one shape; every tensor has one float dtype. An output

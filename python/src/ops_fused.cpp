@@ -84,6 +84,10 @@ void bind_fused(nb::module_& m) {
       "program"_a, "inputs"_a, "outputs"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
       "Runs the FusedProgram: outputs[j] (one shape, the inputs' float dtype) gets output j, the inputs "
       "broadcasting to that shape; an output may be an input (in place). Returns the outputs.");
+  m.def("set_fusion", &set_fusion, "on"_a,
+        "Turns automatic fusion of eager elementwise calls on or off for the process (on unless "
+        "XYLEM_FUSE=0); off runs what is pending.");
+  m.def("fusion_enabled", &fusion_enabled, "Whether eager elementwise calls are fused automatically.");
 }
 
 }  // namespace xylem::python

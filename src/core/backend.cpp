@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/deferred.hpp"
+#include "core/fusion.hpp"
 #include "core/memory_usage.hpp"
 #include "core/registry.hpp"
 #include "xylem/error.hpp"
@@ -120,11 +121,14 @@ std::string Backend::framework() const { return impl_->config.framework; }
 std::string Backend::id() const { return hardware().id(); }
 const BackendConfig& Backend::config() const noexcept { return impl_->config; }
 void Backend::synchronize() const {
+  detail::flush_fusion();
   impl_->device->synchronize();
   detail::raise_deferred();
 }
 
-MemoryUsage Backend::memory() const { return detail::usage_of(*impl_->device).get(); }
+MemoryUsage Backend::memory() const {
+  detail::flush_fusion();
+  return detail::usage_of(*impl_->device).get(); }
 void Backend::reset_peak_memory() const { detail::usage_of(*impl_->device).reset_peak(); }
 
 bool Backend::supports(Op op, DType dtype) const noexcept { return impl_->device->supports(op, dtype); }

@@ -1,5 +1,6 @@
 #include "core/dispatch.hpp"
 
+#include "core/fusion.hpp"
 #include <algorithm>
 #include <functional>
 #include <span>
@@ -84,6 +85,9 @@ void OpLaunch::arg(const Tensor& t, const plugin::TensorParam& param, Access acc
 }
 
 EventPtr OpLaunch::launch() {
+  // An elementwise call joins the pending chain (core/fusion.hpp); any other
+  // call runs that chain first.
+  if (defer_elementwise(backend_, call_, tensors_, name_)) return ready_event();
   try {
     const InputsToCopy to_copy = check_overlaps();
     const Backend& target = choose_backend();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/deferred.hpp"
+#include "core/fusion.hpp"
 #include "core/storage.hpp"
 #include "graph/recorder.hpp"
 #include "xylem/error.hpp"
@@ -75,6 +76,7 @@ Tensor wrap(const Backend& b, void* data, const Layout& view, DType dtype, std::
 void* data_pointer(const Tensor& t, const Backend& b) {
   // Another library's reads and writes are not part of a replay.
   detail::refuse_in_capture("lending a tensor's memory to another library (interop::data_pointer, NumPy, DLPack)");
+  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "data_pointer");
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
@@ -90,6 +92,7 @@ void* data_pointer(const Tensor& t, const Backend& b) {
 }
 
 void synchronize(const Tensor& t, const Backend& b) {
+  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "synchronize");
   detail::EventList users;
   {
@@ -102,6 +105,7 @@ void synchronize(const Tensor& t, const Backend& b) {
 }
 
 void mark_modified(const Tensor& t, const Backend& b) {
+  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "mark_modified");
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
@@ -116,6 +120,7 @@ void mark_modified(const Tensor& t, const Backend& b) {
 void* native_queue(const Backend& b) { return plugin::device_of(b).native_queue(); }
 
 void export_to(const Tensor& t, const Backend& b, void* consumer_stream) {
+  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "export_to");
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
@@ -124,6 +129,7 @@ void export_to(const Tensor& t, const Backend& b, void* consumer_stream) {
 }
 
 void import_from(const Tensor& t, const Backend& b, void* producer_stream) {
+  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "import_from");
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);

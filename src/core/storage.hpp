@@ -122,6 +122,14 @@ class Storage {
   void make_current(DeviceCopy& copy);
   // After a write by `event` on `copy`: it alone is current.
   void mark_written(DeviceCopy& copy, EventPtr event);
+  // `copy`, just written by one kernel that stands for `writes` calls (a
+  // fused chain writing one tensor several times): the version counts each,
+  // as the calls run one by one would have.
+  void count_writes(DeviceCopy& copy, std::uint64_t writes) noexcept {
+    if (copy.version != latest_ || writes < 2) return;
+    latest_ += writes - 1;
+    copy.version = latest_;
+  }
   // A copy on `device` holding the application's memory at `data`, current.
   DeviceCopy& adopt(plugin::Device& device, void* data, std::function<void()> on_release);
   // Something outside xylem wrote `copy` (ordered by the caller): it alone

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/deferred.hpp"
+#include "core/fusion.hpp"
 #include "core/storage.hpp"
 #include "graph/recorder.hpp"
 #include "xylem/backend.hpp"
@@ -94,6 +95,7 @@ bool Tensor::shares_data_with(const Tensor& other) const noexcept {
 EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) const {
   require_defined("read");
   detail::refuse_in_capture("reading a tensor on the host (to_vector, read, read_bytes, printing)");
+  detail::flush_fusion();
   if (as != dtype_)
     throw Error(ErrorCode::dtype_mismatch, "reading a " + std::string(name(dtype_)) + " tensor (shape " +
                                                layout_.dims_string() + ") as " + std::string(name(as)));
@@ -157,13 +159,30 @@ std::vector<double> Tensor::to_doubles() const {
   return out;
 }
 
-std::uint64_t Tensor::transfers() const noexcept { return storage_ ? storage_->transfers() : 0; }
+// The queries below see the state after every call made so far: a pending
+// fused chain runs first. They are noexcept: a chain that fails here keeps
+// its error for nobody (its outputs stay unwritten, and reading them says so).
+namespace {
+void flush_quietly() noexcept {
+  try {
+    detail::flush_fusion();
+  } catch (...) {
+  }
+}
+}  // namespace
+
+std::uint64_t Tensor::transfers() const noexcept {
+  flush_quietly();
+  return storage_ ? storage_->transfers() : 0;
+}
 
 TransferRoutes Tensor::transfer_routes() const noexcept {
+  flush_quietly();
   return storage_ ? storage_->transfer_routes() : TransferRoutes{};
 }
 
 std::uint64_t Tensor::version() const noexcept {
+  flush_quietly();
   if (!storage_) return 0;
   std::lock_guard lock(storage_->mutex);
   return storage_->latest();
@@ -171,6 +190,7 @@ std::uint64_t Tensor::version() const noexcept {
 
 bool Tensor::is_current_on(const Backend& backend) const {
   require_defined("is_current_on");
+  detail::flush_fusion();
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && storage_->written() && copy->version == storage_->latest();
@@ -178,13 +198,20 @@ bool Tensor::is_current_on(const Backend& backend) const {
 
 bool Tensor::is_allocated_on(const Backend& backend) const {
   require_defined("is_allocated_on");
+  detail::flush_fusion();
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && copy->data != nullptr;
 }
 
-std::uint64_t transfer_count() noexcept { return detail::global_routes().snapshot().total(); }
+std::uint64_t transfer_count() noexcept {
+  flush_quietly();
+  return detail::global_routes().snapshot().total();
+}
 
-TransferRoutes transfer_routes() noexcept { return detail::global_routes().snapshot(); }
+TransferRoutes transfer_routes() noexcept {
+  flush_quietly();
+  return detail::global_routes().snapshot();
+}
 
 }  // namespace xylem

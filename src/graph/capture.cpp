@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "core/fusion.hpp"
 #include "graph/graph_state.hpp"
 #include "graph/recorder.hpp"
 #include "xylem/error.hpp"
@@ -14,6 +15,7 @@
 namespace xylem {
 
 Graph capture(const Backend& backend, const std::function<void()>& block) {
+  detail::flush_fusion();  // calls made before the capture are not part of it
   detail::Recorder recorder(plugin::device_of(backend), backend.id());
   try {
     block();
@@ -57,6 +59,7 @@ void Graph::rebind(const Tensor& captured, const Tensor& replacement) {
 
 EventPtr Graph::replay() {
   if (!state_) throw Error(ErrorCode::invalid_argument, "Graph::replay: the graph is empty");
+  detail::flush_fusion();
   detail::GraphState& g = *state_;
   std::lock_guard serial(g.mutex);
   const std::size_t n = g.storages.size();

@@ -23,6 +23,9 @@ void refuse_in_capture(std::string_view what) {
                                  " cannot be part of a captured graph; do it before or after the capture"));
 }
 
+RecorderPause::RecorderPause() noexcept : paused_(active) { active = nullptr; }
+RecorderPause::~RecorderPause() { active = paused_; }
+
 Recorder::Recorder(plugin::Device& device, std::string backend_id) : outer_(active) {
   if (outer_ != nullptr)
     throw Error(ErrorCode::invalid_argument,

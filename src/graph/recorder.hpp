@@ -13,6 +13,7 @@ namespace xylem::detail {
 
 class Storage;
 struct GraphState;
+class Recorder;
 
 // One storage a call touches (several arguments may share one): whether
 // the call reads it (a partial write reads the rest) and whether it writes.
@@ -20,6 +21,20 @@ struct RecordedUse {
   const std::shared_ptr<Storage>* storage = nullptr;
   bool reads = false;
   bool writes = false;
+};
+
+// While one lives, this thread records nothing: work it launches that is
+// not the block's own (a fused chain made before the capture began, run by a
+// flush inside it) runs as usual.
+class RecorderPause {
+ public:
+  RecorderPause() noexcept;
+  ~RecorderPause();
+  RecorderPause(const RecorderPause&) = delete;
+  RecorderPause& operator=(const RecorderPause&) = delete;
+
+ private:
+  Recorder* paused_;
 };
 
 class Recorder {

@@ -1,0 +1,399 @@
+// Automatic elementwise fusion: the pending chain (core/fusion.hpp).
+//
+// One chain for the process, under one mutex: calls from several threads may
+// share it, and any thread's flush point runs it, so a value pending on one
+// thread is never read stale on another. The chain belongs to one device,
+// one dtype and one result shape; a call that does not match runs the chain
+// first and starts a new one.
+//
+// What the chain holds:
+//  - inputs: the views it reads that it did not write (program inputs 0..4);
+//  - written: each storage it writes, through a handle on the whole
+//    storage, and the program value written there last.
+// A written storage whose only handles are the chain's own can no longer be
+// read by anyone: its value is not stored when the chain runs.
+#include "core/fusion.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dispatch.hpp"
+#include "core/overlap.hpp"
+#include "core/storage.hpp"
+#include "graph/recorder.hpp"
+#include "xylem/error.hpp"
+#include "xylem/fused.hpp"
+#include "xylem/plugin/fused_program.hpp"
+
+namespace xylem {
+namespace detail {
+
+std::atomic<bool> fusion_pending{false};
+
+namespace {
+
+namespace pf = plugin::fused;
+
+// Past this many ops (pruned ones included) the chain runs: a loop that
+// overwrites one tensor again and again must not grow it without end.
+constexpr int kMaxChainOps = 32;
+
+bool fusion_on_at_start() {
+  const char* env = std::getenv("XYLEM_FUSE");
+  return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+std::atomic<bool>& fusion_switch() {
+  static std::atomic<bool> on{fusion_on_at_start()};
+  return on;
+}
+
+// One call as made: its op, codes and parameters, and its tensors (inputs,
+// then the output).
+struct Call {
+  plugin::OpCall call;
+  std::array<Tensor, 3> tensors;
+  int num_inputs = 1;
+  std::string name;
+
+  [[nodiscard]] const Tensor& output() const noexcept { return tensors[std::size_t(num_inputs)]; }
+};
+
+// The pending calls: one device, dtype and result shape.
+struct Chain {
+  std::optional<Backend> backend;
+  plugin::Device* device = nullptr;
+  std::vector<std::int64_t> dims;
+  DType dtype = DType::f32;
+  std::vector<Call> calls;
+
+  [[nodiscard]] bool empty() const noexcept { return calls.empty(); }
+};
+
+std::mutex chain_mutex;
+Chain& chain() {
+  // Never destroyed: a chain pending at exit must not free device memory
+  // after the frameworks are gone.
+  static Chain* c = new Chain;
+  return *c;
+}
+thread_local bool flushing = false;
+FusionCounts counts;  // under chain_mutex
+
+bool fusible_dtype(DType d) { return d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::f64; }
+
+// A run of consecutive calls built into one program.
+struct Piece {
+  struct Written {
+    Tensor whole;  // the output handle of a call: contiguous, the whole storage
+    int value = -1;  // the program value written there last
+    int writes = 0;  // how many calls wrote it
+  };
+  FusedProgram program;  // its outputs are set only when it runs
+  std::vector<Tensor> inputs;  // what it reads that it did not write (inputs 0..4)
+  std::vector<Written> written;
+  std::size_t first = 0, count = 0;  // its calls in the chain
+};
+
+// Adds `call` to `piece` if the program still fits storing every storage it
+// writes for which `needed` is true (and the call's own result); false, with
+// `piece` unchanged, otherwise.
+template <class Needed>
+bool try_join(Piece& piece, const Call& call, const Needed& needed) {
+  const Tensor& out = call.output();
+  FusedProgram program = piece.program;
+  std::vector<Tensor> new_inputs;
+  std::array<FusedProgram::Value, 2> operands{};
+  for (int k = 0; k < call.num_inputs; ++k) {
+    const Tensor& in = call.tensors[std::size_t(k)];
+    const Storage* s = in.storage().get();
+    bool found = false;
+    for (const Piece::Written& w : piece.written) {
+      if (w.whole.storage().get() != s) continue;
+      // Its own result, read as it wrote it; another view of it needs the
+      // data in memory first.
+      if (!(in.layout() == w.whole.layout())) return false;
+      operands[std::size_t(k)] = FusedProgram::Value{w.value};
+      found = true;
+    }
+    if (found) continue;
+    int index = -1;
+    for (std::size_t i = 0; i < piece.inputs.size(); ++i)
+      if (piece.inputs[i].storage().get() == s && piece.inputs[i].layout() == in.layout()) index = int(i);
+    for (std::size_t i = 0; i < new_inputs.size() && index < 0; ++i)
+      if (new_inputs[i].storage().get() == s && new_inputs[i].layout() == in.layout())
+        index = int(piece.inputs.size() + i);
+    if (index < 0) {
+      index = int(piece.inputs.size() + new_inputs.size());
+      if (index >= pf::kMaxInputs) return false;
+      new_inputs.push_back(in);
+    }
+    operands[std::size_t(k)] = program.input(index);
+  }
+  // Writing a storage the piece also reads through another view would
+  // change what those reads see mid-kernel.
+  for (const std::vector<Tensor>* list : {&piece.inputs, &new_inputs})
+    for (const Tensor& in : *list)
+      if (in.storage() == out.storage() && !same_elements(in.layout(), out.layout())) return false;
+
+  const FusedProgram::Value result =
+      call.call.op == plugin::OpId::math_unary
+          ? program.unary(int(call.call.i[0]), operands[0], call.call.f[0], call.call.f[1])
+          : program.binary(int(call.call.i[0]), operands[0], operands[1], call.call.f[0], call.call.f[1]);
+  FusedProgram trial = program;
+  int outputs = 0;
+  bool rewrites = false;
+  for (const Piece::Written& w : piece.written) {
+    if (w.whole.storage() == out.storage()) {
+      rewrites = true;
+      continue;
+    }
+    if (!needed(w.whole.storage().get())) continue;
+    if (outputs == pf::kMaxOutputs - 1) return false;
+    trial.output(outputs++, FusedProgram::Value{w.value});
+  }
+  trial.output(outputs, result);
+  if (!trial.fits()) return false;
+
+  piece.program = std::move(program);
+  for (Tensor& in : new_inputs) piece.inputs.push_back(std::move(in));
+  if (rewrites) {
+    for (Piece::Written& w : piece.written)
+      if (w.whole.storage() == out.storage()) w.value = result.id, ++w.writes;
+  } else {
+    piece.written.push_back(Piece::Written{out, result.id, 1});
+  }
+  ++piece.count;
+  return true;
+}
+
+// Runs one piece: a single call as its own op (its own kernel, tuned for
+// it), more as one fused kernel storing what `needed` asks for.
+template <class Needed>
+void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
+  if (piece.count == 1) {
+    const Call& one = c.calls[piece.first];
+    if (!needed(one.output().storage().get())) {
+      ++counts.dropped;
+      return;
+    }
+    ++counts.stored;
+    const plugin::OpCall& k = one.call;
+    if (k.op == plugin::OpId::math_unary) {
+      launch(*c.backend,
+             args::math_unary<Tensor>{
+                 .x = one.tensors[0], .y = one.tensors[1], .code = k.i[0], .param0 = k.f[0], .param1 = k.f[1]},
+             one.name);
+    } else {
+      launch(*c.backend,
+             args::math_binary<Tensor>{.a = one.tensors[0], .b = one.tensors[1], .y = one.tensors[2],
+                                       .code = k.i[0], .param0 = k.f[0], .param1 = k.f[1]},
+             one.name);
+    }
+    return;
+  }
+  FusedProgram program = piece.program;
+  std::vector<Tensor> outputs;
+  std::vector<const Piece::Written*> stored;
+  for (const Piece::Written& w : piece.written) {
+    if (!needed(w.whole.storage().get())) continue;
+    program.output(int(outputs.size()), FusedProgram::Value{w.value});
+    outputs.push_back(w.whole);
+    stored.push_back(&w);
+  }
+  counts.stored += outputs.size();
+  counts.dropped += piece.written.size() - outputs.size();
+  if (outputs.empty()) return;  // nothing anyone can still read
+  ++counts.kernels;
+  fused(*c.backend, program, piece.inputs, outputs);
+  // A storage written by several calls counts each in its version, as the
+  // calls run one by one would have.
+  for (const Piece::Written* w : stored) {
+    if (w->writes < 2) continue;
+    Storage& s = *w->whole.storage();
+    std::lock_guard lock(s.mutex);
+    if (DeviceCopy* copy = s.find(*c.device)) s.count_writes(*copy, std::uint64_t(w->writes));
+  }
+}
+
+// Runs `c` and leaves it empty. Called with chain_mutex held.
+//
+// What must be stored is known exactly now: a storage someone outside the
+// chain holds a handle to (the chain's own handles discounted). The calls
+// are cut into pieces that each fit one kernel, in order; a piece also
+// stores what a later piece reads.
+void run_chain(Chain& c) {
+  if (c.empty()) return;
+  const Chain taken = std::move(c);
+  c = Chain{};
+  counts.calls += taken.calls.size();
+  const auto own_handles = [&](const Storage* s) {
+    long n = 0;
+    for (const Call& call : taken.calls)
+      for (const Tensor& t : call.tensors) n += t.storage().get() == s;
+    return n;
+  };
+  std::vector<const Storage*> visible;
+  for (const Call& call : taken.calls) {
+    const Storage* s = call.output().storage().get();
+    if (std::find(visible.begin(), visible.end(), s) == visible.end() &&
+        call.output().storage().use_count() > own_handles(s))
+      visible.push_back(s);
+  }
+  // Read by a call from `from` on.
+  const auto read_from = [&](std::size_t from, const Storage* s) {
+    for (std::size_t k = from; k < taken.calls.size(); ++k)
+      for (int i = 0; i < taken.calls[k].num_inputs; ++i)
+        if (taken.calls[k].tensors[std::size_t(i)].storage().get() == s) return true;
+    return false;
+  };
+
+  struct Flushing {
+    Flushing() { flushing = true; }
+    ~Flushing() { flushing = false; }
+  } in_flush;
+  // A capture this thread began after these calls were made: they are not
+  // part of its graph.
+  const RecorderPause no_capture;
+  Piece piece;
+  for (std::size_t k = 0; k < taken.calls.size(); ++k) {
+    const auto needed_after = [&](const Storage* s) {
+      return std::find(visible.begin(), visible.end(), s) != visible.end() || read_from(k + 1, s);
+    };
+    if (piece.count > 0 && try_join(piece, taken.calls[k], needed_after)) continue;
+    if (piece.count > 0) {
+      run_piece(taken, piece, [&](const Storage* s) {
+        return std::find(visible.begin(), visible.end(), s) != visible.end() || read_from(k, s);
+      });
+    }
+    piece = Piece{};
+    piece.first = k;
+    // One call alone always fits.
+    if (!try_join(piece, taken.calls[k], needed_after))
+      throw Error(ErrorCode::internal, "fusion: one call does not fit a fused program");
+  }
+  run_piece(taken, piece, [&](const Storage* s) {
+    return std::find(visible.begin(), visible.end(), s) != visible.end();
+  });
+}
+
+// The call's output allocated on the device now, so running out of memory
+// is the call's error, named as the unfused launch names it.
+void allocate_output(const Backend& backend, plugin::Device& device, const Tensor& out, std::string_view name) {
+  Storage& s = *out.storage();
+  std::lock_guard lock(s.mutex);
+  try {
+    (void)s.allocated_copy(device);
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(name) + ": argument 'y' (shape " + out.layout().dims_string() + ", " +
+                              std::string(xylem::name(out.dtype())) + ") on " + backend.id() + ": " + e.message());
+  }
+}
+
+bool written_or_pending(const Chain& c, const Tensor& t) {
+  for (const Call& call : c.calls)
+    if (call.output().storage() == t.storage()) return true;
+  Storage& s = *t.storage();
+  std::lock_guard lock(s.mutex);
+  return s.written();
+}
+
+}  // namespace
+
+FusionCounts fusion_counts() noexcept {
+  std::lock_guard lock(chain_mutex);
+  return counts;
+}
+
+void flush_fusion_now() {
+  if (flushing) return;  // the chain's own kernel, launched by the flush
+  std::lock_guard lock(chain_mutex);
+  try {
+    run_chain(chain());
+  } catch (...) {
+    fusion_pending.store(false, std::memory_order_release);
+    throw;
+  }
+  fusion_pending.store(false, std::memory_order_release);
+}
+
+bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
+                       const std::array<const Tensor*, plugin::kMaxOpTensors>& t, std::string_view name) {
+  const bool unary = call.op == plugin::OpId::math_unary;
+  if (!unary && call.op != plugin::OpId::math_binary) {
+    flush_fusion();
+    return false;
+  }
+  const int num_in = unary ? 1 : 2;
+  const Tensor* out = t[std::size_t(num_in)];
+  plugin::Device& device = plugin::device_of(backend);
+  const DType dtype = out->dtype();
+  const auto joinable = [&] {
+    if (flushing || !fusion_switch().load(std::memory_order_relaxed) || active_recorder()) return false;
+    if (!fusible_dtype(dtype) || out->numel() == 0) return false;
+    // The result must be a fresh whole tensor: a view written in place of
+    // part of a larger one runs as its own call.
+    const Layout& v = out->layout();
+    if (v.offset() != 0 || !v.is_contiguous() ||
+        std::size_t(v.numel()) * size_of(dtype) != out->storage()->bytes())
+      return false;
+    for (int k = 0; k < num_in; ++k) {
+      if (t[std::size_t(k)] == nullptr || t[std::size_t(k)]->dtype() != dtype) return false;
+      // An input that overlaps the output other than element for element
+      // goes through the unfused launch, which copies it first.
+      if (t[std::size_t(k)]->storage() == out->storage() &&
+          !same_elements(t[std::size_t(k)]->layout(), v))
+        return false;
+    }
+    return device.supports(plugin::OpId::math_fused, dtype) && device.supports(call.op, dtype);
+  };
+  if (!joinable()) {
+    flush_fusion();
+    return false;
+  }
+
+  std::lock_guard lock(chain_mutex);
+  Chain& c = chain();
+  const auto dims = out->layout().dims();
+  const bool same_kind = !c.empty() && c.device == &device && c.dtype == dtype &&
+                         std::equal(c.dims.begin(), c.dims.end(), dims.begin(), dims.end());
+  if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) run_chain(c);
+  // An input never written: the unfused launch raises the error.
+  for (int k = 0; k < num_in; ++k) {
+    if (!written_or_pending(c, *t[std::size_t(k)])) {
+      run_chain(c);
+      fusion_pending.store(false, std::memory_order_release);
+      return false;
+    }
+  }
+  allocate_output(backend, device, *out, name);
+  if (c.empty()) {
+    c.backend = backend;
+    c.device = &device;
+    c.dims.assign(dims.begin(), dims.end());
+    c.dtype = dtype;
+  }
+  Call& added = c.calls.emplace_back();
+  added.call = call;
+  added.num_inputs = num_in;
+  for (int k = 0; k <= num_in; ++k) added.tensors[std::size_t(k)] = *t[std::size_t(k)];
+  added.name = std::string(name);
+  fusion_pending.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace detail
+
+void set_fusion(bool on) {
+  detail::fusion_switch().store(on, std::memory_order_relaxed);
+  if (!on) detail::flush_fusion();
+}
+
+bool fusion_enabled() noexcept { return detail::fusion_switch().load(std::memory_order_relaxed); }
+
+}  // namespace xylem

@@ -1,0 +1,280 @@
+// Automatic fusion (src/core/fusion.*): eager elementwise calls join one
+// pending chain that runs as one kernel when their data is needed. Each
+// test checks the values against a float64 reference on fresh random
+// inputs, and the chain's counters for what ran fused, what was stored and
+// what was dropped. On every framework present (inputs made on the host, so
+// the first op on a device transfers them).
+#include <atomic>
+#include <barrier>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "common/support.hpp"
+#include "core/fusion.hpp"
+#include "xylem/plugin/math.h"
+
+namespace {
+
+using xylem::Backend;
+using xylem::DType;
+using xylem::ErrorCode;
+using xylem::Layout;
+using xylem::Tensor;
+using xylem::detail::fusion_counts;
+using xylem::detail::FusionCounts;
+
+// The counters' change over a block.
+struct CountsSince {
+  FusionCounts start = fusion_counts();
+  [[nodiscard]] FusionCounts now() const {
+    const FusionCounts c = fusion_counts();
+    return {c.kernels - start.kernels, c.calls - start.calls, c.stored - start.stored, c.dropped - start.dropped};
+  }
+};
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+}
+
+class AutoFusion : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    try {
+      backend = Backend::open(GetParam());
+    } catch (const xylem::Error& e) {
+      GTEST_SKIP() << GetParam() << ": " << e.message();
+    }
+    xylem::set_fusion(true);
+    seed = xylem_test::fresh_seed();
+    rng.seed(seed);
+  }
+  void TearDown() override { xylem::set_fusion(true); }
+
+  Tensor random(const Layout& shape, DType dtype, std::vector<double>& values, double low = -2, double high = 2) {
+    values = xylem_test::random_vector<double>(rng, shape.numel(), low, high);
+    Tensor f64 = Tensor::from(values).reshape(shape.dims());
+    if (dtype == xylem::f64) return f64;
+    Tensor t(shape, dtype);
+    xylem::cast(Backend::native(), f64, t);
+    values = t.to_doubles();  // the inputs as the dtype holds them
+    return t;
+  }
+
+  Backend backend = Backend::native();
+  std::uint64_t seed = 0;
+  std::mt19937_64 rng;
+};
+
+// y = relu(x * a + b) * 2, the temporaries gone by the time y is read: one
+// kernel, one result stored, three dropped.
+TEST_P(AutoFusion, ChainOfTemporariesRunsAsOneKernel) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  for (DType dtype : {xylem::f32, xylem::f64, xylem::f16, xylem::bf16}) {
+    SCOPED_TRACE(name(dtype));
+    if (!backend.supports(xylem::Op::math_fused, dtype) || !backend.supports(xylem::Op::math_binary, dtype)) continue;
+    std::vector<double> xv, av, bv;
+    const Tensor x = random(Layout{37, 65}, dtype, xv);
+    const Tensor a = random(Layout{65}, dtype, av);  // broadcast along rows
+    const Tensor b = random(Layout{37, 1}, dtype, bv);
+    Tensor two(Layout{}, dtype);
+    xylem::fill(backend, two, 2.0);
+    (void)two.version();  // runs what is pending: the fill and casts are not part of the chain
+    CountsSince counts;
+    const Tensor y = xylem::mul(backend, xylem::nn::relu(backend, xylem::add(backend, xylem::mul(backend, x, a), b)), two);
+    const std::vector<double> got = y.to_doubles();
+    std::vector<double> want(xv.size());
+    for (int i = 0; i < 37; ++i)
+      for (int j = 0; j < 65; ++j) want[i * 65 + j] = std::max(0.0, xv[i * 65 + j] * av[j] + bv[i]) * 2;
+    const double tol = dtype == xylem::f64 ? 1e-12 : dtype == xylem::f32 ? 1e-5 : 2e-2;
+    expect_near(got, want, tol, "relu(x*a+b)*2");
+    const FusionCounts c = counts.now();
+    EXPECT_EQ(c.calls, 4u);
+    EXPECT_EQ(c.kernels, 1u);
+    EXPECT_EQ(c.stored, 1u);
+    EXPECT_EQ(c.dropped, 3u);
+  }
+}
+
+// Named intermediates stay readable: every one still held is stored.
+TEST_P(AutoFusion, HeldIntermediatesAreStored) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  const Tensor x = random(Layout{1000}, xylem::f32, xv);
+  (void)x.version();
+  CountsSince counts;
+  const Tensor e = xylem::exp(backend, x);
+  const Tensor s = xylem::sin(backend, e);
+  const Tensor y = xylem::add(backend, s, x);
+  std::vector<double> we(xv.size()), ws(xv.size()), wy(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    we[i] = std::exp(xv[i]);
+    ws[i] = std::sin(we[i]);
+    wy[i] = ws[i] + xv[i];
+  }
+  expect_near(y.to_doubles(), wy, 1e-5, "y");
+  expect_near(e.to_doubles(), we, 1e-5, "e");
+  expect_near(s.to_doubles(), ws, 1e-5, "s");
+  const FusionCounts c = counts.now();
+  EXPECT_EQ(c.kernels, 1u);
+  EXPECT_EQ(c.stored, 3u);
+  EXPECT_EQ(c.dropped, 0u);
+}
+
+// In place, twice, on a tensor the chain also read first: each call still
+// counts in the version, and the reads see the values before the writes.
+TEST_P(AutoFusion, InPlaceWritesKeepOrderAndVersions) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  Tensor x = random(Layout{8, 33}, xylem::f64, xv);
+  const std::uint64_t v0 = x.version();
+  const Tensor before = xylem::neg(backend, x);  // reads x before it changes
+  xylem::exp(backend, x, x);
+  xylem::add(backend, x, before, x);  // exp(x) - x
+  std::vector<double> want(xv.size()), want_before(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    want[i] = std::exp(xv[i]) - xv[i];
+    want_before[i] = -xv[i];
+  }
+  EXPECT_EQ(x.version(), v0 + 2);
+  expect_near(x.to_doubles(), want, 1e-12, "x");
+  expect_near(before.to_doubles(), want_before, 1e-12, "before");
+}
+
+// Another op, a reduction, a host read or a different shape in between runs
+// the chain first; the results are those of the calls in their order.
+TEST_P(AutoFusion, OtherWorkRunsTheChainFirst) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  Tensor x = random(Layout{300}, xylem::f64, xv);
+  Tensor y = xylem::mul(backend, x, x);
+  xylem::blas::scal(backend, 3.0, y);  // not elementwise in the chain's sense: the chain runs first
+  Tensor z = xylem::add(backend, y, x);
+  const Tensor small = xylem::neg(backend, xylem::sum(backend, z));  // another shape
+  std::vector<double> want(xv.size());
+  double total = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) total += want[i] = 3 * xv[i] * xv[i] + xv[i];
+  expect_near(z.to_doubles(), want, 1e-12, "z");
+  expect_near(small.to_doubles(), {-total}, 1e-10, "-sum(z)");
+  // A transposed view of a chain result is read from memory: the chain runs.
+  Tensor m = random(Layout{20, 30}, xylem::f64, xv);
+  Tensor m2 = xylem::mul(backend, m, m);
+  Tensor t = xylem::add(backend, m2.transpose(0, 1), xylem::full(backend, Layout{30, 20}, xylem::f64, 1.0));
+  const std::vector<double> got = t.to_doubles();
+  for (int i = 0; i < 30; ++i)
+    for (int j = 0; j < 20; ++j) ASSERT_NEAR(got[i * 20 + j], xv[j * 30 + i] * xv[j * 30 + i] + 1, 1e-12);
+}
+
+// Writing, in place, a tensor the chain read through another view (here
+// transposed) must not change what that read saw.
+TEST_P(AutoFusion, WriteAfterReadThroughAnotherView) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  Tensor m = random(Layout{16, 16}, xylem::f64, xv);
+  const Tensor t = xylem::exp(backend, m.transpose(0, 1));
+  xylem::neg(backend, m, m);
+  const std::vector<double> got_t = t.to_doubles(), got_m = m.to_doubles();
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      ASSERT_NEAR(got_t[i * 16 + j], std::exp(xv[j * 16 + i]), 1e-12);
+      ASSERT_EQ(got_m[i * 16 + j], -xv[i * 16 + j]);
+    }
+}
+
+// Results written into part of a larger tensor run unfused; the rest of
+// that tensor keeps its data.
+TEST_P(AutoFusion, OutputViewRunsUnfused) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv, bigv;
+  const Tensor x = random(Layout{10}, xylem::f64, xv);
+  Tensor big = random(Layout{3, 10}, xylem::f64, bigv);
+  Tensor row = big.slice(0, 1, 2).reshape({10});
+  xylem::exp(backend, x, row);
+  const std::vector<double> got = big.to_doubles();
+  for (int i = 0; i < 30; ++i) ASSERT_NEAR(got[i], i / 10 == 1 ? std::exp(xv[i % 10]) : bigv[i], 1e-12);
+}
+
+// Errors the call can know are still the call's: nothing is deferred.
+TEST_P(AutoFusion, ErrorsAreRaisedByTheCall) {
+  std::vector<double> xv;
+  const Tensor x = random(Layout{4, 5}, xylem::f32, xv);
+  const Tensor never(Layout{4, 5}, xylem::f32);
+  Tensor out = xylem::zeros(backend, Layout{4, 5}, xylem::f32);
+  const auto snap = xylem_test::snapshot(out);
+  XY_EXPECT_ERROR(ErrorCode::uninitialized_read, xylem::add(backend, x, never, out));
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)xylem::add(backend, x, Tensor(Layout{3}, xylem::f32)));
+  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, (void)xylem::add(backend, x, xylem::zeros(backend, Layout{4, 5}, xylem::f64)));
+  XY_EXPECT_UNCHANGED(out, snap);
+  // More memory than the device has: out of memory from the call itself.
+  const std::int64_t huge = std::int64_t(1) << 58;
+  const Tensor big = xylem::full(backend, Layout{1}, xylem::f32, 1.0).as_strided(
+      Layout::strided(std::vector<std::int64_t>{huge}, std::vector<std::int64_t>{0}, 0));
+  XY_EXPECT_ERROR(ErrorCode::out_of_memory, (void)xylem::exp(backend, big));
+  expect_near(xylem::exp(backend, x).to_doubles(), [&] {
+    std::vector<double> w(xv.size());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::exp(xv[i]);
+    return w;
+  }(), 1e-5, "exp after the errors");
+}
+
+// set_fusion(false): every call runs by itself; the same values.
+TEST_P(AutoFusion, OffRunsEachCall) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  const Tensor x = random(Layout{513}, xylem::f32, xv);
+  const Tensor fused = xylem::nn::sigmoid(backend, xylem::mul(backend, x, x));
+  const std::vector<double> with = fused.to_doubles();
+  xylem::set_fusion(false);
+  EXPECT_FALSE(xylem::fusion_enabled());
+  CountsSince counts;
+  const std::vector<double> without = xylem::nn::sigmoid(backend, xylem::mul(backend, x, x)).to_doubles();
+  EXPECT_EQ(counts.now().calls, 0u);
+  expect_near(with, without, 1e-6, "fused against unfused");
+}
+
+// Calls across threads, each on its own tensors, sharing the chain: every
+// thread's values are right (run under ThreadSanitizer too).
+TEST_P(AutoFusion, ThreadsShareTheChain) {
+  constexpr int kThreads = 4, kIters = 30;
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (int i = 0; i < kIters; ++i) {
+        const double v = t + 0.25 * i;
+        const Tensor x = xylem::full(backend, Layout{64}, xylem::f64, v);
+        const Tensor y = xylem::add(backend, xylem::mul(backend, x, x), x);
+        for (double got : y.to_doubles()) wrong += got != v * v + v;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A capture runs what was pending first and records none of it; inside the
+// capture nothing is deferred, so replay gives the eager result.
+TEST_P(AutoFusion, CaptureRecordsOnlyItsOwnCalls) {
+  
+  std::vector<double> xv;
+  Tensor x = random(Layout{50}, xylem::f64, xv);
+  Tensor pending = xylem::exp(backend, x);
+  Tensor y(Layout{50}, xylem::f64);
+  xylem::Graph g = xylem::capture(backend, [&] { xylem::mul(backend, x, x, y); });
+  EXPECT_EQ(g.size(), 1u);
+  g.replay()->wait();
+  const std::vector<double> got = y.to_doubles(), got_pending = pending.to_doubles();
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(got[i], xv[i] * xv[i]);
+    ASSERT_NEAR(got_pending[i], std::exp(xv[i]), 1e-12);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Frameworks, AutoFusion, ::testing::Values("native", "opencl", "cuda"),
+                         [](const auto& p) { return p.param; });
+
+}  // namespace
