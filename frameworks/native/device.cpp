@@ -33,6 +33,10 @@ std::vector<NativeDevice*>& devices() {
 // At exit: let the work still queued finish before the libraries it calls
 // are torn down.
 void drain_at_exit() noexcept {
+  // exit() destroys this thread's thread_local objects before it runs the
+  // handlers: the queued work runs on the workers only (a kernel run here
+  // crashed in oneDNN on a destroyed thread_local stream).
+  NativeQueue::stop_helping();
   std::lock_guard lock(devices_mutex());
   for (NativeDevice* d : devices()) {
     try {

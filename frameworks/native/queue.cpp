@@ -15,6 +15,9 @@ namespace {
 // launches an op, say an application's release callback, has it queued).
 thread_local const NativeQueue* running_task_of = nullptr;
 
+// Set once the process is exiting (NativeQueue::stop_helping).
+std::atomic<bool> waiters_only_wait{false};
+
 class RunningTask {
  public:
   explicit RunningTask(const NativeQueue* queue) noexcept : outer_(std::exchange(running_task_of, queue)) {}
@@ -276,7 +279,10 @@ void NativeQueue::run_batch(const NativeEvent* until) {
   }
 }
 
+void NativeQueue::stop_helping() noexcept { waiters_only_wait.store(true, std::memory_order_release); }
+
 void NativeQueue::help(const NativeEvent& event) {
+  if (waiters_only_wait.load(std::memory_order_acquire)) return;
   // Only a try: if someone runs tasks, it reaches ours without being woken,
   // and sleeping on the event costs this caller the one wake-up that
   // queuing for the token would. Queuing could also deadlock: the runner's

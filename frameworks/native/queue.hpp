@@ -90,6 +90,12 @@ class NativeQueue {
   // Waits until everything enqueued so far has run (running it here when
   // the worker is not).
   void drain();
+  // From now on, for the rest of the process, a waiter sleeps until the
+  // worker has run its task instead of running tasks itself. For the exit
+  // handler: by the time it runs, the exiting thread's thread_local objects
+  // (oneDNN's stream and workspace in conv2d_onednn.cpp) are already
+  // destroyed, so kernels must not run on that thread any more.
+  static void stop_helping() noexcept;
 
  private:
   friend class NativeEvent;
