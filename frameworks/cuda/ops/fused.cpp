@@ -9,9 +9,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -35,6 +38,19 @@ using plugin::OpId;
 constexpr int kThreads = 256;
 // Elements a thread of the dense kernel takes per step (loads in flight).
 constexpr int kLanes = 8;
+// 16-byte vectors of each view a thread of the vector kernel moves per step
+// (XY_VU in its source): 2, or 1 for 2-byte types, whose 8 lanes a vector
+// already fill the registers.
+constexpr std::int64_t vectors_per_thread(std::size_t element_bytes) { return element_bytes == 2 ? 1 : 2; }
+
+// XYLEM_CUDA_FUSED_VECTOR=0 keeps dense calls on xy_fused_dense (to compare).
+bool disable_vector_kernel() {
+  static const bool off = [] {
+    const char* v = std::getenv("XYLEM_CUDA_FUSED_VECTOR");
+    return v != nullptr && std::string_view(v) == "0";
+  }();
+  return off;
+}
 
 // The dialect of fused_source.hpp in CUDA C++, before math.h: a grid-stride
 // loop, 64-bit indices; f16 through the PTX conversions (round to nearest
@@ -135,6 +151,67 @@ std::string dense_kernel_source(const pf::Words& words) {
   return src;
 }
 
+// A third kernel, xy_fused_vec, for a dense call whose dense views all start
+// on 16 bytes: each thread moves XY_VU 16-byte vectors of each view per
+// step (one load or store instruction each, a block's width of vectors
+// apart), where xy_fused_dense moves one element per instruction. A
+// broadcast input is read once per step and splat. The tail runs element by
+// element.
+std::string vector_kernel_source(const pf::Words& words) {
+  const pf::Program p = pf::decode_program(words);
+  bool used[pf::kViews] = {};
+  for (int k = 0; k < p.size; ++k) {
+    const pf::Instruction& in = p.code[std::size_t(k)];
+    if (in.kind == pf::Kind::load) used[in.a] = true;
+    if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
+  }
+  const auto s = [](int v) { return std::to_string(v); };
+  std::string src =
+      "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? 1 : 2))\n"
+      "struct __align__(16) xy_v16 { ST v[XY_VW]; };\n"
+      "struct xy_vl {\n  T v[XY_VW * XY_VU];\n  __device__ xy_vl() {}\n"
+      "  __device__ explicit xy_vl(T x) {\n#pragma unroll\n    for (int k = 0; k < XY_VW * XY_VU; ++k) v[k] = x;\n  }\n};\n"
+      "__device__ __forceinline__ xy_vl xy_vl_load(const ST* p, xy_long o, xy_long s, xy_long B) {\n"
+      "  if (!s) return xy_vl(XY_LD(p, o));\n  xy_vl r;\n#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n"
+      "    const xy_v16 q = *(const xy_v16*)(p + o + u * B * XY_VW);\n#pragma unroll\n"
+      "    for (int k = 0; k < XY_VW; ++k) r.v[u * XY_VW + k] = XY_LD(q.v, k);\n  }\n  return r;\n}\n"
+      "__device__ __forceinline__ void xy_vl_store(ST* p, xy_long o, const xy_vl& x, xy_long B) {\n"
+      "#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n    xy_v16 q;\n#pragma unroll\n"
+      "    for (int k = 0; k < XY_VW; ++k) XY_ST(q.v, k, x.v[u * XY_VW + k]);\n"
+      "    *(xy_v16*)(p + o + u * B * XY_VW) = q;\n  }\n}\n"
+      "__device__ __forceinline__ xy_vl xy_vl_unary(int c, const xy_vl& x, T q0, T q1) {\n  xy_vl r;\n"
+      "#pragma unroll\n  for (int k = 0; k < XY_VW * XY_VU; ++k) r.v[k] = XY_UNARY(c, x.v[k], q0, q1);\n  return r;\n}\n"
+      "__device__ __forceinline__ xy_vl xy_vl_binary(int c, const xy_vl& a, const xy_vl& b, T q0, T q1) {\n  xy_vl r;\n"
+      "#pragma unroll\n  for (int k = 0; k < XY_VW * XY_VU; ++k) r.v[k] = XY_BINARY(c, a.v[k], b.v[k], q0, q1);\n"
+      "  return r;\n}\n"
+      "#define XY_VL_LOAD(p, o, s) xy_vl_load(p, o, s, B)\n#define XY_VL_STORE(p, o, x) xy_vl_store(p, o, x, B)\n\n";
+  src += "XY_KERNEL xy_fused_vec(";
+  for (int t = 0; t < pf::kViews; ++t) {
+    src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - pf::kMaxInputs);
+    src += ", ";
+  }
+  src += "xy_fused_layout l, xy_long n";
+  for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + s(r);
+  src += ") {\n  const xy_long B = blockDim.x, span = (xy_long)XY_VW * XY_VU * B, full = n / span * span;\n";
+  for (int t = 0; t < pf::kViews; ++t)
+    if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
+  const auto offsets = [&] {
+    std::string o;
+    for (int t = 0; t < pf::kViews; ++t)
+      if (used[t]) o += "    const xy_long o" + s(t) + " = l.offsets[" + s(t) + "] + i * s" + s(t) + ";\n";
+    return o;
+  };
+  src += "  for (xy_long g = (xy_long)blockIdx.x * span; g < full; g += (xy_long)gridDim.x * span) {\n"
+         "    const xy_long i = g + (xy_long)threadIdx.x * XY_VW;\n";
+  src += offsets();
+  src += pf::program_steps(p, "xy_vl", "XY_VL_LOAD", "xy_vl_unary", "xy_vl_binary", "XY_VL_STORE", "    ");
+  src += "  }\n  for (xy_long i = full + (xy_long)blockIdx.x * B + threadIdx.x; i < n; i += (xy_long)gridDim.x * B) {\n";
+  src += offsets();
+  src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
+  src += "  }\n}\n";
+  return src;
+}
+
 std::string program_source(const pf::Words& words, DType dtype) {
   std::string source(kPrelude);
   source += sources::math_h;
@@ -142,12 +219,13 @@ std::string program_source(const pf::Words& words, DType dtype) {
   source += typed_prelude(dtype);
   source += pf::kernel_source(words);
   source += dense_kernel_source(words);
+  source += vector_kernel_source(words);
   return source;
 }
 
-// A program's two kernels: any layout, and xy_fused_dense.
+// A program's three kernels: any layout, xy_fused_dense, xy_fused_vec.
 struct FusedKernels {
-  cudaKernel_t any = nullptr, dense = nullptr;
+  cudaKernel_t any = nullptr, dense = nullptr, vec = nullptr;
 };
 
 // Whether xy_fused_dense serves the call: one axis, inputs of stride 0 or
@@ -158,6 +236,18 @@ bool dense_call(const pf::Call& c) {
     if (c.tensors[std::size_t(t)]->data == nullptr) continue;
     const std::int64_t stride = c.layout.strides[t][0];
     if (stride != 1 && (t >= pf::kMaxInputs || stride != 0)) return false;
+  }
+  return true;
+}
+
+// Whether xy_fused_vec serves a dense call: every view of stride 1 starts
+// on 16 bytes (its allocation's start plus its offset).
+bool vector_call(const pf::Call& c, std::size_t element_bytes) {
+  for (int t = 0; t < pf::kViews; ++t) {
+    if (c.tensors[std::size_t(t)]->data == nullptr || c.layout.strides[t][0] == 0) continue;
+    const auto start = reinterpret_cast<std::uintptr_t>(c.tensors[std::size_t(t)]->data) +
+                       std::uintptr_t(c.layout.offsets[t]) * element_bytes;
+    if (start % 16 != 0) return false;
   }
   return true;
 }
@@ -228,7 +318,7 @@ FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
   const opencl::ProgramCache cache = opencl::ProgramCache::from_environment();
   std::vector<unsigned char> cubin;
   bool from_cache = false;
-  constexpr const char* kNames = "xy_fused xy_fused_dense";
+  constexpr const char* kNames = "xy_fused xy_fused_dense xy_fused_vec";
   if (auto entry = cache.load(cache_key); entry && entry->kernel_names == kNames && !entry->binary.empty()) {
     cubin = std::move(entry->binary);
     from_cache = true;
@@ -249,6 +339,7 @@ FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
   FusedKernels made;
   XY_CUDA(cudaLibraryGetKernel(&made.any, library, "xy_fused"), device, label);
   XY_CUDA(cudaLibraryGetKernel(&made.dense, library, "xy_fused_dense"), device, label);
+  XY_CUDA(cudaLibraryGetKernel(&made.vec, library, "xy_fused_vec"), device, label);
   if (!from_cache) (void)cache.store(cache_key, opencl::CacheEntry{kNames, cubin});
   kernels.emplace(key, made);
   return made;
@@ -262,7 +353,9 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   if (c.numel == 0) return;
   const FusedKernels made = kernels_for(c.words, D, ctx.device);
   const bool dense = dense_call(c);
-  const cudaKernel_t kernel = dense ? made.dense : made.any;
+  const std::size_t element_bytes = size_of(D);
+  const bool vector = dense && vector_call(c, element_bytes) && !disable_vector_kernel();
+  const cudaKernel_t kernel = vector ? made.vec : dense ? made.dense : made.any;
   pf::FusedLayout layout = c.layout;
   std::int64_t n = c.numel;
 
@@ -284,7 +377,9 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   // Enough resident blocks to keep the memory system busy; each thread
   // then strides through the rest.
   const std::int64_t resident = std::int64_t(ctx.multiprocessors) * (2048 / kThreads);
-  const std::int64_t per_block = dense ? kLanes * kThreads : kThreads;
+  const std::int64_t per_block = vector  ? std::int64_t(16 / element_bytes) * vectors_per_thread(element_bytes) * kThreads
+                                 : dense ? kLanes * kThreads
+                                         : kThreads;
   const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + per_block - 1) / per_block, 1, resident));
   XY_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), args.data(), 0,
                            ctx.stream),
