@@ -38,10 +38,11 @@ using plugin::OpId;
 constexpr int kThreads = 256;
 // Elements a thread of the dense kernel takes per step (loads in flight).
 constexpr int kLanes = 8;
-// 16-byte vectors of each view a thread of the vector kernel moves per step
-// (XY_VU in its source): 2, or 1 for 2-byte types, whose 8 lanes a vector
-// already fill the registers.
-constexpr std::int64_t vectors_per_thread(std::size_t element_bytes) { return element_bytes == 2 ? 1 : 2; }
+// 16-byte vectors of each view a thread of the vector kernel takes (XY_VU in
+// its source; map.cuh's kMapUnroll), loaded before any is used. Half as many
+// for 2-byte types: their values widen to f32 in registers (8 a vector).
+constexpr int kVectorSteps = 4;
+constexpr std::int64_t vector_steps(std::size_t element_bytes) { return element_bytes == 2 ? kVectorSteps / 2 : kVectorSteps; }
 
 // XYLEM_CUDA_FUSED_VECTOR=0 keeps dense calls on xy_fused_dense (to compare).
 bool disable_vector_kernel() {
@@ -152,11 +153,12 @@ std::string dense_kernel_source(const pf::Words& words) {
 }
 
 // A third kernel, xy_fused_vec, for a dense call whose dense views all start
-// on 16 bytes: each thread moves XY_VU 16-byte vectors of each view per
-// step (one load or store instruction each, a block's width of vectors
-// apart), where xy_fused_dense moves one element per instruction. A
-// broadcast input is read once per step and splat. The tail runs element by
-// element.
+// on 16 bytes, shaped as the unfused map kernels (map.cuh, map_tiles) that
+// run at 0.94 of copy: each block takes one tile and each thread XY_VU
+// 16-byte vectors of every view, a block's width of vectors apart, loaded
+// all before use, with the streaming cache hint (.cs), one instruction per
+// vector. A broadcast input is read once and splat. The last, partial tile
+// runs element by element.
 std::string vector_kernel_source(const pf::Words& words) {
   const pf::Program p = pf::decode_program(words);
   bool used[pf::kViews] = {};
@@ -167,18 +169,27 @@ std::string vector_kernel_source(const pf::Words& words) {
   }
   const auto s = [](int v) { return std::to_string(v); };
   std::string src =
-      "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? 1 : 2))\n"
-      "struct __align__(16) xy_v16 { ST v[XY_VW]; };\n"
+      "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? " + s(kVectorSteps / 2) + " : " +
+      s(kVectorSteps) + "))\n"
+      "union __align__(16) xy_v16 { unsigned int w[4]; ST v[XY_VW]; };\n"
       "struct xy_vl {\n  T v[XY_VW * XY_VU];\n  __device__ xy_vl() {}\n"
       "  __device__ explicit xy_vl(T x) {\n#pragma unroll\n    for (int k = 0; k < XY_VW * XY_VU; ++k) v[k] = x;\n  }\n};\n"
+      // volatile: the loads and stores keep the program's order (every load
+      // before every store), which an output that is also an input needs.
+      "__device__ __forceinline__ void xy_ldcs(xy_v16& q, const ST* p) {\n"
+      "  asm volatile(\"ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\"\n"
+      "               : \"=r\"(q.w[0]), \"=r\"(q.w[1]), \"=r\"(q.w[2]), \"=r\"(q.w[3]) : \"l\"(p));\n}\n"
+      "__device__ __forceinline__ void xy_stcs(ST* p, const xy_v16& q) {\n"
+      "  asm volatile(\"st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\"\n"
+      "               :: \"l\"(p), \"r\"(q.w[0]), \"r\"(q.w[1]), \"r\"(q.w[2]), \"r\"(q.w[3]) : \"memory\");\n}\n"
       "__device__ __forceinline__ xy_vl xy_vl_load(const ST* p, xy_long o, xy_long s, xy_long B) {\n"
       "  if (!s) return xy_vl(XY_LD(p, o));\n  xy_vl r;\n#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n"
-      "    const xy_v16 q = *(const xy_v16*)(p + o + u * B * XY_VW);\n#pragma unroll\n"
+      "    xy_v16 q;\n    xy_ldcs(q, p + o + u * B * XY_VW);\n#pragma unroll\n"
       "    for (int k = 0; k < XY_VW; ++k) r.v[u * XY_VW + k] = XY_LD(q.v, k);\n  }\n  return r;\n}\n"
       "__device__ __forceinline__ void xy_vl_store(ST* p, xy_long o, const xy_vl& x, xy_long B) {\n"
       "#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n    xy_v16 q;\n#pragma unroll\n"
       "    for (int k = 0; k < XY_VW; ++k) XY_ST(q.v, k, x.v[u * XY_VW + k]);\n"
-      "    *(xy_v16*)(p + o + u * B * XY_VW) = q;\n  }\n}\n"
+      "    xy_stcs(p + o + u * B * XY_VW, q);\n  }\n}\n"
       "__device__ __forceinline__ xy_vl xy_vl_unary(int c, const xy_vl& x, T q0, T q1) {\n  xy_vl r;\n"
       "#pragma unroll\n  for (int k = 0; k < XY_VW * XY_VU; ++k) r.v[k] = XY_UNARY(c, x.v[k], q0, q1);\n  return r;\n}\n"
       "__device__ __forceinline__ xy_vl xy_vl_binary(int c, const xy_vl& a, const xy_vl& b, T q0, T q1) {\n  xy_vl r;\n"
@@ -192,7 +203,7 @@ std::string vector_kernel_source(const pf::Words& words) {
   }
   src += "xy_fused_layout l, xy_long n";
   for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + s(r);
-  src += ") {\n  const xy_long B = blockDim.x, span = (xy_long)XY_VW * XY_VU * B, full = n / span * span;\n";
+  src += ") {\n  const xy_long B = blockDim.x, tile = (xy_long)XY_VW * XY_VU * B, g = (xy_long)blockIdx.x * tile;\n";
   for (int t = 0; t < pf::kViews; ++t)
     if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
   const auto offsets = [&] {
@@ -201,11 +212,10 @@ std::string vector_kernel_source(const pf::Words& words) {
       if (used[t]) o += "    const xy_long o" + s(t) + " = l.offsets[" + s(t) + "] + i * s" + s(t) + ";\n";
     return o;
   };
-  src += "  for (xy_long g = (xy_long)blockIdx.x * span; g < full; g += (xy_long)gridDim.x * span) {\n"
-         "    const xy_long i = g + (xy_long)threadIdx.x * XY_VW;\n";
+  src += "  if (g + tile <= n) {\n    const xy_long i = g + (xy_long)threadIdx.x * XY_VW;\n";
   src += offsets();
   src += pf::program_steps(p, "xy_vl", "XY_VL_LOAD", "xy_vl_unary", "xy_vl_binary", "XY_VL_STORE", "    ");
-  src += "  }\n  for (xy_long i = full + (xy_long)blockIdx.x * B + threadIdx.x; i < n; i += (xy_long)gridDim.x * B) {\n";
+  src += "    return;\n  }\n  for (xy_long i = g + threadIdx.x; i < n; i += B) {\n";
   src += offsets();
   src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
   src += "  }\n}\n";
@@ -377,10 +387,13 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   // Enough resident blocks to keep the memory system busy; each thread
   // then strides through the rest.
   const std::int64_t resident = std::int64_t(ctx.multiprocessors) * (2048 / kThreads);
-  const std::int64_t per_block = vector  ? std::int64_t(16 / element_bytes) * vectors_per_thread(element_bytes) * kThreads
+  const std::int64_t per_block = vector  ? std::int64_t(16 / element_bytes) * vector_steps(element_bytes) * kThreads
                                  : dense ? kLanes * kThreads
                                          : kThreads;
-  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>((n + per_block - 1) / per_block, 1, resident));
+  // The vector kernel takes one tile per block, the whole call in one grid
+  // (as map.cuh's: 7% faster there than a wave of blocks looping).
+  const auto blocks = static_cast<unsigned>(std::clamp<std::int64_t>(
+      (n + per_block - 1) / per_block, 1, vector ? std::int64_t{1} << 30 : resident));
   XY_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), args.data(), 0,
                            ctx.stream),
           ctx.device, "math::fused");
