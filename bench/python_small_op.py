@@ -30,7 +30,7 @@ import xylem
 
 
 # Calls per round of each row; xylem_bench_same_ops is given the same.
-SIGMOID_CALLS = 3
+SIGMOID_CALLS = 10
 GEMM_CALLS = 2
 
 

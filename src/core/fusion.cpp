@@ -39,6 +39,12 @@ namespace {
 
 namespace pf = plugin::fused;
 
+// On the host device a call this small runs on the caller's thread at once
+// (native's runs_here) for ~0.4 us: deferring it costs as much as it saves.
+// A larger one is queued for the worker, where one fused task in place of
+// four ops measured 71 -> 16 us at 16K f32 and 240 -> 22 us at 64K.
+constexpr std::int64_t kHostMinElements = 1025;
+
 // Past this many ops (pruned ones included) the chain runs: a loop that
 // overwrites one tensor again and again must not grow it without end.
 constexpr int kMaxChainOps = 32;
@@ -336,6 +342,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   const auto joinable = [&] {
     if (flushing || !fusion_switch().load(std::memory_order_relaxed) || active_recorder()) return false;
     if (!fusible_dtype(dtype) || out->numel() == 0) return false;
+    if (&device == find_host_device() && out->numel() < kHostMinElements) return false;
     // The result must be a fresh whole tensor: a view written in place of
     // part of a larger one runs as its own call.
     const Layout& v = out->layout();

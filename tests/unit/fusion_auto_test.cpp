@@ -102,7 +102,7 @@ TEST_P(AutoFusion, ChainOfTemporariesRunsAsOneKernel) {
 TEST_P(AutoFusion, HeldIntermediatesAreStored) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
-  const Tensor x = random(Layout{1000}, xylem::f32, xv);
+  const Tensor x = random(Layout{3000}, xylem::f32, xv);
   (void)x.version();
   CountsSince counts;
   const Tensor e = xylem::exp(backend, x);
@@ -128,7 +128,7 @@ TEST_P(AutoFusion, HeldIntermediatesAreStored) {
 TEST_P(AutoFusion, InPlaceWritesKeepOrderAndVersions) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
-  Tensor x = random(Layout{8, 33}, xylem::f64, xv);
+  Tensor x = random(Layout{40, 33}, xylem::f64, xv);
   const std::uint64_t v0 = x.version();
   const Tensor before = xylem::neg(backend, x);  // reads x before it changes
   xylem::exp(backend, x, x);
@@ -148,7 +148,7 @@ TEST_P(AutoFusion, InPlaceWritesKeepOrderAndVersions) {
 TEST_P(AutoFusion, OtherWorkRunsTheChainFirst) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
-  Tensor x = random(Layout{300}, xylem::f64, xv);
+  Tensor x = random(Layout{3000}, xylem::f64, xv);
   Tensor y = xylem::mul(backend, x, x);
   xylem::blas::scal(backend, 3.0, y);  // not elementwise in the chain's sense: the chain runs first
   Tensor z = xylem::add(backend, y, x);
@@ -159,12 +159,12 @@ TEST_P(AutoFusion, OtherWorkRunsTheChainFirst) {
   expect_near(z.to_doubles(), want, 1e-12, "z");
   expect_near(small.to_doubles(), {-total}, 1e-10, "-sum(z)");
   // A transposed view of a chain result is read from memory: the chain runs.
-  Tensor m = random(Layout{20, 30}, xylem::f64, xv);
+  Tensor m = random(Layout{40, 30}, xylem::f64, xv);
   Tensor m2 = xylem::mul(backend, m, m);
-  Tensor t = xylem::add(backend, m2.transpose(0, 1), xylem::full(backend, Layout{30, 20}, xylem::f64, 1.0));
+  Tensor t = xylem::add(backend, m2.transpose(0, 1), xylem::full(backend, Layout{30, 40}, xylem::f64, 1.0));
   const std::vector<double> got = t.to_doubles();
   for (int i = 0; i < 30; ++i)
-    for (int j = 0; j < 20; ++j) ASSERT_NEAR(got[i * 20 + j], xv[j * 30 + i] * xv[j * 30 + i] + 1, 1e-12);
+    for (int j = 0; j < 40; ++j) ASSERT_NEAR(got[i * 40 + j], xv[j * 30 + i] * xv[j * 30 + i] + 1, 1e-12);
 }
 
 // Writing, in place, a tensor the chain read through another view (here
@@ -172,14 +172,14 @@ TEST_P(AutoFusion, OtherWorkRunsTheChainFirst) {
 TEST_P(AutoFusion, WriteAfterReadThroughAnotherView) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
-  Tensor m = random(Layout{16, 16}, xylem::f64, xv);
+  Tensor m = random(Layout{48, 48}, xylem::f64, xv);
   const Tensor t = xylem::exp(backend, m.transpose(0, 1));
   xylem::neg(backend, m, m);
   const std::vector<double> got_t = t.to_doubles(), got_m = m.to_doubles();
-  for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 16; ++j) {
-      ASSERT_NEAR(got_t[i * 16 + j], std::exp(xv[j * 16 + i]), 1e-12);
-      ASSERT_EQ(got_m[i * 16 + j], -xv[i * 16 + j]);
+  for (int i = 0; i < 48; ++i)
+    for (int j = 0; j < 48; ++j) {
+      ASSERT_NEAR(got_t[i * 48 + j], std::exp(xv[j * 48 + i]), 1e-12);
+      ASSERT_EQ(got_m[i * 48 + j], -xv[i * 48 + j]);
     }
 }
 
@@ -199,13 +199,13 @@ TEST_P(AutoFusion, OutputViewRunsUnfused) {
 // Errors the call can know are still the call's: nothing is deferred.
 TEST_P(AutoFusion, ErrorsAreRaisedByTheCall) {
   std::vector<double> xv;
-  const Tensor x = random(Layout{4, 5}, xylem::f32, xv);
-  const Tensor never(Layout{4, 5}, xylem::f32);
-  Tensor out = xylem::zeros(backend, Layout{4, 5}, xylem::f32);
+  const Tensor x = random(Layout{40, 50}, xylem::f32, xv);
+  const Tensor never(Layout{40, 50}, xylem::f32);
+  Tensor out = xylem::zeros(backend, Layout{40, 50}, xylem::f32);
   const auto snap = xylem_test::snapshot(out);
   XY_EXPECT_ERROR(ErrorCode::uninitialized_read, xylem::add(backend, x, never, out));
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)xylem::add(backend, x, Tensor(Layout{3}, xylem::f32)));
-  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, (void)xylem::add(backend, x, xylem::zeros(backend, Layout{4, 5}, xylem::f64)));
+  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch, (void)xylem::add(backend, x, xylem::zeros(backend, Layout{40, 50}, xylem::f64)));
   XY_EXPECT_UNCHANGED(out, snap);
   // More memory than the device has: out of memory from the call itself.
   const std::int64_t huge = std::int64_t(1) << 58;
@@ -219,11 +219,44 @@ TEST_P(AutoFusion, ErrorsAreRaisedByTheCall) {
   }(), 1e-5, "exp after the errors");
 }
 
+// A chain longer than one kernel holds (16 instructions, 32 calls) is cut
+// into pieces run in order; each piece stores what the next one reads.
+TEST_P(AutoFusion, LongChainsRunInPieces) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  const Tensor x = random(Layout{2000}, xylem::f64, xv);
+  (void)x.version();
+  CountsSince counts;
+  Tensor y = xylem::exp(backend, x);
+  for (int i = 0; i < 40; ++i) y = xylem::add(backend, y, x);  // each earlier y is dropped
+  const std::vector<double> got = y.to_doubles();
+  for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(xv[i]) + 40 * xv[i], 1e-10);
+  const FusionCounts c = counts.now();
+  EXPECT_EQ(c.calls, 41u);
+  EXPECT_GE(c.kernels, 3u);  // 41 dependent calls, at most 14 a kernel
+  EXPECT_LE(c.kernels, 6u);
+  EXPECT_EQ(c.stored, c.kernels);  // one result a piece: the last y, or what the next piece reads
+}
+
+// On the host, a call of 1024 elements or fewer runs at once, unfused: it
+// costs less than deferring it would.
+TEST_P(AutoFusion, SmallHostCallsRunAtOnce) {
+  if (GetParam() != "native") GTEST_SKIP() << "a host rule";
+  std::vector<double> xv;
+  const Tensor x = random(Layout{1024}, xylem::f32, xv);
+  (void)x.version();
+  CountsSince counts;
+  const Tensor y = xylem::exp(backend, xylem::neg(backend, x));
+  EXPECT_EQ(counts.now().calls, 0u);
+  const std::vector<double> got = y.to_doubles();
+  for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(-xv[i]), 1e-5 * std::exp(-xv[i]));
+}
+
 // set_fusion(false): every call runs by itself; the same values.
 TEST_P(AutoFusion, OffRunsEachCall) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
-  const Tensor x = random(Layout{513}, xylem::f32, xv);
+  const Tensor x = random(Layout{2049}, xylem::f32, xv);
   const Tensor fused = xylem::nn::sigmoid(backend, xylem::mul(backend, x, x));
   const std::vector<double> with = fused.to_doubles();
   xylem::set_fusion(false);
@@ -233,6 +266,9 @@ TEST_P(AutoFusion, OffRunsEachCall) {
   EXPECT_EQ(counts.now().calls, 0u);
   expect_near(with, without, 1e-6, "fused against unfused");
 }
+
+// Tensors of more than 1024 elements throughout: on native, smaller calls run
+// on the caller's thread unfused (core/fusion.cpp, kHostMinElements).
 
 // Calls across threads, each on its own tensors, sharing the chain: every
 // thread's values are right (run under ThreadSanitizer too).
@@ -246,7 +282,7 @@ TEST_P(AutoFusion, ThreadsShareTheChain) {
       start.arrive_and_wait();
       for (int i = 0; i < kIters; ++i) {
         const double v = t + 0.25 * i;
-        const Tensor x = xylem::full(backend, Layout{64}, xylem::f64, v);
+        const Tensor x = xylem::full(backend, Layout{2048}, xylem::f64, v);
         const Tensor y = xylem::add(backend, xylem::mul(backend, x, x), x);
         for (double got : y.to_doubles()) wrong += got != v * v + v;
       }
@@ -261,14 +297,14 @@ TEST_P(AutoFusion, ThreadsShareTheChain) {
 TEST_P(AutoFusion, CaptureRecordsOnlyItsOwnCalls) {
   
   std::vector<double> xv;
-  Tensor x = random(Layout{50}, xylem::f64, xv);
+  Tensor x = random(Layout{1500}, xylem::f64, xv);
   Tensor pending = xylem::exp(backend, x);
-  Tensor y(Layout{50}, xylem::f64);
+  Tensor y(Layout{1500}, xylem::f64);
   xylem::Graph g = xylem::capture(backend, [&] { xylem::mul(backend, x, x, y); });
   EXPECT_EQ(g.size(), 1u);
   g.replay()->wait();
   const std::vector<double> got = y.to_doubles(), got_pending = pending.to_doubles();
-  for (int i = 0; i < 50; ++i) {
+  for (int i = 0; i < 1500; ++i) {
     ASSERT_EQ(got[i], xv[i] * xv[i]);
     ASSERT_NEAR(got_pending[i], std::exp(xv[i]), 1e-12);
   }
