@@ -11,6 +11,10 @@
 //   100 elsewhere (--quick: 100 everywhere); PyTorch's peer is
 //   bench/torch_capture.py.
 //
+// Each framework is measured twice: automatic fusion off (each add its own
+// kernel, eager and in the graph), then on (the adds fused, about 13 to a
+// kernel, eager and in the graph: the graph records the fused kernels).
+//
 // The load average is printed: the machine may be shared.
 #include <cstdio>
 #include <fstream>
@@ -33,11 +37,13 @@ std::string load_average() {
 struct Row {
   std::string framework;
   int chain = 0;
+  bool fused = false;
   double eager_us = 0, replay_us = 0;
 };
 
-Row measure(const xylem::Backend& b, int n, int reps) {
+Row measure(const xylem::Backend& b, int n, int reps, bool fused) {
   using namespace xylem;
+  set_fusion(fused);
   Tensor x = zeros(b, {16}, f32);
   const Tensor one = ones(b, {16}, f32);
   const auto chain = [&] {
@@ -51,14 +57,14 @@ Row measure(const xylem::Backend& b, int n, int reps) {
         b.synchronize();
       },
       [&] { g.replay()->wait(); });
-  return {b.id(), n, eager / n * 1e6, replay / n * 1e6};
+  set_fusion(false);
+  return {b.id(), n, fused, eager / n * 1e6, replay / n * 1e6};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Each row times single ops: automatic fusion would merge (and drop) the
-  // repeated calls of a timing loop. The fusion row turns it on itself.
+  // Off but for the rows that say fused (measure() sets it for each row).
   xylem::set_fusion(false);
   xylem_bench::CommonOptions o;
   o.reps = 50;
@@ -73,13 +79,15 @@ int main(int argc, char** argv) {
       continue;
     }
     const int n = !o.quick && std::string(name) == "native" ? 1000 : 100;
-    rows.push_back(measure(b, n, o.reps));
+    rows.push_back(measure(b, n, o.reps, false));
+    rows.push_back(measure(b, n, o.reps, true));
   }
   std::printf("load average (1, 5 min): %s\n", load_average().c_str());
   std::printf("%-40s %10s %10s\n", "per op, us", "eager", "replay");
   for (const Row& r : rows)
     std::printf("%-40s %10.3f %10.3f   (%.1fx)\n",
-                (r.framework + ": add 16 f32, chain of " + std::to_string(r.chain)).c_str(), r.eager_us, r.replay_us,
+                (r.framework + ": add 16 f32, chain of " + std::to_string(r.chain) + (r.fused ? ", fused" : "")).c_str(),
+                r.eager_us, r.replay_us,
                 r.eager_us / r.replay_us);
   if (!o.json.empty()) {
     auto f = xylem_bench::open_json(o.json);

@@ -89,7 +89,15 @@ Chain& chain() {
   return *c;
 }
 thread_local bool flushing = false;
-FusionCounts counts;  // under chain_mutex
+
+// A capture's calls wait in a chain of the capturing thread's own: only
+// that thread may run them, so they are recorded into its graph and no
+// other thread's flush runs them outside it.
+thread_local Chain capture_chain;
+
+struct Counters {
+  std::atomic<std::uint64_t> kernels{0}, calls{0}, stored{0}, dropped{0};
+} counts;
 
 bool fusible_dtype(DType d) { return d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::f64; }
 
@@ -185,10 +193,10 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
   if (piece.count == 1) {
     const Call& one = c.calls[piece.first];
     if (!needed(one.output().storage().get())) {
-      ++counts.dropped;
+      counts.dropped.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    ++counts.stored;
+    counts.stored.fetch_add(1, std::memory_order_relaxed);
     const plugin::OpCall& k = one.call;
     if (k.op == plugin::OpId::math_unary) {
       launch(*c.backend,
@@ -212,10 +220,10 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
     outputs.push_back(w.whole);
     stored.push_back(&w);
   }
-  counts.stored += outputs.size();
-  counts.dropped += piece.written.size() - outputs.size();
+  counts.stored.fetch_add(outputs.size(), std::memory_order_relaxed);
+  counts.dropped.fetch_add(piece.written.size() - outputs.size(), std::memory_order_relaxed);
   if (outputs.empty()) return;  // nothing anyone can still read
-  ++counts.kernels;
+  counts.kernels.fetch_add(1, std::memory_order_relaxed);
   fused(*c.backend, program, piece.inputs, outputs);
   // A storage written by several calls counts each in its version, as the
   // calls run one by one would have.
@@ -227,28 +235,33 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
   }
 }
 
-// Runs `c` and leaves it empty. Called with chain_mutex held.
+// Runs `c` and leaves it empty. Called with chain_mutex held for the
+// process's chain; `record`: the calls are the capture's on this thread (its
+// recorder stays on), else a capture this thread began after they were made
+// records none of them.
 //
 // What must be stored is known exactly now: a storage someone outside the
 // chain holds a handle to (the chain's own handles discounted). The calls
 // are cut into pieces that each fit one kernel, in order; a piece also
 // stores what a later piece reads.
-void run_chain(Chain& c) {
+void run_chain(Chain& c, bool record = false) {
   if (c.empty()) return;
   const Chain taken = std::move(c);
   c = Chain{};
-  counts.calls += taken.calls.size();
+  counts.calls.fetch_add(taken.calls.size(), std::memory_order_relaxed);
   const auto own_handles = [&](const Storage* s) {
     long n = 0;
     for (const Call& call : taken.calls)
       for (const Tensor& t : call.tensors) n += t.storage().get() == s;
     return n;
   };
+  // In a capture every result is stored: the graph is replayed later, and
+  // what it writes should not depend on which handles lived at its end.
   std::vector<const Storage*> visible;
   for (const Call& call : taken.calls) {
     const Storage* s = call.output().storage().get();
     if (std::find(visible.begin(), visible.end(), s) == visible.end() &&
-        call.output().storage().use_count() > own_handles(s))
+        (record || call.output().storage().use_count() > own_handles(s)))
       visible.push_back(s);
   }
   // Read by a call from `from` on.
@@ -263,9 +276,8 @@ void run_chain(Chain& c) {
     Flushing() { flushing = true; }
     ~Flushing() { flushing = false; }
   } in_flush;
-  // A capture this thread began after these calls were made: they are not
-  // part of its graph.
-  const RecorderPause no_capture;
+  std::optional<RecorderPause> no_capture;
+  if (!record) no_capture.emplace();
   Piece piece;
   for (std::size_t k = 0; k < taken.calls.size(); ++k) {
     const auto needed_after = [&](const Storage* s) {
@@ -301,19 +313,41 @@ void allocate_output(const Backend& backend, plugin::Device& device, const Tenso
   }
 }
 
-bool written_or_pending(const Chain& c, const Tensor& t) {
+// Whether the call may read `t`: written, or pending in `c`; in a capture
+// also current on `device` (a transfer is not recorded: the unfused launch
+// refuses it, naming the op).
+bool readable(const Chain& c, const Tensor& t, plugin::Device& device, bool capturing) {
   for (const Call& call : c.calls)
     if (call.output().storage() == t.storage()) return true;
   Storage& s = *t.storage();
   std::lock_guard lock(s.mutex);
-  return s.written();
+  if (!s.written()) return false;
+  if (!capturing) return true;
+  const DeviceCopy* copy = s.find(device);
+  return copy != nullptr && copy->version == s.latest();
 }
 
 }  // namespace
 
+thread_local bool fusion_capture_pending = false;
+
 FusionCounts fusion_counts() noexcept {
-  std::lock_guard lock(chain_mutex);
-  return counts;
+  return {counts.kernels.load(), counts.calls.load(), counts.stored.load(), counts.dropped.load()};
+}
+
+void flush_capture_chain() {
+  if (flushing) return;
+  fusion_capture_pending = false;
+  run_chain(capture_chain, /*record=*/true);
+}
+
+void end_capture_fusion(bool run) {
+  if (run) {
+    flush_capture_chain();
+    return;
+  }
+  fusion_capture_pending = false;
+  capture_chain = Chain{};
 }
 
 void flush_fusion_now() {
@@ -340,7 +374,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   plugin::Device& device = plugin::device_of(backend);
   const DType dtype = out->dtype();
   const auto joinable = [&] {
-    if (flushing || !fusion_switch().load(std::memory_order_relaxed) || active_recorder()) return false;
+    if (flushing || !fusion_switch().load(std::memory_order_relaxed)) return false;
     if (!fusible_dtype(dtype) || out->numel() == 0) return false;
     if (&device == find_host_device() && out->numel() < kHostMinElements) return false;
     // The result must be a fresh whole tensor: a view written in place of
@@ -364,17 +398,28 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     return false;
   }
 
-  std::lock_guard lock(chain_mutex);
-  Chain& c = chain();
+  const bool capturing = active_recorder() != nullptr;
+  std::unique_lock<std::mutex> lock;
+  if (!capturing) lock = std::unique_lock(chain_mutex);
+  Chain& c = capturing ? capture_chain : chain();
+  const auto run_pending = [&] {
+    if (capturing) {
+      fusion_capture_pending = false;
+      run_chain(c, /*record=*/true);
+    } else {
+      run_chain(c);
+      fusion_pending.store(false, std::memory_order_release);
+    }
+  };
   const auto dims = out->layout().dims();
   const bool same_kind = !c.empty() && c.device == &device && c.dtype == dtype &&
                          std::equal(c.dims.begin(), c.dims.end(), dims.begin(), dims.end());
-  if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) run_chain(c);
-  // An input never written: the unfused launch raises the error.
+  if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) run_pending();
+  // An input never written (or, in a capture, current elsewhere only): the
+  // unfused launch raises the error.
   for (int k = 0; k < num_in; ++k) {
-    if (!written_or_pending(c, *t[std::size_t(k)])) {
-      run_chain(c);
-      fusion_pending.store(false, std::memory_order_release);
+    if (!readable(c, *t[std::size_t(k)], device, capturing)) {
+      run_pending();
       return false;
     }
   }
@@ -390,7 +435,11 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   added.num_inputs = num_in;
   for (int k = 0; k <= num_in; ++k) added.tensors[std::size_t(k)] = *t[std::size_t(k)];
   added.name = std::string(name);
-  fusion_pending.store(true, std::memory_order_release);
+  if (capturing) {
+    fusion_capture_pending = true;
+  } else {
+    fusion_pending.store(true, std::memory_order_release);
+  }
   return true;
 }
 

@@ -3,7 +3,9 @@
 // math::unary and math::binary calls are not launched when made: they join
 // one pending chain, which runs as a single math::fused kernel when
 // anything else needs the data: any other op, a host read or wait, a
-// transfer, interop, a collective, a capture. Values the program can no
+// transfer, interop, a collective, a capture. Inside a capture the calls
+// wait in a chain of the capturing thread's own, and their fused kernels
+// are recorded into the graph (run at the latest when the block returns). Values the program can no
 // longer see (an intermediate whose last Tensor handle is gone) are never
 // stored. Output memory is allocated when the call is made, so out of
 // memory is still raised by the call that asked for it.
@@ -40,13 +42,23 @@ struct FusionCounts {
 };
 [[nodiscard]] FusionCounts fusion_counts() noexcept;
 
-// Whether a chain is pending: the fast test every flush point makes.
+// Runs this thread's capture chain (recorded into its capture).
+void flush_capture_chain();
+
+// At the end of a capture's block: runs this thread's capture chain into the
+// graph (`run`), or drops it (the block failed: the capture is refused).
+void end_capture_fusion(bool run);
+
+// Whether a chain is pending: the fast tests every flush point makes (the
+// process's chain; this thread's capture chain).
 extern std::atomic<bool> fusion_pending;
+extern thread_local bool fusion_capture_pending;
 
 // Every path that touches tensor data other than by launching an op calls
 // this first, before it takes any storage's lock.
 inline void flush_fusion() {
   if (fusion_pending.load(std::memory_order_acquire)) flush_fusion_now();
+  if (fusion_capture_pending) flush_capture_chain();
 }
 
 }  // namespace xylem::detail

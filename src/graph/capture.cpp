@@ -19,8 +19,13 @@ Graph capture(const Backend& backend, const std::function<void()>& block) {
   detail::Recorder recorder(plugin::device_of(backend), backend.id());
   try {
     block();
+    detail::end_capture_fusion(/*run=*/true);  // the block's pending calls, into the graph
   } catch (const Error& e) {
+    detail::end_capture_fusion(/*run=*/false);
     (void)recorder.fail(e);
+  } catch (...) {
+    detail::end_capture_fusion(/*run=*/false);
+    throw;
   }
   return Graph(recorder.finish());
 }

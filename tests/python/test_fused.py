@@ -52,3 +52,19 @@ def test_names_and_errors(backend):
     with pytest.raises(xylem.ShapeMismatch):
         xylem.fused(p, [x, put(np.ones(4), xylem.f32, backend)], [y])
     np.testing.assert_array_equal(np.asarray(y), np.full(3, 7.0))
+
+
+def test_automatic_fusion(backend, rng):
+    """Eager calls fuse automatically (on by default); off gives the same values."""
+    assert xylem.fusion_enabled()
+    x, a = rng.uniform(-2, 2, (40, 60)), rng.uniform(-2, 2, 60)
+    tx, ta = put(x, xylem.f32, backend), put(a, xylem.f32, backend)
+    fused = xylem.nn.relu(xylem.add(xylem.mul(tx, ta, backend=backend), ta, backend=backend), backend=backend)
+    check(fused, np.maximum(x * a + a, 0), xylem.f32)
+    xylem.set_fusion(False)
+    try:
+        assert not xylem.fusion_enabled()
+        plain = xylem.nn.relu(xylem.add(xylem.mul(tx, ta, backend=backend), ta, backend=backend), backend=backend)
+        check(plain, np.maximum(x * a + a, 0), xylem.f32)
+    finally:
+        xylem.set_fusion(True)

@@ -310,6 +310,32 @@ TEST_P(AutoFusion, CaptureRecordsOnlyItsOwnCalls) {
   }
 }
 
+// Inside a capture the block's calls are fused too, and the graph records
+// the fused kernel (every result stored); a replay on new data computes the
+// chain again.
+TEST_P(AutoFusion, CaptureRecordsFusedKernels) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  Tensor x = random(Layout{2000}, xylem::f64, xv);
+  Tensor y(Layout{2000}, xylem::f64);
+  xylem::blas::copy(backend, x, y);  // x and y current on the backend before the capture
+  (void)y.version();
+  CountsSince counts;
+  xylem::Graph g = xylem::capture(backend, [&] {
+    Tensor t = xylem::exp(backend, x);
+    t = xylem::mul(backend, t, x);
+    xylem::sub(backend, t, x, y);
+  });
+  EXPECT_EQ(g.size(), 1u);
+  EXPECT_EQ(counts.now().calls, 3u);
+  EXPECT_EQ(counts.now().kernels, 1u);
+  const Tensor fresh = random(Layout{2000}, xylem::f64, xv);
+  xylem::blas::copy(backend, fresh, x);
+  g.replay()->wait();
+  const std::vector<double> got = y.to_doubles();
+  for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(xv[i]) * xv[i] - xv[i], 1e-10);
+}
+
 INSTANTIATE_TEST_SUITE_P(Frameworks, AutoFusion, ::testing::Values("native", "opencl", "cuda"),
                          [](const auto& p) { return p.param; });
 
