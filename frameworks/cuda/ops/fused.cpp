@@ -42,7 +42,28 @@ constexpr int kLanes = 8;
 // its source; map.cuh's kMapUnroll), loaded before any is used. Half as many
 // for 2-byte types: their values widen to f32 in registers (8 a vector).
 constexpr int kVectorSteps = 4;
-constexpr std::int64_t vector_steps(std::size_t element_bytes) { return element_bytes == 2 ? kVectorSteps / 2 : kVectorSteps; }
+
+// Benchmarking knobs for the vector kernel (its source and cache key change
+// with them): XYLEM_CUDA_FUSED_VECTOR_STEPS (1 to 8) in place of
+// kVectorSteps, XYLEM_CUDA_FUSED_MIN_BLOCKS (1 to 8) as its
+// __launch_bounds__ minimum of resident blocks per multiprocessor.
+int env_int(const char* name, int fallback, int low, int high) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::clamp(std::atoi(v), low, high);
+}
+int vector_steps_setting() {
+  static const int steps = env_int("XYLEM_CUDA_FUSED_VECTOR_STEPS", kVectorSteps, 1, 8);
+  return steps;
+}
+int min_blocks_setting() {
+  static const int blocks = env_int("XYLEM_CUDA_FUSED_MIN_BLOCKS", 0, 0, 8);
+  return blocks;
+}
+std::int64_t vector_steps(std::size_t element_bytes) {
+  const int steps = vector_steps_setting();
+  return element_bytes == 2 ? std::max(1, steps / 2) : steps;
+}
 
 // XYLEM_CUDA_FUSED_VECTOR=0 keeps dense calls on xy_fused_dense (to compare).
 bool disable_vector_kernel() {
@@ -169,8 +190,8 @@ std::string vector_kernel_source(const pf::Words& words) {
   }
   const auto s = [](int v) { return std::to_string(v); };
   std::string src =
-      "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? " + s(kVectorSteps / 2) + " : " +
-      s(kVectorSteps) + "))\n"
+      "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? " + s(int(vector_steps(2))) +
+      " : " + s(int(vector_steps(4))) + "))\n"
       "union __align__(16) xy_v16 { unsigned int w[4]; ST v[XY_VW]; };\n"
       "struct xy_vl {\n  T v[XY_VW * XY_VU];\n  __device__ xy_vl() {}\n"
       "  __device__ explicit xy_vl(T x) {\n#pragma unroll\n    for (int k = 0; k < XY_VW * XY_VU; ++k) v[k] = x;\n  }\n};\n"
@@ -196,7 +217,10 @@ std::string vector_kernel_source(const pf::Words& words) {
       "#pragma unroll\n  for (int k = 0; k < XY_VW * XY_VU; ++k) r.v[k] = XY_BINARY(c, a.v[k], b.v[k], q0, q1);\n"
       "  return r;\n}\n"
       "#define XY_VL_LOAD(p, o, s) xy_vl_load(p, o, s, B)\n#define XY_VL_STORE(p, o, x) xy_vl_store(p, o, x, B)\n\n";
-  src += "XY_KERNEL xy_fused_vec(";
+  const int min_blocks = min_blocks_setting();
+  src += "XY_KERNEL " +
+         (min_blocks > 0 ? "__launch_bounds__(" + s(kThreads) + ", " + s(min_blocks) + ") " : std::string()) +
+         "xy_fused_vec(";
   for (int t = 0; t < pf::kViews; ++t) {
     src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - pf::kMaxInputs);
     src += ", ";
