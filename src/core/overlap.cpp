@@ -45,6 +45,7 @@ bool may_overlap(const Layout& a, const Layout& b) noexcept {
 }
 
 bool may_self_overlap(const Layout& view) noexcept {
+  if (view.is_contiguous()) return false;  // the common case, without the sort below
   if (view.numel() <= 1) return false;
   // Dimensions that move, by stride: each stride must step past everything
   // the smaller ones reach, as in any row-major layout, permuted or sliced.
