@@ -111,6 +111,47 @@ std::string typed_prelude(DType dtype) {
   }
 }
 
+// What the dense and vector kernels share: which views the program uses,
+// their signature, and each used view's offset at element i (one axis, stride
+// 0 or 1: the strides s<t> read once at the kernel's start).
+struct UsedViews {
+  bool used[pf::kViews] = {};
+  explicit UsedViews(const pf::Program& p) {
+    for (int k = 0; k < p.size; ++k) {
+      const pf::Instruction& in = p.code[std::size_t(k)];
+      if (in.kind == pf::Kind::load) used[in.a] = true;
+      if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
+    }
+  }
+  [[nodiscard]] std::string strides() const {
+    std::string src;
+    for (int t = 0; t < pf::kViews; ++t)
+      if (used[t]) src += "  const xy_long s" + std::to_string(t) + " = l.strides[" + std::to_string(t) + "][0];\n";
+    return src;
+  }
+  [[nodiscard]] std::string offsets() const {
+    std::string src;
+    for (int t = 0; t < pf::kViews; ++t)
+      if (used[t])
+        src += "    const xy_long o" + std::to_string(t) + " = l.offsets[" + std::to_string(t) + "] + i * s" +
+               std::to_string(t) + ";\n";
+    return src;
+  }
+};
+
+// "XY_KERNEL <name>(x0..x4, y0..y2, xy_fused_layout l, xy_long n, T p0..p7) {".
+std::string kernel_signature(const std::string& name) {
+  std::string src = "XY_KERNEL " + name + "(";
+  for (int t = 0; t < pf::kViews; ++t) {
+    src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + std::to_string(t)
+                              : "XY_GLOBAL ST* y" + std::to_string(t - pf::kMaxInputs);
+    src += ", ";
+  }
+  src += "xy_fused_layout l, xy_long n";
+  for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + std::to_string(r);
+  return src + ") {\n";
+}
+
 // A second kernel, xy_fused_dense, for the commonest call: one axis, every
 // input dense or broadcast (stride 1 or 0), every output dense. Each thread
 // takes kLanes elements a block's width apart per step (a warp's accesses
@@ -119,12 +160,7 @@ std::string typed_prelude(DType dtype) {
 // The program's steps are fused_source.hpp's, on a kLanes-lane type.
 std::string dense_kernel_source(const pf::Words& words) {
   const pf::Program p = pf::decode_program(words);
-  bool used[pf::kViews] = {};
-  for (int k = 0; k < p.size; ++k) {
-    const pf::Instruction& in = p.code[std::size_t(k)];
-    if (in.kind == pf::Kind::load) used[in.a] = true;
-    if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
-  }
+  const UsedViews views(p);
   const auto s = [](int v) { return std::to_string(v); };
   // The lane type and its steps: lane k of a view at offset o is element
   // o + k * B (B: the block's width).
@@ -146,28 +182,15 @@ std::string dense_kernel_source(const pf::Words& words) {
   src += "#define XY_LANES_UNARY(c, x, q0, q1) xy_lanes(" + unary + ")\n";
   src += "#define XY_LANES_BINARY(c, a, b, q0, q1) xy_lanes(" + binary + ")\n";
   src += "#define XY_LANES_STORE(p, o, x) do {" + store + " } while (0)\n\n";
-  src += "XY_KERNEL xy_fused_dense(";
-  for (int t = 0; t < pf::kViews; ++t) {
-    src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - pf::kMaxInputs);
-    src += ", ";
-  }
-  src += "xy_fused_layout l, xy_long n";
-  for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + s(r);
-  src += ") {\n  const xy_long B = blockDim.x, group = " + lanes + " * B, full = n / group * group;\n";
-  for (int t = 0; t < pf::kViews; ++t)
-    if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
-  const auto offsets = [&] {
-    std::string o;
-    for (int t = 0; t < pf::kViews; ++t)
-      if (used[t]) o += "    const xy_long o" + s(t) + " = l.offsets[" + s(t) + "] + i * s" + s(t) + ";\n";
-    return o;
-  };
+  src += kernel_signature("xy_fused_dense");
+  src += "  const xy_long B = blockDim.x, group = " + lanes + " * B, full = n / group * group;\n";
+  src += views.strides();
   src += "  for (xy_long g = (xy_long)blockIdx.x * group; g < full; g += (xy_long)gridDim.x * group) {\n"
          "    const xy_long i = g + threadIdx.x;\n";
-  src += offsets();
+  src += views.offsets();
   src += pf::program_steps(p, "xy_lanes", "XY_LANES_LOAD", "XY_LANES_UNARY", "XY_LANES_BINARY", "XY_LANES_STORE", "    ");
   src += "  }\n  for (xy_long i = full + (xy_long)blockIdx.x * B + threadIdx.x; i < n; i += (xy_long)gridDim.x * B) {\n";
-  src += offsets();
+  src += views.offsets();
   src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
   src += "  }\n}\n";
   return src;
@@ -182,12 +205,7 @@ std::string dense_kernel_source(const pf::Words& words) {
 // runs element by element.
 std::string vector_kernel_source(const pf::Words& words) {
   const pf::Program p = pf::decode_program(words);
-  bool used[pf::kViews] = {};
-  for (int k = 0; k < p.size; ++k) {
-    const pf::Instruction& in = p.code[std::size_t(k)];
-    if (in.kind == pf::Kind::load) used[in.a] = true;
-    if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
-  }
+  const UsedViews views(p);
   const auto s = [](int v) { return std::to_string(v); };
   std::string src =
       "\n#define XY_VW ((int)(16 / sizeof(ST)))\n#define XY_VU ((int)(sizeof(ST) == 2 ? " + s(int(vector_steps(2))) +
@@ -218,29 +236,16 @@ std::string vector_kernel_source(const pf::Words& words) {
       "  return r;\n}\n"
       "#define XY_VL_LOAD(p, o, s) xy_vl_load(p, o, s, B)\n#define XY_VL_STORE(p, o, x) xy_vl_store(p, o, x, B)\n\n";
   const int min_blocks = min_blocks_setting();
-  src += "XY_KERNEL " +
-         (min_blocks > 0 ? "__launch_bounds__(" + s(kThreads) + ", " + s(min_blocks) + ") " : std::string()) +
-         "xy_fused_vec(";
-  for (int t = 0; t < pf::kViews; ++t) {
-    src += t < pf::kMaxInputs ? "XY_GLOBAL const ST* x" + s(t) : "XY_GLOBAL ST* y" + s(t - pf::kMaxInputs);
-    src += ", ";
-  }
-  src += "xy_fused_layout l, xy_long n";
-  for (int r = 0; r < 2 * pf::kParamPairs; ++r) src += ", T p" + s(r);
-  src += ") {\n  const xy_long B = blockDim.x, tile = (xy_long)XY_VW * XY_VU * B, g = (xy_long)blockIdx.x * tile;\n";
-  for (int t = 0; t < pf::kViews; ++t)
-    if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
-  const auto offsets = [&] {
-    std::string o;
-    for (int t = 0; t < pf::kViews; ++t)
-      if (used[t]) o += "    const xy_long o" + s(t) + " = l.offsets[" + s(t) + "] + i * s" + s(t) + ";\n";
-    return o;
-  };
+  src += kernel_signature(
+      (min_blocks > 0 ? "__launch_bounds__(" + s(kThreads) + ", " + s(min_blocks) + ") " : std::string()) +
+      "xy_fused_vec");
+  src += "  const xy_long B = blockDim.x, tile = (xy_long)XY_VW * XY_VU * B, g = (xy_long)blockIdx.x * tile;\n";
+  src += views.strides();
   src += "  if (g + tile <= n) {\n    const xy_long i = g + (xy_long)threadIdx.x * XY_VW;\n";
-  src += offsets();
+  src += views.offsets();
   src += pf::program_steps(p, "xy_vl", "XY_VL_LOAD", "xy_vl_unary", "xy_vl_binary", "XY_VL_STORE", "    ");
   src += "    return;\n  }\n  for (xy_long i = g + threadIdx.x; i < n; i += B) {\n";
-  src += offsets();
+  src += views.offsets();
   src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
   src += "  }\n}\n";
   return src;
