@@ -62,7 +62,9 @@ std::atomic<bool>& fusion_switch() {
 // One call as made: its op, codes and parameters, and its tensors (inputs,
 // then the output).
 struct Call {
-  plugin::OpCall call;
+  bool unary = true;  // math::unary, else math::binary
+  int code = 0;
+  double p0 = 0, p1 = 0;
   std::array<Tensor, 3> tensors;
   int num_inputs = 1;
   std::string name;
@@ -156,9 +158,8 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
       if (in.storage() == out.storage() && !same_elements(in.layout(), out.layout())) return false;
 
   const FusedProgram::Value result =
-      call.call.op == plugin::OpId::math_unary
-          ? program.unary(int(call.call.i[0]), operands[0], call.call.f[0], call.call.f[1])
-          : program.binary(int(call.call.i[0]), operands[0], operands[1], call.call.f[0], call.call.f[1]);
+      call.unary ? program.unary(call.code, operands[0], call.p0, call.p1)
+                 : program.binary(call.code, operands[0], operands[1], call.p0, call.p1);
   FusedProgram trial = program;
   int outputs = 0;
   bool rewrites = false;
@@ -186,29 +187,33 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
   return true;
 }
 
+// A call as its own op (its own kernel, tuned for it), when its result is
+// `needed`.
+void run_alone(const Chain& c, const Call& one, bool needed) {
+  if (!needed) {
+    counts.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  counts.stored.fetch_add(1, std::memory_order_relaxed);
+  if (one.unary) {
+    launch(*c.backend,
+           args::math_unary<TensorRef>{
+               .x = one.tensors[0], .y = one.tensors[1], .code = one.code, .param0 = one.p0, .param1 = one.p1},
+           one.name);
+  } else {
+    launch(*c.backend,
+           args::math_binary<TensorRef>{.a = one.tensors[0], .b = one.tensors[1], .y = one.tensors[2],
+                                        .code = one.code, .param0 = one.p0, .param1 = one.p1},
+           one.name);
+  }
+}
+
 // Runs one piece: a single call as its own op (its own kernel, tuned for
 // it), more as one fused kernel storing what `needed` asks for.
 template <class Needed>
 void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
   if (piece.count == 1) {
-    const Call& one = c.calls[piece.first];
-    if (!needed(one.output().storage().get())) {
-      counts.dropped.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    counts.stored.fetch_add(1, std::memory_order_relaxed);
-    const plugin::OpCall& k = one.call;
-    if (k.op == plugin::OpId::math_unary) {
-      launch(*c.backend,
-             args::math_unary<Tensor>{
-                 .x = one.tensors[0], .y = one.tensors[1], .code = k.i[0], .param0 = k.f[0], .param1 = k.f[1]},
-             one.name);
-    } else {
-      launch(*c.backend,
-             args::math_binary<Tensor>{.a = one.tensors[0], .b = one.tensors[1], .y = one.tensors[2],
-                                       .code = k.i[0], .param0 = k.f[0], .param1 = k.f[1]},
-             one.name);
-    }
+    run_alone(c, c.calls[piece.first], needed(c.calls[piece.first].output().storage().get()));
     return;
   }
   FusedProgram program = piece.program;
@@ -246,8 +251,18 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed) {
 // stores what a later piece reads.
 void run_chain(Chain& c, bool record = false) {
   if (c.empty()) return;
-  const Chain taken = std::move(c);
+  Chain taken = std::move(c);
   c = Chain{};
+  // The calls' memory goes back to `c` once they have run (no allocation per
+  // chain); the handles they hold are released first.
+  struct GiveBack {
+    Chain& c;
+    Chain& taken;
+    ~GiveBack() {
+      taken.calls.clear();
+      if (c.calls.capacity() == 0) c.calls.swap(taken.calls);
+    }
+  } give_back{c, taken};
   counts.calls.fetch_add(taken.calls.size(), std::memory_order_relaxed);
   const auto own_handles = [&](const Storage* s) {
     long n = 0;
@@ -278,6 +293,10 @@ void run_chain(Chain& c, bool record = false) {
   } in_flush;
   std::optional<RecorderPause> no_capture;
   if (!record) no_capture.emplace();
+  if (taken.calls.size() == 1) {  // the commonest chain: nothing to fuse or cut
+    run_alone(taken, taken.calls[0], !visible.empty());
+    return;
+  }
   Piece piece;
   for (std::size_t k = 0; k < taken.calls.size(); ++k) {
     const auto needed_after = [&](const Storage* s) {
@@ -431,7 +450,10 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     c.dtype = dtype;
   }
   Call& added = c.calls.emplace_back();
-  added.call = call;
+  added.unary = unary;
+  added.code = int(call.i[0]);
+  added.p0 = call.f[0];
+  added.p1 = call.f[1];
   added.num_inputs = num_in;
   for (int k = 0; k <= num_in; ++k) added.tensors[std::size_t(k)] = *t[std::size_t(k)];
   added.name = std::string(name);
