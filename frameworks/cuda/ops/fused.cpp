@@ -340,11 +340,14 @@ FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
   std::string why;
   const NvrtcLibrary* nvrtc = nvrtc_library(&why);
   if (nvrtc == nullptr) throw Error(ErrorCode::unsupported, "math::fused on cuda:" + std::to_string(device) + ": " + why);
-  const std::string arch = architecture(device);
   using Key = std::tuple<pf::Words, DType, std::string>;
   static std::mutex mutex;
   static std::map<Key, FusedKernels> kernels;
+  static std::map<int, std::string> architectures;  // asked once per device, not per launch
   std::lock_guard lock(mutex);
+  auto known = architectures.find(device);
+  if (known == architectures.end()) known = architectures.emplace(device, architecture(device)).first;
+  const std::string& arch = known->second;
   const Key key{words, dtype, arch};
   if (const auto it = kernels.find(key); it != kernels.end()) return it->second;
 
