@@ -6,12 +6,12 @@
 // one dtype and one result shape; a call that does not match runs the chain
 // first and starts a new one.
 //
-// What the chain holds:
-//  - inputs: the views it reads that it did not write (program inputs 0..4);
-//  - written: each storage it writes, through a handle on the whole
-//    storage, and the program value written there last.
-// A written storage whose only handles are the chain's own can no longer be
-// read by anyone: its value is not stored when the chain runs.
+// The chain holds the calls as made (their tensors included). When it runs,
+// they are cut into pieces (Piece: the program, the views it reads, the
+// storages it writes), each one kernel. A storage written by the chain whose
+// only handles are the chain's own can no longer be read by anyone: its value
+// is not stored. A capture's calls wait in a chain of the capturing thread's
+// own (capture_chain below).
 #include "core/fusion.hpp"
 
 #include <algorithm>
