@@ -33,6 +33,16 @@ struct CountsSince {
   }
 };
 
+// The counters' change: `kernels` fused kernels, `calls` calls deferred,
+// `stored` results written, `dropped` never written.
+void expect_counts(const FusionCounts& c, std::uint64_t kernels, std::uint64_t calls, std::uint64_t stored,
+                   std::uint64_t dropped) {
+  EXPECT_EQ(c.kernels, kernels);
+  EXPECT_EQ(c.calls, calls);
+  EXPECT_EQ(c.stored, stored);
+  EXPECT_EQ(c.dropped, dropped);
+}
+
 void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (std::size_t i = 0; i < got.size(); ++i)
@@ -90,11 +100,7 @@ TEST_P(AutoFusion, ChainOfTemporariesRunsAsOneKernel) {
       for (int j = 0; j < 65; ++j) want[i * 65 + j] = std::max(0.0, xv[i * 65 + j] * av[j] + bv[i]) * 2;
     const double tol = dtype == xylem::f64 ? 1e-12 : dtype == xylem::f32 ? 1e-5 : 2e-2;
     expect_near(got, want, tol, "relu(x*a+b)*2");
-    const FusionCounts c = counts.now();
-    EXPECT_EQ(c.calls, 4u);
-    EXPECT_EQ(c.kernels, 1u);
-    EXPECT_EQ(c.stored, 1u);
-    EXPECT_EQ(c.dropped, 3u);
+    expect_counts(counts.now(), 1, 4, 1, 3);
   }
 }
 
@@ -117,10 +123,7 @@ TEST_P(AutoFusion, HeldIntermediatesAreStored) {
   expect_near(y.to_doubles(), wy, 1e-5, "y");
   expect_near(e.to_doubles(), we, 1e-5, "e");
   expect_near(s.to_doubles(), ws, 1e-5, "s");
-  const FusionCounts c = counts.now();
-  EXPECT_EQ(c.kernels, 1u);
-  EXPECT_EQ(c.stored, 3u);
-  EXPECT_EQ(c.dropped, 0u);
+  expect_counts(counts.now(), 1, 3, 3, 0);
 }
 
 // In place, twice, on a tensor the chain also read first: each call still
