@@ -7,6 +7,7 @@
 
 #include "xylem/backend.hpp"
 #include "xylem/dist.hpp"
+#include "xylem/fused.hpp"
 #include "xylem/plugin/tune.hpp"
 
 namespace xylem::cli {
@@ -51,6 +52,7 @@ void print_info(std::ostream& os) {
      << (tune_path.empty() ? std::string("none (no cache directory)")
                            : tune_path.string() + " (" + std::to_string(plugin::tune::entries().size()) + " entries)")
      << ", tuning " << (plugin::tune::enabled() ? "on" : "off (XYLEM_TUNE=1 or xylem tune)") << "\n";
+  os << "fusion of elementwise calls: " << (fusion_enabled() ? "on (XYLEM_FUSE=0 turns it off)" : "off") << "\n";
   os << "best backend: " << Backend::best() << "\n";
 }
 
