@@ -48,7 +48,9 @@ cmake --build build-asan -j"$jobs"
 # malloc'd buffer) in whichever thread first opens OpenCL; ASan's thread
 # teardown then tries to munmap that buffer as if it were its own and aborts
 # (google/sanitizers#1152, fixed in LLVM 22's compiler-rt, not in Debian's gcc).
+# LSAN_OPTIONS: PoCL's own leaks (scripts/lsan.supp says which).
 ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1:use_sigaltstack=0 UBSAN_OPTIONS=print_stacktrace=1 \
+LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
 step "Fuzzing (libFuzzer under ASan + UBSan, each fuzzer for XYLEM_FUZZ_SECONDS on its seed corpus)"

@@ -276,9 +276,6 @@ TEST_P(AutoFusion, OffRunsEachCall) {
 // Calls across threads, each on its own tensors, sharing the chain: every
 // thread's values are right (run under ThreadSanitizer too).
 TEST_P(AutoFusion, ThreadsShareTheChain) {
-  // On native only, as unit.threads: PoCL leaks 16 bytes for each thread that
-  // calls into it, which LeakSanitizer (CI's ASan step) reports.
-  if (GetParam() != "native") GTEST_SKIP() << "threads are exercised on native";
   constexpr int kThreads = 4, kIters = 30;
   std::barrier start(kThreads);
   std::vector<std::thread> threads;
