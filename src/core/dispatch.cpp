@@ -86,8 +86,8 @@ void OpLaunch::arg(const Tensor& t, const plugin::TensorParam& param, Access acc
 
 EventPtr OpLaunch::launch() {
   // An elementwise call joins the pending chain (core/fusion.hpp); any other
-  // call runs that chain first.
-  if (defer_elementwise(backend_, call_, tensors_, name_)) return ready_event();
+  // call runs that chain first where it depends on it.
+  if (defer_elementwise(backend_, call_, tensors_, access_, name_)) return ready_event();
   try {
     const InputsToCopy to_copy = check_overlaps();
     const Backend& target = choose_backend();

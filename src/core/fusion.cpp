@@ -89,6 +89,17 @@ struct Chain {
   [[nodiscard]] bool empty() const noexcept { return calls.empty(); }
 };
 
+// Counts a pending call of the process's chain in the storages it reads and
+// writes (`by` +1 when it joins, -1 once it ran or was dropped).
+void mark(const Call& call, int by) {
+  for (int k = 0; k < call.num_inputs; ++k) {
+    auto& reads = call.tensors[std::size_t(k)].storage()->fusion_reads;
+    by > 0 ? reads.fetch_add(1, std::memory_order_relaxed) : reads.fetch_sub(1, std::memory_order_release);
+  }
+  auto& writes = call.output().storage()->fusion_writes;
+  by > 0 ? writes.fetch_add(1, std::memory_order_relaxed) : writes.fetch_sub(1, std::memory_order_release);
+}
+
 std::mutex chain_mutex;
 Chain& chain() {
   // Never destroyed: a chain pending at exit must not free device memory
@@ -269,6 +280,17 @@ void run_chain(Chain& c, bool record = false) {
       if (c.calls.capacity() == 0) c.calls.swap(taken.calls);
     }
   } give_back{c, taken};
+  // Once the calls ran (their writes recorded in the storages) or failed,
+  // the storages stop counting them (the process's chain only: a capture's
+  // calls are not counted).
+  struct ReleaseMarks {
+    const Chain& taken;
+    bool marked;
+    ~ReleaseMarks() {
+      if (marked)
+        for (const Call& call : taken.calls) mark(call, -1);
+    }
+  } release_marks{taken, !record};
   counts.calls.fetch_add(taken.calls.size(), std::memory_order_relaxed);
   const auto own_handles = [&](const Storage* s) {
     long n = 0;
@@ -352,6 +374,20 @@ bool readable(const Chain& c, const Tensor& t, plugin::Device& device, bool capt
   return copy != nullptr && copy->version == s.latest();
 }
 
+// Whether a call with these arguments depends on the process's chain: a
+// pending call writes what it reads or writes, or reads what it writes.
+bool depends_on_chain(const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
+                      const std::array<plugin::Access, plugin::kMaxOpTensors>& access, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (t[std::size_t(i)] == nullptr) continue;
+    const Storage& s = *t[std::size_t(i)]->storage();
+    if (s.fusion_writes.load(std::memory_order_acquire) != 0) return true;
+    if (access[std::size_t(i)] != plugin::Access::read && s.fusion_reads.load(std::memory_order_acquire) != 0)
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 thread_local bool fusion_capture_pending = false;
@@ -388,10 +424,17 @@ void flush_fusion_now() {
 }
 
 bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
-                       const std::array<const Tensor*, plugin::kMaxOpTensors>& t, std::string_view name) {
+                       const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
+                       const std::array<plugin::Access, plugin::kMaxOpTensors>& access, std::string_view name) {
+  const int num_tensors = call.num_tensors;
+  // Before the call runs unfused: what it depends on runs first.
+  const auto run_what_it_needs = [&] {
+    if (fusion_capture_pending) flush_capture_chain();
+    if (fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, num_tensors)) flush_fusion_now();
+  };
   const bool unary = call.op == plugin::OpId::math_unary;
   if (!unary && call.op != plugin::OpId::math_binary) {
-    flush_fusion();
+    run_what_it_needs();
     return false;
   }
   const int num_in = unary ? 1 : 2;
@@ -419,11 +462,13 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     return device.supports(plugin::OpId::math_fused, dtype) && device.supports(call.op, dtype);
   };
   if (!joinable()) {
-    flush_fusion();
+    run_what_it_needs();
     return false;
   }
 
   const bool capturing = active_recorder() != nullptr;
+  if (capturing && fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, num_tensors))
+    flush_fusion_now();  // the process's chain, made before the capture: not recorded
   std::unique_lock<std::mutex> lock;
   if (!capturing) lock = std::unique_lock(chain_mutex);
   Chain& c = capturing ? capture_chain : chain();
@@ -436,9 +481,15 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
       fusion_pending.store(false, std::memory_order_release);
     }
   };
+  if (!capturing && !c.empty() && c.owner != std::this_thread::get_id()) {
+    // Another thread's calls: this one runs alone, after them only where it
+    // depends on them (a chain never mixes two threads' calls).
+    if (!depends_on_chain(t, access, num_tensors)) return false;
+    run_pending();
+  }
   const auto dims = out->layout().dims();
-  const bool same_kind = !c.empty() && c.owner == std::this_thread::get_id() && c.device == &device &&
-                         c.dtype == dtype && std::equal(c.dims.begin(), c.dims.end(), dims.begin(), dims.end());
+  const bool same_kind = !c.empty() && c.device == &device && c.dtype == dtype &&
+                         std::equal(c.dims.begin(), c.dims.end(), dims.begin(), dims.end());
   if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) run_pending();
   // An input never written (or, in a capture, current elsewhere only): the
   // unfused launch raises the error.
@@ -467,6 +518,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   if (capturing) {
     fusion_capture_pending = true;
   } else {
+    mark(added, +1);
     fusion_pending.store(true, std::memory_order_release);
   }
   return true;

@@ -76,8 +76,8 @@ Tensor wrap(const Backend& b, void* data, const Layout& view, DType dtype, std::
 void* data_pointer(const Tensor& t, const Backend& b) {
   // Another library's reads and writes are not part of a replay.
   detail::refuse_in_capture("lending a tensor's memory to another library (interop::data_pointer, NumPy, DLPack)");
-  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "data_pointer");
+  detail::flush_fusion_for(storage, /*writes=*/true);  // another library may read and write it
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
   detail::DeviceCopy& copy = current_copy(storage, device);
@@ -92,8 +92,8 @@ void* data_pointer(const Tensor& t, const Backend& b) {
 }
 
 void synchronize(const Tensor& t, const Backend& b) {
-  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "synchronize");
+  detail::flush_fusion_for(storage, /*writes=*/true);  // another library may read and write it
   detail::EventList users;
   {
     std::lock_guard lock(storage.mutex);
@@ -105,8 +105,8 @@ void synchronize(const Tensor& t, const Backend& b) {
 }
 
 void mark_modified(const Tensor& t, const Backend& b) {
-  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "mark_modified");
+  detail::flush_fusion_for(storage, /*writes=*/true);  // another library may read and write it
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
   detail::DeviceCopy& copy = existing_copy(storage, t, device, "mark_modified");
@@ -120,8 +120,8 @@ void mark_modified(const Tensor& t, const Backend& b) {
 void* native_queue(const Backend& b) { return plugin::device_of(b).native_queue(); }
 
 void export_to(const Tensor& t, const Backend& b, void* consumer_stream) {
-  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "export_to");
+  detail::flush_fusion_for(storage, /*writes=*/true);  // another library may read and write it
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
   const detail::DeviceCopy& copy = current_copy(storage, device);
@@ -129,8 +129,8 @@ void export_to(const Tensor& t, const Backend& b, void* consumer_stream) {
 }
 
 void import_from(const Tensor& t, const Backend& b, void* producer_stream) {
-  detail::flush_fusion();
   detail::Storage& storage = storage_of(t, "import_from");
+  detail::flush_fusion_for(storage, /*writes=*/true);  // another library may read and write it
   plugin::Device& device = plugin::device_of(b);
   std::lock_guard lock(storage.mutex);
   detail::DeviceCopy& copy = existing_copy(storage, t, device, "import_from");

@@ -104,6 +104,11 @@ class Storage {
 
   std::mutex mutex;
 
+  // Calls pending in the automatic-fusion chain (core/fusion.*) that read
+  // or write this storage. Whatever reads it runs the chain first where a
+  // pending call writes it, whatever writes it where one reads or writes it.
+  std::atomic<std::uint32_t> fusion_reads{0}, fusion_writes{0};
+
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
   [[nodiscard]] std::uint64_t latest() const noexcept { return latest_; }
   [[nodiscard]] bool written() const noexcept { return latest_ != 0; }

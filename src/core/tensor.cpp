@@ -95,7 +95,7 @@ bool Tensor::shares_data_with(const Tensor& other) const noexcept {
 EventPtr Tensor::read_into(DType as, std::function<void*(std::size_t)> alloc) const {
   require_defined("read");
   detail::refuse_in_capture("reading a tensor on the host (to_vector, read, read_bytes, printing)");
-  detail::flush_fusion();
+  detail::flush_fusion_for(*storage_, /*writes=*/false);
   if (as != dtype_)
     throw Error(ErrorCode::dtype_mismatch, "reading a " + std::string(name(dtype_)) + " tensor (shape " +
                                                layout_.dims_string() + ") as " + std::string(name(as)));
@@ -163,34 +163,39 @@ std::vector<double> Tensor::to_doubles() const {
 // fused chain runs first. They are noexcept: a chain that fails here keeps
 // its error for nobody (its outputs stay unwritten, and reading them says so).
 namespace {
-void flush_quietly() noexcept {
+// All that is pending (`s` null), or what `s` depends on.
+void flush_quietly(const detail::Storage* s = nullptr) noexcept {
   try {
-    detail::flush_fusion();
+    if (s == nullptr) {
+      detail::flush_fusion();
+    } else {
+      detail::flush_fusion_for(*s, /*writes=*/false);
+    }
   } catch (...) {
   }
 }
 }  // namespace
 
 std::uint64_t Tensor::transfers() const noexcept {
-  flush_quietly();
+  if (storage_) flush_quietly(storage_.get());
   return storage_ ? storage_->transfers() : 0;
 }
 
 TransferRoutes Tensor::transfer_routes() const noexcept {
-  flush_quietly();
+  if (storage_) flush_quietly(storage_.get());
   return storage_ ? storage_->transfer_routes() : TransferRoutes{};
 }
 
 std::uint64_t Tensor::version() const noexcept {
-  flush_quietly();
   if (!storage_) return 0;
+  flush_quietly(storage_.get());
   std::lock_guard lock(storage_->mutex);
   return storage_->latest();
 }
 
 bool Tensor::is_current_on(const Backend& backend) const {
   require_defined("is_current_on");
-  detail::flush_fusion();
+  detail::flush_fusion_for(*storage_, /*writes=*/false);
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && storage_->written() && copy->version == storage_->latest();
@@ -198,7 +203,7 @@ bool Tensor::is_current_on(const Backend& backend) const {
 
 bool Tensor::is_allocated_on(const Backend& backend) const {
   require_defined("is_allocated_on");
-  detail::flush_fusion();
+  detail::flush_fusion_for(*storage_, /*writes=*/false);
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && copy->data != nullptr;
