@@ -4,6 +4,8 @@
 // inputs, and the chain's counters for what ran fused, what was stored and
 // what was dropped. On every framework present (inputs made on the host, so
 // the first op on a device transfers them).
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <cmath>
@@ -91,9 +93,12 @@ TEST_P(AutoFusion, ChainOfTemporariesRunsAsOneKernel) {
     const Tensor b = random(Layout{37, 1}, dtype, bv);
     Tensor two(Layout{}, dtype);
     xylem::fill(backend, two, 2.0);
-    (void)two.version();  // runs what is pending: the fill and casts are not part of the chain
+    const auto chain = [&] {
+      return xylem::mul(backend, xylem::nn::relu(backend, xylem::add(backend, xylem::mul(backend, x, a), b)), two);
+    };
+    (void)chain().version();  // seen once: on OpenCL and CUDA its calls ran one by one, now it compiles
     CountsSince counts;
-    const Tensor y = xylem::mul(backend, xylem::nn::relu(backend, xylem::add(backend, xylem::mul(backend, x, a), b)), two);
+    const Tensor y = chain();
     const std::vector<double> got = y.to_doubles();
     std::vector<double> want(xv.size());
     for (int i = 0; i < 37; ++i)
@@ -109,11 +114,15 @@ TEST_P(AutoFusion, HeldIntermediatesAreStored) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
   const Tensor x = random(Layout{3000}, xylem::f32, xv);
-  (void)x.version();
+  const auto run = [&] {
+    Tensor e = xylem::exp(backend, x);
+    Tensor s = xylem::sin(backend, e);
+    Tensor y = xylem::add(backend, s, x);
+    return std::array<Tensor, 3>{e, s, y};
+  };
+  (void)run()[2].version();  // seen once (see ChainOfTemporariesRunsAsOneKernel)
   CountsSince counts;
-  const Tensor e = xylem::exp(backend, x);
-  const Tensor s = xylem::sin(backend, e);
-  const Tensor y = xylem::add(backend, s, x);
+  const auto [e, s, y] = run();
   std::vector<double> we(xv.size()), ws(xv.size()), wy(xv.size());
   for (std::size_t i = 0; i < xv.size(); ++i) {
     we[i] = std::exp(xv[i]);
@@ -228,10 +237,14 @@ TEST_P(AutoFusion, LongChainsRunInPieces) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   std::vector<double> xv;
   const Tensor x = random(Layout{2000}, xylem::f64, xv);
-  (void)x.version();
+  const auto run = [&] {
+    Tensor y = xylem::exp(backend, x);
+    for (int i = 0; i < 40; ++i) y = xylem::add(backend, y, x);  // each earlier y is dropped
+    return y;
+  };
+  (void)run().version();  // its programs seen once
   CountsSince counts;
-  Tensor y = xylem::exp(backend, x);
-  for (int i = 0; i < 40; ++i) y = xylem::add(backend, y, x);  // each earlier y is dropped
+  const Tensor y = run();
   const std::vector<double> got = y.to_doubles();
   for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(xv[i]) + 40 * xv[i], 1e-10);
   const FusionCounts c = counts.now();
@@ -239,6 +252,28 @@ TEST_P(AutoFusion, LongChainsRunInPieces) {
   EXPECT_GE(c.kernels, 3u);  // 41 dependent calls, at most 14 a kernel
   EXPECT_LE(c.kernels, 6u);
   EXPECT_EQ(c.stored, c.kernels);  // one result a piece: the last y, or what the next piece reads
+}
+
+// On a device that compiles its fused programs (OpenCL, CUDA), a program's
+// first chain runs as its calls, one by one; the next one fuses. The host
+// fuses at once (nothing to compile).
+TEST_P(AutoFusion, FirstSightingRunsUnfusedWhereProgramsCompile) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  const Tensor x = random(Layout{1500}, xylem::f32, xv);
+  (void)x.version();
+  // A program no other test makes: clamp with these bounds, then sin, cos.
+  const auto run = [&] { return xylem::cos(backend, xylem::sin(backend, xylem::clamp(backend, x, -0.8125, 0.6875))); };
+  const bool compiles = GetParam() != "native";
+  for (int time = 0; time < 2; ++time) {
+    CountsSince counts;
+    const std::vector<double> got = run().to_doubles();
+    for (std::size_t i = 0; i < xv.size(); ++i)
+      ASSERT_NEAR(got[i], std::cos(std::sin(std::clamp(xv[i], -0.8125, 0.6875))), 1e-5);
+    const FusionCounts c = counts.now();
+    EXPECT_EQ(c.calls, 3u);
+    EXPECT_EQ(c.kernels, compiles && time == 0 ? 0u : 1u) << "time " << time;
+  }
 }
 
 // On the host, a call of 1024 elements or fewer runs at once, unfused: it
