@@ -163,13 +163,15 @@ std::vector<double> Tensor::to_doubles() const {
 // fused chain runs first. They are noexcept: a chain that fails here keeps
 // its error for nobody (its outputs stay unwritten, and reading them says so).
 namespace {
-// All that is pending (`s` null), or what `s` depends on.
+// All that is pending (`s` null), or every pending call that uses `s`: the
+// queries below report the state after the calls made so far (a pending
+// read of `s` will transfer it, a pending write change its version).
 void flush_quietly(const detail::Storage* s = nullptr) noexcept {
   try {
     if (s == nullptr) {
       detail::flush_fusion();
     } else {
-      detail::flush_fusion_for(*s, /*writes=*/false);
+      detail::flush_fusion_for(*s, /*writes=*/true);
     }
   } catch (...) {
   }
@@ -195,7 +197,7 @@ std::uint64_t Tensor::version() const noexcept {
 
 bool Tensor::is_current_on(const Backend& backend) const {
   require_defined("is_current_on");
-  detail::flush_fusion_for(*storage_, /*writes=*/false);
+  detail::flush_fusion_for(*storage_, /*writes=*/true);  // any pending use: see flush_quietly
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && storage_->written() && copy->version == storage_->latest();
@@ -203,7 +205,7 @@ bool Tensor::is_current_on(const Backend& backend) const {
 
 bool Tensor::is_allocated_on(const Backend& backend) const {
   require_defined("is_allocated_on");
-  detail::flush_fusion_for(*storage_, /*writes=*/false);
+  detail::flush_fusion_for(*storage_, /*writes=*/true);
   std::lock_guard lock(storage_->mutex);
   const auto* copy = storage_->find(plugin::device_of(backend));
   return copy != nullptr && copy->data != nullptr;
