@@ -543,7 +543,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     c.dims.assign(dims.begin(), dims.end());
     c.dtype = dtype;
   }
-  Call& added = c.calls.emplace_back();
+  Call added;
   added.unary = unary;
   added.code = int(call.i[0]);
   added.p0 = call.f[0];
@@ -551,10 +551,11 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   added.num_inputs = num_in;
   for (int k = 0; k <= num_in; ++k) added.tensors[std::size_t(k)] = *t[std::size_t(k)];
   added.name = std::string(name);
+  c.calls.push_back(std::move(added));  // counted in its storages only once it is in the chain
   if (capturing) {
     fusion_capture_pending = true;
   } else {
-    mark(added, +1);
+    mark(c.calls.back(), +1);
     fusion_pending.store(true, std::memory_order_release);
   }
   return true;
