@@ -276,6 +276,24 @@ TEST_P(AutoFusion, FirstSightingRunsUnfusedWhereProgramsCompile) {
   }
 }
 
+// An empty batch never joins the chain and leaves a pending one alone: its
+// output is complete as it is, and the pending result is still right.
+TEST_P(AutoFusion, EmptyTensorsJoinNothing) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  std::vector<double> xv;
+  const Tensor x = random(Layout{2000}, xylem::f32, xv);
+  (void)x.version();
+  CountsSince counts;
+  const Tensor y = xylem::exp(backend, x);  // pending
+  const Tensor empty = xylem::zeros(backend, Layout{0, 7}, xylem::f32);
+  const Tensor e = xylem::nn::relu(backend, xylem::add(backend, empty, empty));
+  EXPECT_EQ(e.layout().dims_string(), Layout({0, 7}).dims_string());
+  EXPECT_TRUE(e.to_doubles().empty());
+  const std::vector<double> got = y.to_doubles();
+  for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(xv[i]), 1e-5 * std::exp(xv[i]));
+  EXPECT_EQ(counts.now().calls, 1u);  // exp alone joined
+}
+
 // On the host, a call of 1024 elements or fewer runs at once, unfused: it
 // costs less than deferring it would.
 TEST_P(AutoFusion, SmallHostCallsRunAtOnce) {
