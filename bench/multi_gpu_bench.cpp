@@ -61,13 +61,14 @@ struct Options : xylem_bench::CommonOptions {
   std::int64_t batch = 128;
   int steps = 20;
   int check = 3;
+  std::size_t bucket_kib = 0;  // 0: DataParallel's default
   Options() { reps = 5; }
 };
 
 constexpr std::string_view kUsage =
     "xylem_bench_multi_gpu peer|collectives|train [--framework cuda|native] [--bytes N] [--min-bytes N] "
     "[--max-bytes N] [--ops all_reduce,all_gather,reduce_scatter] [--net fashion|alexnet] [--batch N] "
-    "[--steps N] [--check N] [--reps N] [--json FILE]";
+    "[--steps N] [--check N] [--bucket-kib N] [--reps N] [--json FILE]";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -87,6 +88,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--batch") o.batch = std::atoll(value);
     else if (a == "--steps") o.steps = std::atoi(value);
     else if (a == "--check") o.check = std::atoi(value);
+    else if (a == "--bucket-kib") o.bucket_kib = std::strtoull(value, nullptr, 10);
     else return 0;
     return 2;
   });
@@ -237,7 +239,9 @@ int train(const Options& o) {
   for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = std::int64_t((i * 7 + std::size_t(world.rank())) % classes);
   const Tensor y = Tensor::from(labels);
   std::optional<parallel::DataParallel> ddp;
-  if (n > 1) ddp.emplace(net, world);
+  parallel::DataParallelOptions dp;
+  if (o.bucket_kib > 0) dp.bucket_bytes = o.bucket_kib << 10;
+  if (n > 1) ddp.emplace(net, world, dp);
   optim::SGD sgd(net, {.lr = 0.01, .momentum = 0.9});
   // DataParallel takes the global batch's rows and this rank's shard of
   // them: here every rank's batch is its own, the global one n times it.
@@ -269,7 +273,8 @@ int train(const Options& o) {
   b.synchronize();
   std::ostringstream row;
   row << "{\"row\": \"train_" << o.net << "\", \"impl\": \"xylem\", \"ranks\": " << n << ", \"batch_per_rank\": "
-      << o.batch << ", \"steps\": " << o.steps << ", \"seconds\": " << seconds
+      << o.batch << ", \"steps\": " << o.steps << ", \"buckets\": " << (ddp ? ddp->buckets().size() : 0)
+      << ", \"seconds\": " << seconds
       << ", \"samples_per_s\": " << double(o.batch) * n * o.steps / seconds << ", \"checked_steps\": " << o.check
       << ", \"in_sync_steps\": " << synced << "}";
   rows.add(row.str());

@@ -148,7 +148,9 @@ fi
 stamp "== data-parallel training, batch 128 per GPU: 1 rank and $ranks"
 counts=$( ((ranks > 1)) && echo "1 2" || echo 1)
 for net in ${MULTI_NETS:-fashion alexnet}; do
+  # The Fashion CNN's step is ~0.5 ms: 30 steps would time ~15 ms.
   steps=${MULTI_STEPS:-30} batch=128
+  [ $net = fashion ] && steps=${MULTI_FASHION_STEPS:-300}
   # The host run checks the plumbing, not the speed.
   [ $framework = native ] && steps=2 batch=8
   for n in $counts; do
@@ -159,6 +161,16 @@ for net in ${MULTI_NETS:-fashion alexnet}; do
     ((have_torch && gpus > 0)) &&
       step train 120 "${launcher[@]}" "$torch_bench" train --net $net --batch $batch --steps "$steps" --json "$out/train_torch.jsonl"
   done
+  # MULTI_BUCKET_KIB="64 ...": xylem's 2 ranks again with buckets of that
+  # size (DataParallel's default is 25 MiB: one bucket for these networks).
+  if ((ranks > 1)) && [ $framework = cuda ]; then
+    for kib in ${MULTI_BUCKET_KIB:-}; do
+      xylem_ranks 2
+      step train 120 "${launcher[@]}" "$bench" train --framework cuda --net $net --batch $batch --steps "$steps" \
+        --bucket-kib "$kib" --json "$out/train_buckets.jsonl"
+      sed -i "s/\"impl\": \"xylem\"/\"impl\": \"xylem, $kib KiB buckets\"/" "$out/train_buckets.jsonl" 2>/dev/null
+    done
+  fi
 done
 
 cat "$out"/peer_*.jsonl "$out"/collectives_*.jsonl "$out"/train_*.jsonl >"$rows" 2>/dev/null

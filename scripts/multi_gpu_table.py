@@ -102,6 +102,13 @@ def main():
             elif by:
                 line.append(f"{impl} " + ", ".join(f"{k} rank(s) {v['samples_per_s']:.0f} samples/s" for k, v in sorted(by.items())))
         print("  ".join(line))
+        # Variants (other bucket sizes): 2 ranks against xylem's one.
+        one = [r for r in rows if r["row"] == net and r.get("impl") == "xylem" and r["ranks"] == 1]
+        for r in rows:
+            if r["row"] == net and r.get("impl", "").startswith("xylem,") and one:
+                print(f"  {r['impl']}: {r['ranks']} ranks {r['samples_per_s']:.0f} samples/s "
+                      f"({r['samples_per_s'] / one[0]['samples_per_s']:.2f}x one rank), "
+                      f"{r.get('buckets', '?')} buckets, in sync {r['in_sync_steps']}/{r['checked_steps']}")
     print("all bars met" if ok else "some bars missed")
     return 0 if ok else 1
 

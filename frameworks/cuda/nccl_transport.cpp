@@ -1,6 +1,7 @@
 #include "nccl_transport.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <condition_variable>
 #include <cstring>
@@ -27,13 +28,16 @@ using plugin::dist::Deadline;
 using plugin::dist::DeviceWork;
 using plugin::dist::Reduction;
 
-// How often a waiting call looks at its communicator once it has waited
-// a while: NCCL's own watchdogs (PyTorch's) poll at about this rate.
+// How often the watcher looks at calls in flight that no caller waits
+// for, and at a call that a caller has waited for a while: NCCL's own
+// watchdogs (PyTorch's) poll at about this rate.
 constexpr std::chrono::microseconds kPoll{200};
-// Before that, it only yields: a call is placed, and a small collective
-// done, within microseconds, and a sleep there would add its whole length
-// to every call (a 200 us sleep made every collective up to 16 MiB take
-// ~330 us on two H100s).
+// For that long after a caller starts waiting, it only yields between
+// looks: a small collective is done within microseconds, and a sleep there
+// would add its whole length to every call (a 200 us sleep made every
+// collective up to 16 MiB take ~330 us on two H100s). Not while no one
+// waits: a thread querying CUDA events without pause slows the launches
+// of the thread that enqueues the work.
 constexpr std::chrono::microseconds kSpin{2000};
 // How often an idle watcher looks at a call being placed.
 constexpr std::chrono::milliseconds kIdleLook{50};
@@ -107,8 +111,25 @@ struct Collected {
   Deadline started, deadline;
   std::function<ncclResult_t(cudaStream_t)> enqueue;
 };
-// Where NcclTransport::call puts its call while together() runs on this thread.
+// Where NcclTransport::call puts its call while collect() runs on this thread.
 thread_local std::vector<Collected>* collecting = nullptr;
+
+// Runs `calls` (each makes NCCL calls through NcclTransport::call) with
+// their NCCL calls collected, not placed, for one group launch.
+std::vector<Collected> collect(std::span<const std::function<plugin::dist::DeviceWork()>> calls) {
+  std::vector<Collected> collected;
+  collecting = &collected;
+  try {
+    for (const auto& c : calls) (void)c();
+  } catch (...) {
+    collecting = nullptr;
+    throw;
+  }
+  collecting = nullptr;
+  return collected;
+}
+
+bool placed(ncclResult_t r) { return r == ncclSuccess || r == ncclInProgress; }
 
 // A group's communicators: `calls`, which the collectives run on, and the
 // non-blocking one the group started with when `calls` was split from it
@@ -176,6 +197,42 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   DeviceWork recv(void* data, std::size_t bytes, int peer, plugin::Deps deps, Deadline deadline) override {
     return call("recv", bytes, deps, deadline,
                 [=, this](cudaStream_t s) { return lib_.ncclRecv(data, bytes, ncclUint8, peer, comm_, s); });
+  }
+
+  // The calls as one NCCL group on the communication stream: one launch
+  // for a bucket of tensors (one per tensor cost ~30-60 us each).
+  DeviceWork grouped(std::span<const std::function<DeviceWork()>> calls) override {
+    if (collecting != nullptr) {  // inside a group launch already: its calls join it
+      for (const auto& c : calls) (void)c();
+      return {};
+    }
+    std::vector<Collected> collected = collect(calls);
+    if (collected.empty()) return {};
+    std::vector<EventPtr> deps;
+    Deadline deadline = collected.front().deadline;
+    for (Collected& c : collected) {
+      deps.insert(deps.end(), c.deps.begin(), c.deps.end());
+      deadline = std::min(deadline, c.deadline);
+    }
+    const std::string name = collected.size() == 1 ? collected.front().name
+                                                   : collected.front().name + " and " +
+                                                         std::to_string(collected.size() - 1) + " more, grouped";
+    const Deadline started = collected.front().started;
+    std::unique_lock calling(call_mutex_);
+    throw_if_failed(name);
+    EventPtr enqueued = device_.enqueue("nccl group", deps, [&](cudaStream_t stream) {
+      ncclResult_t r = ncclSuccess;
+      const ncclResult_t ended = placing(deadline, [&] {
+        r = lib_.ncclGroupStart();
+        for (std::size_t i = 0; i < collected.size() && placed(r); ++i)
+          if (collected[i].elements > 0) r = collected[i].enqueue(stream);
+        return lib_.ncclGroupEnd();  // also after a failed call: the group must be closed
+      });
+      if (!placed(r)) fail(name + ": " + lib_.ncclGetErrorString(r), false);
+      settle(ended, name, started, deadline);
+    });
+    calling.unlock();
+    return track(name, std::move(enqueued), started, deadline);
   }
 
  private:
@@ -268,9 +325,20 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     return aborted_;
   }
 
+  // A caller waits for a call: the watcher looks without pause for a while.
+  // (From HostEvent under its lock, before the event is finished, so
+  // before this transport can be gone.)
+  void wanted() {
+    {
+      std::lock_guard lock(mutex_);
+      wanted_until_ = Clock::now() + kSpin;
+    }
+    wake_.notify_all();
+  }
+
   // Hands an enqueued call to the watcher, which completes its `done`.
   DeviceWork track(const std::string& name, EventPtr enqueued, Deadline started, Deadline deadline) {
-    auto done = std::make_shared<HostEvent>(this);
+    auto done = std::make_shared<HostEvent>(this, [this] { wanted(); });
     {
       std::lock_guard lock(mutex_);
       pending_.push_back(Pending{name, enqueued, done, started, deadline});
@@ -312,8 +380,6 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   // and fails every pending call.
   void watch() {
     std::vector<std::pair<std::shared_ptr<HostEvent>, std::exception_ptr>> finished;
-    Backoff backoff;
-    std::size_t seen = 0;  // pending calls at the last look
     std::unique_lock lock(mutex_);
     for (;;) {
       // Idle, it still looks now and then at a call being placed, which a
@@ -331,7 +397,6 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
         if (stopping_) return;
         continue;
       }
-      if (pending_.size() > seen) backoff.restart();  // a new call: look often again
       std::string failure;
       ErrorCode code = ErrorCode::communication;
       ncclResult_t async = ncclSuccess;
@@ -381,16 +446,21 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
         }
       }
       const bool last = stopping_ && pending_.empty();
-      seen = pending_.size();
-      if (!finished.empty()) backoff.restart();
       // Outside the lock: a finished event runs its waiters' callbacks,
       // which may enqueue the next call.
       lock.unlock();
       for (auto& [event, error] : finished) event->finish(error);
       finished.clear();
       if (last) return;
-      backoff.pause();
-      lock.lock();
+      // The next look: at once while a caller waits (kSpin), else after
+      // kPoll or when one starts waiting.
+      if (Clock::now() < wanted_until_.load()) {
+        std::this_thread::yield();
+        lock.lock();
+      } else {
+        lock.lock();
+        wake_.wait_for(lock, kPoll, [&] { return stopping_ || Clock::now() < wanted_until_.load(); });
+      }
     }
   }
 
@@ -404,6 +474,7 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
   std::mutex call_mutex_;
   std::mutex mutex_;  // pending_, failure_, aborted_, stopping_, placing_until_
   std::optional<Deadline> placing_until_;  // a call being placed must return by then
+  std::atomic<Deadline> wanted_until_{};   // the watcher spins until then (wanted())
   std::condition_variable wake_;
   std::deque<Pending> pending_;
   std::string failure_;
@@ -482,12 +553,12 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     std::vector<ncclConfig_t> configs(gpus.size(), config(0));
     std::vector<ncclComm_t> comms(gpus.size(), nullptr);
     ncclResult_t r = lib_.ncclGroupStart();
-    for (int i = 0; i < size && (r == ncclSuccess || r == ncclInProgress); ++i) {
+    for (int i = 0; i < size && placed(r); ++i) {
       gpus[std::size_t(i)]->select();
       r = lib_.ncclCommInitRankConfig(&comms[std::size_t(i)], size, uid, i, &configs[std::size_t(i)]);
     }
     const ncclResult_t ended = lib_.ncclGroupEnd();
-    settle_started(comms, r == ncclSuccess || r == ncclInProgress ? ended : r, name, started, deadline);
+    settle_started(comms, placed(r) ? ended : r, name, started, deadline);
     std::vector<int> ranks(gpus.size());
     std::iota(ranks.begin(), ranks.end(), 0);
     const std::vector<Communicators> made = for_calls(comms, gpus, ranks, name, started, deadline);
@@ -498,57 +569,67 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
   }
 
   // The calls collected (NcclTransport::call), then launched as one NCCL
-  // group on every rank's stream at once.
+  // group on every rank's stream at once. calls[i] makes rank i's NCCL
+  // calls (one, or a bucket's), all on its own transport.
   std::vector<DeviceWork> together(std::span<const std::function<DeviceWork()>> calls) override {
-    std::vector<Collected> collected;
-    collecting = &collected;
-    try {
-      for (const auto& c : calls) (void)c();
-    } catch (...) {
-      collecting = nullptr;
-      throw;
-    }
-    collecting = nullptr;
-    if (collected.size() != calls.size())
-      throw Error(ErrorCode::invalid_argument, "nccl: a group launch takes one NCCL call per rank");
-    std::vector<CudaDevice*> devices;
-    std::vector<std::vector<EventPtr>> deps;
+    std::vector<Collected> collected = collect(calls);
+    // Each rank's calls, ranks in the order of their first call.
+    std::vector<NcclTransport*> ranks;
+    std::vector<std::vector<Collected*>> calls_of;
     for (Collected& c : collected) {
-      devices.push_back(&c.transport->device_);
-      deps.push_back(std::move(c.deps));
+      const auto at = std::find(ranks.begin(), ranks.end(), c.transport);
+      if (at == ranks.end()) {
+        ranks.push_back(c.transport);
+        calls_of.push_back({&c});
+      } else {
+        calls_of[std::size_t(at - ranks.begin())].push_back(&c);
+      }
+    }
+    if (ranks.size() != calls.size())
+      throw Error(ErrorCode::invalid_argument, "nccl: a group launch takes each rank's NCCL calls on its own transport");
+    std::vector<CudaDevice*> devices;
+    std::vector<std::vector<EventPtr>> deps(ranks.size());
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      devices.push_back(&ranks[i]->device_);
+      for (Collected* c : calls_of[i]) deps[i].insert(deps[i].end(), c->deps.begin(), c->deps.end());
     }
     const std::string& what = collected.front().name;
+    const Deadline deadline = collected.front().deadline;
     std::vector<std::unique_lock<std::mutex>> locks;
     const auto abort_all = [&](const std::string& why) {
-      for (Collected& c : collected) c.transport->abort(why);
+      for (NcclTransport* t : ranks) t->abort(why);
     };
     const std::vector<EventPtr> enqueued =
         CudaDevice::enqueue_together(devices, deps, what, [&](std::span<const cudaStream_t> streams) {
           // Each transport's call lock, as its own calls take it: in
           // address order, after the dependencies were waited for.
-          std::vector<NcclTransport*> order;
-          for (const Collected& c : collected) order.push_back(c.transport);
+          std::vector<NcclTransport*> order(ranks);
           std::sort(order.begin(), order.end());
           for (NcclTransport* t : order) locks.emplace_back(t->call_mutex_);
           for (Collected& c : collected) c.transport->throw_if_failed(c.name);
-          std::size_t failed = collected.size();
+          const Collected* failed = nullptr;
           ncclResult_t r = ncclSuccess;
-          const ncclResult_t ended = collected.front().transport->placing_all(order, collected.front().deadline, [&] {
+          const ncclResult_t ended = NcclTransport::placing_all(order, deadline, [&] {
             r = lib_.ncclGroupStart();
-            for (std::size_t i = 0; i < collected.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
-              if (collected[i].elements > 0) r = collected[i].enqueue(streams[i]);
-              if (r != ncclSuccess && r != ncclInProgress) failed = i;
-            }
+            for (std::size_t i = 0; i < ranks.size() && placed(r); ++i)
+              for (Collected* c : calls_of[i]) {
+                if (c->elements > 0) r = c->enqueue(streams[i]);
+                if (!placed(r)) {
+                  failed = c;
+                  break;
+                }
+              }
             return lib_.ncclGroupEnd();
           });
-          if (failed < collected.size()) {
-            abort_all(collected[failed].name + ": " + lib_.ncclGetErrorString(r));
-            throw Error(ErrorCode::communication, collected[failed].name + ": " + lib_.ncclGetErrorString(r));
+          if (failed != nullptr) {
+            abort_all(failed->name + ": " + lib_.ncclGetErrorString(r));
+            throw Error(ErrorCode::communication, failed->name + ": " + lib_.ncclGetErrorString(r));
           }
           // Every communicator of the group settles; the first failure
           // aborts them all (their ranks would wait for it forever).
           try {
-            for (Collected& c : collected) c.transport->settle(ended, c.name, c.started, c.deadline);
+            for (std::size_t i = 0; i < ranks.size(); ++i)
+              ranks[i]->settle(ended, calls_of[i].front()->name, calls_of[i].front()->started, deadline);
           } catch (...) {
             abort_all("another rank of the group failed");
             throw;
@@ -556,9 +637,10 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
         });
     locks.clear();
     std::vector<DeviceWork> works;
-    for (std::size_t i = 0; i < collected.size(); ++i)
-      works.push_back(collected[i].transport->track(collected[i].name, enqueued[i], collected[i].started,
-                                                    collected[i].deadline));
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const Collected& first = *calls_of[i].front();
+      works.push_back(ranks[i]->track(first.name, enqueued[i], first.started, first.deadline));
+    }
     return works;
   }
 
@@ -592,14 +674,14 @@ class NcclCollectives final : public plugin::dist::DeviceCollectives {
     std::vector<ncclComm_t> children(parents.size(), nullptr);
     std::vector<ncclConfig_t> configs(parents.size(), config(1));
     ncclResult_t r = lib_.ncclGroupStart();
-    for (std::size_t i = 0; i < parents.size() && (r == ncclSuccess || r == ncclInProgress); ++i) {
+    for (std::size_t i = 0; i < parents.size() && placed(r); ++i) {
       gpus[i]->select();
       r = lib_.ncclCommSplit(parents[i], 0, ranks[i], &children[i], &configs[i]);
     }
     const ncclResult_t ended = lib_.ncclGroupEnd();
     // The parents' state tells when the split is done (the children are
     // written then); settle_started aborts the parents if it fails.
-    settle_started(parents, r == ncclSuccess || r == ncclInProgress ? ended : r,
+    settle_started(parents, placed(r) ? ended : r,
                    name + " (its blocking communicators)", started, deadline);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       if (children[i] == nullptr) {

@@ -55,11 +55,13 @@ void EventPool::put(cudaEvent_t event) noexcept {
 
 bool HostEvent::ready() const {
   std::lock_guard lock(mutex_);
+  want();
   return done_;
 }
 
 void HostEvent::wait() const {
   std::unique_lock lock(mutex_);
+  want();
   cv_.wait(lock, [&] { return done_; });
   if (error_) std::rethrow_exception(error_);
 }
@@ -69,6 +71,7 @@ void HostEvent::on_ready(std::function<void()> fn) const {
     std::lock_guard lock(mutex_);
     if (!done_) {
       callbacks_.push_back(std::move(fn));
+      want();
       return;
     }
   }

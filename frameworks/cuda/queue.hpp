@@ -52,10 +52,15 @@ class EventPool {
   std::vector<cudaEvent_t> free_;
 };
 
-// Completed by a host task on a HostWorker; carries the task's exception.
+// Completed by a host task on a HostWorker, or by a watcher thread (NCCL's
+// calls); carries the failure. `wanted`, when given, is called (under the
+// event's lock, so only before finish()) when a caller waits for it, or
+// asks for it, before it is done: a watcher that looks at its calls only
+// now and then looks at once.
 class HostEvent final : public Event {
  public:
-  explicit HostEvent(const void* queue) noexcept : queue_(queue) {}
+  explicit HostEvent(const void* queue, std::function<void()> wanted = {}) noexcept
+      : queue_(queue), wanted_(std::move(wanted)) {}
   [[nodiscard]] bool ready() const override;
   void wait() const override;
   [[nodiscard]] const void* queue() const noexcept override { return queue_; }
@@ -63,7 +68,13 @@ class HostEvent final : public Event {
   void finish(std::exception_ptr error) noexcept;
 
  private:
+  // Under mutex_ and before done_.
+  void want() const {
+    if (!done_ && wanted_) wanted_();
+  }
+
   const void* queue_;
+  std::function<void()> wanted_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
   mutable std::vector<std::function<void()>> callbacks_;

@@ -132,6 +132,9 @@ class Communicator {
   Future<std::vector<Tensor>> all_reduce(std::vector<Tensor> tensors, ReduceOp op = ReduceOp::sum) const;
   /// In place: `root`'s `t` is copied to every rank's `t`.
   Future<Tensor> broadcast(const Tensor& t, int root) const;
+  /// A bucket: each of `root`'s tensors to every rank's, in one exchange
+  /// where the transport allows (NCCL's group launch).
+  Future<std::vector<Tensor>> broadcast(std::vector<Tensor> tensors, int root) const;
   /// In place on `root`: its `t` becomes the combination; the other
   /// ranks' `t` is unchanged.
   Future<Tensor> reduce(const Tensor& t, int root, ReduceOp op = ReduceOp::sum) const;

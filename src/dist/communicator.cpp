@@ -143,6 +143,14 @@ DeviceRoute bucket_route(const std::shared_ptr<detail::Group>& group, const std:
   return route(group, tensors.front(), signature);
 }
 
+// calls made by make(0..n-1) on `tr`, launched as one (DeviceTransport::grouped).
+template <class Make>
+DeviceWork grouped(DeviceTransport& tr, std::size_t n, const Make& make) {
+  std::vector<std::function<DeviceWork()>> calls;
+  for (std::size_t i = 0; i < n; ++i) calls.push_back([&make, i] { return make(i); });
+  return tr.grouped(calls);
+}
+
 // Enqueues one device call over `uses` on the route's device: ordered
 // after the tensors' last writes and reads there, recorded as their write
 // or read. Returns the event that completes when it is done (or fails).
@@ -281,15 +289,18 @@ Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors
                                        std::move(state));
   }
   if (const DeviceRoute r = bucket_route(group_, tensors, signature)) {
-    // One call per tensor, in order on one stream: the last one's end is
-    // the bucket's (a failure aborts the group and fails them all).
-    EventPtr done;
-    for (std::size_t i = 0; i < tensors.size(); ++i)
-      done = submit_device(*group_, r, std::span(uses).subspan(i, 1), call,
-                           [count = count_of(tensors[i]), dtype = tensors[i].dtype(), op](auto& tr, auto data,
-                                                                                         auto deps, auto d) {
-                             return tr.all_reduce(data[0], count, dtype, reduction_of(op), deps, d);
-                           });
+    // A call per tensor, launched as one (the library's group).
+    std::vector<std::size_t> counts;
+    std::vector<DType> dtypes;
+    for (const Tensor& t : tensors) {
+      counts.push_back(count_of(t));
+      dtypes.push_back(t.dtype());
+    }
+    EventPtr done = submit_device(*group_, r, uses, call, [&](auto& tr, auto data, auto deps, auto d) {
+      return grouped(tr, tensors.size(), [&](std::size_t i) {
+        return tr.all_reduce(data[i], counts[i], dtypes[i], reduction_of(op), deps, d);
+      });
+    });
     auto state = std::make_shared<xylem::detail::FutureState<std::vector<Tensor>>>();
     state->value = std::move(tensors);
     return Future<std::vector<Tensor>>(std::move(done), std::move(state));
@@ -353,6 +364,37 @@ Future<Tensor> Communicator::broadcast(const Tensor& t, int root) const {
                            tr.broadcast(data[0], bytes, root, d);
                          });
   return tensor_future(std::move(done), t);
+}
+
+Future<std::vector<Tensor>> Communicator::broadcast(std::vector<Tensor> tensors, int root) const {
+  const std::string call = with("broadcast", "root " + std::to_string(root) + ", bucket");
+  require_rank(root, size(), "root", call);
+  const bool is_root = rank() == root;
+  std::vector<TensorUse> uses;
+  std::vector<std::size_t> bytes;
+  std::string shapes;
+  for (const Tensor& t : tensors) {
+    require_dense(t, call);
+    uses.push_back({t, is_root, !is_root});
+    bytes.push_back(count_of(t) * size_of(t.dtype()));
+    shapes += (shapes.empty() ? "" : ", ") + describe(t);
+  }
+  const Signature signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()};
+  auto state = std::make_shared<xylem::detail::FutureState<std::vector<Tensor>>>();
+  EventPtr done;
+  if (group().local()) {
+    done = submit_local(group(), Kind::broadcast, signature, std::move(uses), ReduceOp::sum, root);
+  } else if (const DeviceRoute r = bucket_route(group_, tensors, signature)) {
+    done = submit_device(*group_, r, uses, call, [&](auto& tr, auto data, auto deps, auto d) {
+      return grouped(tr, tensors.size(), [&](std::size_t i) { return tr.broadcast(data[i], bytes[i], root, deps, d); });
+    });
+  } else {
+    done = submit(group_, std::move(uses), signature, [bytes, root](Transport& tr, Deadline d, auto data) {
+      for (std::size_t i = 0; i < bytes.size(); ++i) tr.broadcast(data[i], bytes[i], root, d);
+    });
+  }
+  state->value = std::move(tensors);
+  return Future<std::vector<Tensor>>(std::move(done), std::move(state));
 }
 
 Future<Tensor> Communicator::reduce(const Tensor& t, int root, ReduceOp op) const {

@@ -64,8 +64,9 @@ void run_on_host(std::span<const std::unique_ptr<LocalGroup::Part>> parts) {
       }
       return;
     case Kind::broadcast:
-      for (std::size_t r = 0; r < n; ++r)
-        if (int(r) != c.root) copy_bytes(parts[r]->data[0], parts[std::size_t(c.root)]->data[0], bytes_of(c.uses[0]));
+      for (std::size_t u = 0; u < c.uses.size(); ++u)
+        for (std::size_t r = 0; r < n; ++r)
+          if (int(r) != c.root) copy_bytes(parts[r]->data[u], parts[std::size_t(c.root)]->data[u], bytes_of(c.uses[u]));
       return;
     case Kind::reduce: {
       const auto sum = combination(parts, 0, count_of(c.uses[0]), c.uses[0].tensor.dtype(), c.op);
@@ -264,19 +265,23 @@ void LocalGroup::launch_on_devices(Batch& batch) {
     for (std::size_t r = 0; r < batch.parts.size(); ++r)
       calls.push_back([&, r] { return make(*batch.parts[r], *transports_[r], plugin::Deps(deps[r])); });
     works = library_->together(calls);
-    for (auto& d : deps) d.clear();  // later calls of a bucket follow on the same stream
   };
   const auto reduction = reduction_of(c.op);
   switch (c.kind) {
+    // A bucket: every tensor's call in the one launch.
     case Kind::all_reduce:
-      for (std::size_t u = 0; u < c.uses.size(); ++u)
-        together([&](Part& p, DeviceTransport& t, plugin::Deps d) {
-          return t.all_reduce(p.data[u], count_of(c.uses[u]), c.uses[u].tensor.dtype(), reduction, d, deadline);
-        });
+      together([&](Part& p, DeviceTransport& t, plugin::Deps d) {
+        DeviceWork last;
+        for (std::size_t u = 0; u < c.uses.size(); ++u)
+          last = t.all_reduce(p.data[u], count_of(c.uses[u]), c.uses[u].tensor.dtype(), reduction, d, deadline);
+        return last;
+      });
       break;
     case Kind::broadcast:
       together([&](Part& p, DeviceTransport& t, plugin::Deps d) {
-        return t.broadcast(p.data[0], bytes_of(c.uses[0]), c.root, d, deadline);
+        DeviceWork last;
+        for (std::size_t u = 0; u < c.uses.size(); ++u) last = t.broadcast(p.data[u], bytes_of(c.uses[u]), c.root, d, deadline);
+        return last;
       });
       break;
     case Kind::reduce:

@@ -15,11 +15,13 @@ std::size_t bytes_of(const layers::Parameter& p) {
   return static_cast<std::size_t>(p.value.numel()) * size_of(p.value.dtype());
 }
 
-// Rank 0's values on every rank. Broadcasts are enqueued; later ops on the
-// tensors wait for them.
+// Rank 0's values on every rank, as one bucket (one launch on NCCL). The
+// broadcast is enqueued; later ops on the tensors wait for it.
 void broadcast_from_zero(const dist::Communicator& comm, const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> bucket;
   for (const Tensor& t : tensors)
-    if (t.defined()) (void)comm.broadcast(t, 0);
+    if (t.defined()) bucket.push_back(t);
+  if (!bucket.empty()) (void)comm.broadcast(std::move(bucket), 0);
 }
 
 // Waits for each reduction in `futures` (emptied first: a rethrown error

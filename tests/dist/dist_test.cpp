@@ -124,6 +124,25 @@ TEST(Collectives, BucketOfMixedDtypes) {
                 "bucket entry " + std::to_string(i));
 }
 
+TEST(Collectives, BucketBroadcastOfMixedDtypes) {
+  const int size = comm().size();
+  const DType dtypes[] = {DType::f32, DType::i64, DType::f64, DType::u8};
+  for (int root = 0; root < size; ++root) {
+    std::vector<Tensor> bucket;
+    for (std::uint64_t i = 0; i < 4; ++i)
+      bucket.push_back(tensor_of(ref().values_of(comm().rank(), 3 + 7 * std::int64_t(i), dtypes[i], 60 + i), dtypes[i]));
+    const auto result = comm().broadcast(bucket, root).get();
+    ASSERT_EQ(result.size(), 4u);
+    for (std::uint64_t i = 0; i < 4; ++i) {
+      EXPECT_TRUE(result[i].shares_data_with(bucket[i]));
+      ref().expect_near(ref().values_of(root, 3 + 7 * std::int64_t(i), dtypes[i], 60 + i), bucket[i].to_doubles(), dtypes[i],
+                        "broadcast bucket entry " + std::to_string(i) + " from root " + std::to_string(root));
+    }
+  }
+  EXPECT_TRUE(comm().broadcast(std::vector<Tensor>{}, 0).get().empty());
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().broadcast(std::vector<Tensor>{Tensor::from(std::vector<float>{1})}, size));
+}
+
 TEST(Collectives, ResultFeedsTheNextOp) {
   // The all_reduce is enqueued; the op after it waits for it, not the host.
   Tensor t = tensor_of(ref().values_of(comm().rank(), 9, DType::f32, 77), DType::f32);
@@ -367,6 +386,37 @@ TEST(CudaCollectives, ResultFeedsTheNextOpOnTheGpu) {
   for (auto& x : want) x *= 2;
   ref().expect_near(want, doubled.to_doubles(), DType::f32, "cuda all_reduce then add");
   ref().expect_near(ref().reference(5, DType::f64, ReduceOp::sum, 79, c.size()), bucket[0].to_doubles(), DType::f64, "bucket");
+}
+
+// A bucket is one NCCL group launch: every tensor right, every dtype.
+TEST(CudaCollectives, BucketsAreOneLaunch) {
+  std::string why;
+  const auto cuda = gpu(why);
+  if (!cuda) GTEST_SKIP() << why;
+  Communicator& c = cuda_comm();
+  const int size = c.size(), rank = c.rank();
+  std::vector<Tensor> reduced, broadcast;
+  std::uint64_t salt = 3000;
+  for (DType dtype : kDtypes) {
+    const std::int64_t n = 17 + std::int64_t(salt % 5) * 1000;
+    if (dtype != DType::boolean) reduced.push_back(on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype)));
+    broadcast.push_back(on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt + 100), dtype)));
+    ++salt;
+  }
+  (void)c.all_reduce(reduced, ReduceOp::sum);
+  const auto sent = c.broadcast(broadcast, size - 1).get();
+  ASSERT_EQ(sent.size(), broadcast.size());
+  salt = 3000;
+  std::size_t i = 0, j = 0;
+  for (DType dtype : kDtypes) {
+    const std::int64_t n = 17 + std::int64_t(salt % 5) * 1000;
+    if (dtype != DType::boolean)
+      ref().expect_near(ref().reference(n, dtype, ReduceOp::sum, salt, size), reduced[i++].to_doubles(), dtype,
+                        label("cuda bucket all_reduce", dtype, n));
+    ref().expect_near(ref().values_of(size - 1, n, dtype, salt + 100), broadcast[j++].to_doubles(), dtype,
+                      label("cuda bucket broadcast", dtype, n));
+    ++salt;
+  }
 }
 
 TEST(CudaCollectives, SendRecv) {

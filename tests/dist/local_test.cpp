@@ -109,6 +109,21 @@ void every_collective(const std::vector<Backend>& backends, const dist::Options&
                     scattered[at].get().to_doubles(), dtype, label("reduce_scatter", dtype, n, r));
       }
     }
+  // A bucket broadcast of mixed dtypes from the last rank.
+  {
+    const DType mixed[] = {DType::f64, DType::u8, DType::f32};
+    std::vector<std::vector<Tensor>> sent(std::size_t(size), std::vector<Tensor>{});
+    for (int r = 0; r < size; ++r) {
+      for (std::uint64_t i = 0; i < 3; ++i)
+        sent[std::size_t(r)].push_back(
+            tensor_on(backends[std::size_t(r)], ref().values_of(r, 4 + std::int64_t(i), mixed[i], 90 + i), mixed[i]));
+      (void)comms[std::size_t(r)].broadcast(sent[std::size_t(r)], size - 1);
+    }
+    for (int r = 0; r < size; ++r)
+      for (std::uint64_t i = 0; i < 3; ++i)
+        ref().expect_near(ref().values_of(size - 1, 4 + std::int64_t(i), mixed[i], 90 + i), sent[std::size_t(r)][i].to_doubles(),
+                          mixed[i], "broadcast bucket entry " + std::to_string(i) + " on rank " + std::to_string(r));
+  }
   // A bucket of mixed dtypes, a large tensor, then a barrier.
   std::vector<std::vector<Tensor>> buckets(std::size_t(size), std::vector<Tensor>{});
   const DType mixed[] = {DType::f32, DType::f64, DType::f32, DType::i32};

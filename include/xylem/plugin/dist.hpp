@@ -106,6 +106,12 @@ class DeviceTransport {
                                     Deps deps, Deadline deadline) = 0;
   virtual DeviceWork send(const void* data, std::size_t bytes, int peer, Deps deps, Deadline deadline) = 0;
   virtual DeviceWork recv(void* data, std::size_t bytes, int peer, Deps deps, Deadline deadline) = 0;
+  // Several calls as one: each of `calls` makes one call above on this
+  // transport; a library that can launch them together does (NCCL's
+  // group: one kernel for a bucket's tensors, not one each). The work
+  // returned completes when every call has. The default makes them one
+  // after another: a transport's calls complete in the order made.
+  virtual DeviceWork grouped(std::span<const std::function<DeviceWork()>> calls);
 };
 
 // A framework's collective library (NCCL for CUDA), loaded at run time.
@@ -145,6 +151,12 @@ void combine(void* into, const void* from, std::size_t count, DType dtype, Combi
 inline std::vector<std::unique_ptr<DeviceTransport>> DeviceCollectives::join_local(std::span<Device* const>,
                                                                                    Deadline) {
   throw Error(ErrorCode::unsupported, std::string(name()) + " cannot make a group of several devices in one process");
+}
+
+inline DeviceWork DeviceTransport::grouped(std::span<const std::function<DeviceWork()>> calls) {
+  DeviceWork last;
+  for (const auto& call : calls) last = call();
+  return last;
 }
 
 inline std::vector<DeviceWork> DeviceCollectives::together(std::span<const std::function<DeviceWork()>> calls) {
