@@ -24,6 +24,9 @@
 #                          Logs and JSON go to $OUT (or /tmp/xylem-gpu-out).
 #   scripts/gpu.sh fashion there, scripts/gpu_fashion_mnist.sh on the build
 #                          (xylem train on CUDA against PyTorch; carry .fmnist too)
+#   scripts/gpu.sh train_modes there, the Fashion-MNIST step on cuda:0
+#                          eager with fusion on, with XYLEM_FUSE=0, and
+#                          captured (carry .fmnist too)
 #   scripts/gpu.sh convnets there, AlexNet, Overfeat fast and VGG-A at the
 #                          benchmark batches: xylem_bench_convnets --backend
 #                          cuda and bench/torch_convnets.py in f32, tf32 and
@@ -204,6 +207,24 @@ ops() {
   return $rc
 }
 
+# The Fashion-MNIST step on cuda:0 three ways, in one call: eager with
+# fusion on, eager with XYLEM_FUSE=0, and captured (--capture). Carry
+# .fmnist; TRAIN_EPOCHS (default 3) epochs each, samples/s per epoch.
+train_modes() {
+  setup
+  local mode rc=0
+  for mode in fused unfused captured; do
+    local fuse=1 extra=()
+    [ $mode = unfused ] && fuse=0
+    [ $mode = captured ] && extra=(--capture)
+    echo "== xylem train on cuda:0, $mode"
+    XYLEM_FUSE=$fuse timeout 200 "$build/bin/xylem" train --backend cuda:0 --epochs "${TRAIN_EPOCHS:-3}" \
+      --data "$root/.fmnist" "${extra[@]}" >"$out/train_$mode.log" 2>&1 || rc=1
+    grep -E '^epoch [0-9]+/[0-9]+:' "$out/train_$mode.log" || tail -3 "$out/train_$mode.log"
+  done
+  return $rc
+}
+
 # The reference networks, xylem and PyTorch alternately per dtype, then
 # the ratio table. CONVNETS_REPS (default 10) sets the timed runs,
 # CONVNETS_DTYPES (default "f32 tf32 bf16") the dtypes.
@@ -330,6 +351,7 @@ case "${1:-}" in
   python) python_checks ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
+  train_modes) train_modes ;;
   dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
   multi) setup; build=$build out=$out python=$python root=$root "$root/scripts/gpu_multi.sh" ;;
   *)

@@ -123,7 +123,7 @@ if ((gpus >= 2)); then
 fi
 
 stamp "== collectives, $ranks rank(s), xylem and torch.distributed alternated (ABBA)"
-sweep=(--max-bytes "${MULTI_MAX_BYTES:-4294967296}" --reps 5)
+sweep=(--max-bytes "${MULTI_MAX_BYTES:-4294967296}" --reps "${MULTI_REPS:-9}")
 for who in xylem torch torch xylem; do
   if [ $who = xylem ]; then
     xylem_ranks "$ranks"

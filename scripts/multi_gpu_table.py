@@ -102,6 +102,12 @@ def main():
             elif by:
                 line.append(f"{impl} " + ", ".join(f"{k} rank(s) {v['samples_per_s']:.0f} samples/s" for k, v in sorted(by.items())))
         print("  ".join(line))
+        # Where xylem's step time goes: the host's enqueueing against the whole.
+        for r in rows:
+            if r["row"] == net and r.get("impl", "").startswith("xylem") and "host_seconds" in r:
+                per = 1e6 / r["steps"]
+                print(f"  {r['impl']}, {r['ranks']} rank(s): {r['seconds'] * per:.0f} us/step, of which the host "
+                      f"enqueued for {r['host_seconds'] * per:.0f} (backward {r['backward_host_seconds'] * per:.0f})")
         # Variants (other bucket sizes): 2 ranks against xylem's one.
         one = [r for r in rows if r["row"] == net and r.get("impl") == "xylem" and r["ranks"] == 1]
         for r in rows:
