@@ -62,13 +62,16 @@ struct Options : xylem_bench::CommonOptions {
   int steps = 20;
   int check = 3;
   std::size_t bucket_kib = 0;  // 0: DataParallel's default
+  bool wrap_one = false;        // DataParallel also over a single rank
+  bool broadcast_buffers = true;
   Options() { reps = 5; }
 };
 
 constexpr std::string_view kUsage =
     "xylem_bench_multi_gpu peer|collectives|train [--framework cuda|native] [--bytes N] [--min-bytes N] "
     "[--max-bytes N] [--ops all_reduce,all_gather,reduce_scatter] [--net fashion|alexnet] [--batch N] "
-    "[--steps N] [--check N] [--bucket-kib N] [--reps N] [--json FILE]";
+    "[--steps N] [--check N] [--bucket-kib N] [--wrap-one] "
+    "[--no-buffer-broadcast] [--reps N] [--json FILE]";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -78,6 +81,14 @@ Options parse(int argc, char** argv) {
   }
   o.mode = argv[1];
   xylem_bench::parse_options(argc - 1, argv + 1, kUsage, 1, o, [&](std::string_view a, const char* value) {
+    if (a == "--wrap-one") {
+      o.wrap_one = true;
+      return 1;
+    }
+    if (a == "--no-buffer-broadcast") {
+      o.broadcast_buffers = false;
+      return 1;
+    }
     if (value == nullptr) return 0;
     if (a == "--framework") o.framework = value;
     else if (a == "--bytes") o.bytes = std::strtoull(value, nullptr, 10);
@@ -241,34 +252,40 @@ int train(const Options& o) {
   std::optional<parallel::DataParallel> ddp;
   parallel::DataParallelOptions dp;
   if (o.bucket_kib > 0) dp.bucket_bytes = o.bucket_kib << 10;
-  if (n > 1) ddp.emplace(net, world, dp);
+  dp.broadcast_buffers = o.broadcast_buffers;
+  if (n > 1 || o.wrap_one) ddp.emplace(net, world, dp);
   optim::SGD sgd(net, {.lr = 0.01, .momentum = 0.9});
   // DataParallel takes the global batch's rows and this rank's shard of
   // them: here every rank's batch is its own, the global one n times it.
   const parallel::Shard shard{o.batch * world.rank(), o.batch * (world.rank() + 1), o.batch * n};
-  // The host's time in the backward calls (with DataParallel: its
-  // buckets' enqueueing too), to tell what the reductions cost the host.
-  double backward_host = 0;
+  // The host's time in each part of the step (with DataParallel the
+  // backward's includes enqueueing its buckets), to tell what the
+  // reductions cost the host.
+  double forward_host = 0, backward_host = 0, optimizer_host = 0;
   auto step = [&] {
+    auto t = Clock::now();
     const Tensor logits = net.forward(b, x);
     const layers::Loss loss = layers::cross_entropy(b, logits, y);
-    const auto t = Clock::now();
+    forward_host += seconds_since(t);
+    t = Clock::now();
     if (ddp) ddp->backward(b, loss.grad, shard);
     else net.backward(b, loss.grad);
     backward_host += seconds_since(t);
+    t = Clock::now();
     sgd.step(b);
     sgd.zero_grad();
+    optimizer_host += seconds_since(t);
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: allocations, cuDNN's choices, NCCL's channels
   b.synchronize();
   world.barrier()->wait();
   const auto t0 = Clock::now();
-  backward_host = 0;
+  forward_host = backward_host = optimizer_host = 0;
   for (int i = 0; i < o.steps; ++i) step();
   // The host's time to enqueue the steps: close to the whole when the
   // host, not the GPU, sets the pace.
   const double host_seconds = seconds_since(t0);
-  const double backward_seconds = backward_host;
+  const double forward_seconds = forward_host, backward_seconds = backward_host, optimizer_seconds = optimizer_host;
   if (ddp) ddp->synchronize();
   b.synchronize();
   const double seconds = seconds_since(t0);
@@ -282,10 +299,12 @@ int train(const Options& o) {
   // oneDNN, whose code is unloaded before the queue's thread stops.
   b.synchronize();
   std::ostringstream row;
-  row << "{\"row\": \"train_" << o.net << "\", \"impl\": \"xylem\", \"ranks\": " << n << ", \"batch_per_rank\": "
+  row << "{\"row\": \"train_" << o.net << "\", \"impl\": \"xylem\", \"ranks\": " << n
+      << ", \"data_parallel\": " << (ddp ? "true" : "false") << ", \"buffer_broadcast\": " << (o.broadcast_buffers ? "true" : "false") << ", \"batch_per_rank\": "
       << o.batch << ", \"steps\": " << o.steps << ", \"buckets\": " << (ddp ? ddp->buckets().size() : 0)
       << ", \"seconds\": " << seconds << ", \"host_seconds\": " << host_seconds
-      << ", \"backward_host_seconds\": " << backward_seconds
+      << ", \"forward_host_seconds\": " << forward_seconds << ", \"backward_host_seconds\": " << backward_seconds
+      << ", \"optimizer_host_seconds\": " << optimizer_seconds
       << ", \"samples_per_s\": " << double(o.batch) * n * o.steps / seconds << ", \"checked_steps\": " << o.check
       << ", \"in_sync_steps\": " << synced << "}";
   rows.add(row.str());

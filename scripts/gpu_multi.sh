@@ -18,7 +18,10 @@
 # call stays inside MULTI_BUDGET seconds (570; each step is cut to what is
 # left); MULTI_CTEST_TIMEOUT, MULTI_STEPS and MULTI_MAX_BYTES shrink it, and
 # MULTI_CTEST=0 leaves out step 1's whole suite, MULTI_GPU_TESTS=0 its
-# two-GPU tests too; MULTI_NETS picks step 4's networks (fashion alexnet).
+# two-GPU tests too; MULTI_PARTS picks steps 2-4 (peer collectives train),
+# MULTI_NETS step 4's networks (fashion alexnet), MULTI_VARIANTS adds xylem
+# runs with other flags (see there), MULTI_CONTEXTS=0 leaves out the list
+# of which process holds a context on which GPU.
 set -uo pipefail
 if [ "${1:-}" = ranks ]; then  # ranks PORT N COMMAND...: N processes of COMMAND, XYLEM_* set
   port=$2 n=$3 pids=() rc=0
@@ -113,8 +116,10 @@ step() {  # step NAME SECONDS COMMAND...: time-boxed, output appended to multi_N
   timeout "$limit" "$@" >>"$out/multi_$name.log" 2>&1 || { failed+=("$name (rc $?)"); tail -5 "$out/multi_$name.log"; }
 }
 
+# MULTI_PARTS: which of the steps below run (default all three).
+parts=" ${MULTI_PARTS:-peer collectives train} "
 stamp "== peer copy cuda:0 -> cuda:1"
-if ((gpus >= 2)); then
+if ((gpus >= 2)) && [[ $parts == *" peer "* ]]; then
   step peer 60 "$bench" peer --framework cuda --json "$out/peer_xylem.jsonl"
   # The fallback route, for comparison: peer access off, staged through the host.
   XYLEM_CUDA_PEER_ACCESS=0 step peer 60 "$bench" peer --framework cuda --json "$out/peer_staged.jsonl"
@@ -124,7 +129,9 @@ fi
 
 stamp "== collectives, $ranks rank(s), xylem and torch.distributed alternated (ABBA)"
 sweep=(--max-bytes "${MULTI_MAX_BYTES:-4294967296}" --reps "${MULTI_REPS:-9}")
+[[ $parts == *" collectives "* ]] || sweep=()
 for who in xylem torch torch xylem; do
+  ((${#sweep[@]})) || break
   if [ $who = xylem ]; then
     xylem_ranks "$ranks"
     step collectives 150 "${launcher[@]}" "$bench" collectives --framework $framework "${sweep[@]}" \
@@ -147,7 +154,9 @@ fi
 
 stamp "== data-parallel training, batch 128 per GPU: 1 rank and $ranks"
 counts=$( ((ranks > 1)) && echo "1 2" || echo 1)
-for net in ${MULTI_NETS:-fashion alexnet}; do
+nets=${MULTI_NETS:-fashion alexnet}
+[[ $parts == *" train "* ]] || nets=
+for net in $nets; do
   # The Fashion CNN's step is ~0.5 ms: 30 steps would time ~15 ms.
   steps=${MULTI_STEPS:-30} batch=128
   [ $net = fashion ] && steps=${MULTI_FASHION_STEPS:-300}
@@ -161,17 +170,35 @@ for net in ${MULTI_NETS:-fashion alexnet}; do
     ((have_torch && gpus > 0)) &&
       step train 120 "${launcher[@]}" "$torch_bench" train --net $net --batch $batch --steps "$steps" --json "$out/train_torch.jsonl"
   done
-  # MULTI_BUCKET_KIB="64 ...": xylem's 2 ranks again with buckets of that
-  # size (DataParallel's default is 25 MiB: one bucket for these networks).
-  if ((ranks > 1)) && [ $framework = cuda ]; then
-    for kib in ${MULTI_BUCKET_KIB:-}; do
-      xylem_ranks 2
+  # MULTI_VARIANTS="RANKS:FLAGS;...": xylem again with those ranks and
+  # xylem_bench_multi_gpu train flags, e.g. "2:--bucket-kib 64" (DataParallel's
+  # default buckets are 25 MiB: one for these networks), "1:--wrap-one"
+  # (DataParallel over one rank), "2:--no-buffer-broadcast".
+  if [ $framework = cuda ]; then
+    IFS=';' read -r -a variants <<<"${MULTI_VARIANTS:-}"
+    for v in "${variants[@]}"; do
+      n=${v%%:*} flags=${v#*:}
+      ((n <= gpus)) || continue
+      xylem_ranks "$n"
+      : >"$out/train_variant.jsonl"
+      # shellcheck disable=SC2086 # the flags are words
       step train 120 "${launcher[@]}" "$bench" train --framework cuda --net $net --batch $batch --steps "$steps" \
-        --bucket-kib "$kib" --json "$out/train_buckets.jsonl"
-      sed -i "s/\"impl\": \"xylem\"/\"impl\": \"xylem, $kib KiB buckets\"/" "$out/train_buckets.jsonl" 2>/dev/null
+        $flags --json "$out/train_variant.jsonl"
+      sed "s/\"impl\": \"xylem\"/\"impl\": \"xylem, $flags\"/" "$out/train_variant.jsonl" >>"$out/train_variants.jsonl"
+      rm -f "$out/train_variant.jsonl"
     done
   fi
 done
+# Which processes hold a context on which GPU (each rank should hold its
+# own GPU only), from a 2-rank run started for the purpose.
+if ((gpus >= 2)) && [ "${MULTI_CONTEXTS:-1}" != 0 ]; then
+  xylem_ranks 2
+  "${launcher[@]}" "$bench" train --framework cuda --net fashion --batch 128 --steps 3000 >/dev/null 2>&1 &
+  sleep 8
+  nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory --format=csv >"$out/contexts.txt" 2>&1
+  wait
+  echo "contexts during a 2-rank run (pid, GPU, memory):" && cat "$out/contexts.txt"
+fi
 
 cat "$out"/peer_*.jsonl "$out"/collectives_*.jsonl "$out"/train_*.jsonl >"$rows" 2>/dev/null
 echo

@@ -106,13 +106,16 @@ def main():
         for r in rows:
             if r["row"] == net and r.get("impl", "").startswith("xylem") and "host_seconds" in r:
                 per = 1e6 / r["steps"]
-                print(f"  {r['impl']}, {r['ranks']} rank(s): {r['seconds'] * per:.0f} us/step, of which the host "
-                      f"enqueued for {r['host_seconds'] * per:.0f} (backward {r['backward_host_seconds'] * per:.0f})")
-        # Variants (other bucket sizes): 2 ranks against xylem's one.
+                parts = ", ".join(f"{k} {r[k + '_host_seconds'] * per:.0f}" for k in ("forward", "backward", "optimizer")
+                                  if k + "_host_seconds" in r)
+                print(f"  {r['impl']}, {r['ranks']} rank(s){', DataParallel' if r.get('data_parallel') else ''}: "
+                      f"{r['seconds'] * per:.0f} us/step, of which the host enqueued for {r['host_seconds'] * per:.0f} "
+                      f"({parts})")
+        # Variants (other buckets, flags): against xylem's one rank.
         one = [r for r in rows if r["row"] == net and r.get("impl") == "xylem" and r["ranks"] == 1]
         for r in rows:
             if r["row"] == net and r.get("impl", "").startswith("xylem,") and one:
-                print(f"  {r['impl']}: {r['ranks']} ranks {r['samples_per_s']:.0f} samples/s "
+                print(f"  {r['impl']}: {r['ranks']} rank(s) {r['samples_per_s']:.0f} samples/s "
                       f"({r['samples_per_s'] / one[0]['samples_per_s']:.2f}x one rank), "
                       f"{r.get('buckets', '?')} buckets, in sync {r['in_sync_steps']}/{r['checked_steps']}")
     print("all bars met" if ok else "some bars missed")

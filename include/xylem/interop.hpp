@@ -68,7 +68,9 @@ void synchronize(const Tensor& t, const Backend& b);
 void mark_modified(const Tensor& t, const Backend& b);
 
 /// The native handle of the queue b's operations run on: a cudaStream_t on
-/// CUDA, a cl_command_queue on OpenCL; unsupported on native.
+/// CUDA, a cl_command_queue on OpenCL; unsupported on native. Work put on
+/// it follows every op enqueued before this call: elementwise calls that
+/// automatic fusion still holds run first (ask again after later ops).
 [[nodiscard]] void* native_queue(const Backend& b);
 
 /// Makes the CUDA stream `consumer_stream` wait, on the device, for all

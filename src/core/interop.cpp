@@ -117,7 +117,12 @@ void mark_modified(const Tensor& t, const Backend& b) {
   storage.mark_written_outside(copy);
 }
 
-void* native_queue(const Backend& b) { return plugin::device_of(b).native_queue(); }
+void* native_queue(const Backend& b) {
+  plugin::Device& device = plugin::device_of(b);
+  void* queue = device.native_queue();  // unsupported (native) before any flush
+  detail::flush_fusion();  // the caller's work on the queue must follow every op so far
+  return queue;
+}
 
 void export_to(const Tensor& t, const Backend& b, void* consumer_stream) {
   detail::Storage& storage = storage_of(t, "export_to");

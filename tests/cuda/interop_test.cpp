@@ -142,12 +142,14 @@ TEST_F(CudaInterop, xylem_writes_after_a_consumer_read) {
 }
 
 TEST_F(CudaInterop, native_queue_is_a_stream) {
-  auto* stream = static_cast<cudaStream_t>(interop::native_queue(*backend));
-  ASSERT_NE(stream, nullptr);
   check(cudaMemcpy(device, values.data(), kCount * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
   Tensor t = wrap();
   xylem::neg(*backend, t, t);
-  // Work on xylem's own stream follows its ops with no export needed.
+  // Work on xylem's own stream follows its ops with no export needed: the
+  // ops before native_queue's call (automatic fusion may still hold the
+  // neg until then).
+  auto* stream = static_cast<cudaStream_t>(interop::native_queue(*backend));
+  ASSERT_NE(stream, nullptr);
   check(cudaMemcpyAsync(pinned, device, kCount * sizeof(float), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   EXPECT_EQ(pinned_values(), negated(values));
