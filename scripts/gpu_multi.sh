@@ -75,7 +75,7 @@ stamp "== ctest, every GPU visible"
 # has nothing of two GPUs; `gpu.sh run` runs it.
 ctest_rc=0
 if [ "${MULTI_CTEST:-1}" != 0 ]; then
-  (cd "$build" && timeout "${MULTI_CTEST_TIMEOUT:-240}" ctest --output-on-failure -j4 --timeout 200 \
+  (cd "$build" && timeout "${MULTI_CTEST_TIMEOUT:-240}" ctest --output-on-failure -j"${MULTI_CTEST_JOBS:-8}" --timeout 280 \
     -E '^(consumer\.install|docs\.api|tool\.warm|dist\.cuda|dist\.local_cuda|unit\.movement|unit\.movement_staged)$') >"$out/multi_ctest.log" 2>&1
   ctest_rc=$?
 else

@@ -54,8 +54,7 @@ void EventPool::put(cudaEvent_t event) noexcept {
 }
 
 bool HostEvent::ready() const {
-  std::lock_guard lock(mutex_);
-  want();
+  std::lock_guard lock(mutex_);  // a poll: not a wait (data-parallel training polls each step)
   return done_;
 }
 

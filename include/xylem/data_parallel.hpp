@@ -13,11 +13,16 @@
 /// the wrapper is made); each backward broadcasts rank 0's buffers again
 /// (BatchNorm's running statistics, which the forward updated from each
 /// rank's shard; PyTorch's broadcast_buffers), so every rank's weights stay
-/// identical after every step. The forward is the model's own. Batch statistics are each rank's
+/// identical after every step: those on the backward's device, as one
+/// bucket. Buffers a layer keeps elsewhere (BatchNorm's num_batches_tracked
+/// on the host, which every rank counts alike) go at construction only:
+/// each step's host exchange and read made every step wait for the other
+/// ranks on the host. The forward is the model's own. Batch statistics are each rank's
 /// own shard's (no SyncBatchNorm): a model with BatchNorm trains like one
 /// rank with a smaller batch for its normalisation, not bit for bit alike.
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "xylem/backend.hpp"
@@ -33,7 +38,8 @@ struct DataParallelOptions {
   /// parameter larger than this is a bucket of its own. Smaller buckets
   /// start reducing earlier in the backward pass, at more calls' cost.
   std::size_t bucket_bytes = std::size_t{25} << 20;
-  /// Broadcast rank 0's buffers at the end of each backward.
+  /// Broadcast rank 0's buffers (those on the backward's device) at the
+  /// end of each backward.
   bool broadcast_buffers = true;
 };
 
@@ -66,10 +72,11 @@ class DataParallel {
   /// gradients are made. Afterwards every rank's gradients are the gradient
   /// of the mean loss over the global batch (unequal shards weighted by
   /// their rows). Then broadcasts rank 0's buffers (when the options say
-  /// so). Returns dx. The previous backward's reductions may still run
-  /// meanwhile (ops reading the gradients wait for them on the device);
-  /// the one before it must be done: it waits for that, and rethrows its
-  /// error.
+  /// so). Returns dx. Earlier backwards' reductions may still run
+  /// meanwhile (ops reading the gradients wait for them on the device, not
+  /// the host); it rethrows the error of any that failed, and waits on the
+  /// host only for one 4 backwards back, so the device is never further
+  /// behind.
   Tensor backward(const Backend& b, const Tensor& dy, const Shard& rows);
   /// Waits for every backward's buckets; rethrows a reduction's error.
   void synchronize();
@@ -95,8 +102,8 @@ class DataParallel {
   std::vector<layers::Parameter*> params_;
   std::vector<std::vector<std::size_t>> buckets_;
   std::vector<std::size_t> first_layer_;   // bucket -> the earliest layer holding one of its parameters
-  std::vector<Future<std::vector<Tensor>>> pending_;    // the last backward's reductions
-  std::vector<Future<std::vector<Tensor>>> in_flight_;  // the one before's
+  // Each backward's reductions not yet seen done, oldest first.
+  std::deque<std::vector<Future<std::vector<Tensor>>>> in_flight_;
 };
 
 /// A 64-bit FNV-1a hash of the bytes of every parameter and buffer of

@@ -24,17 +24,41 @@ void broadcast_from_zero(const dist::Communicator& comm, const std::vector<Tenso
   if (!bucket.empty()) (void)comm.broadcast(std::move(bucket), 0);
 }
 
-// Waits for each reduction in `futures` (emptied first: a rethrown error
-// is reported once).
-void wait_for(std::vector<Future<std::vector<Tensor>>>& futures) {
-  std::vector<Future<std::vector<Tensor>>> waiting;
-  waiting.swap(futures);
-  for (const auto& f : waiting) f.wait();
+using Reductions = std::vector<Future<std::vector<Tensor>>>;
+
+// Backwards whose reductions may be in flight before one waits on the host
+// for the oldest. A wait for the one before last (as this was) held each
+// rank's host to the other ranks' devices: two H100s ran a small CNN's
+// step at half the speed of one.
+constexpr std::size_t kStepsInFlight = 4;
+
+// Drops the oldest backwards' reductions: every one done, and the oldest
+// also when `keep` remain (after waiting for it). Rethrows the first error
+// (the step is dropped first: an error is reported once).
+void settle(std::deque<Reductions>& steps, std::size_t keep) {
+  while (!steps.empty()) {
+    const bool done = std::all_of(steps.front().begin(), steps.front().end(), [](const auto& f) { return f.ready(); });
+    if (!done && steps.size() < keep) return;
+    const Reductions oldest = std::move(steps.front());
+    steps.pop_front();
+    for (const auto& f : oldest) f.wait();
+  }
 }
 
 std::vector<Tensor> buffer_values(layers::Layer& model) {
   std::vector<Tensor> values;
   for (layers::Buffer* buffer : model.buffers()) values.push_back(buffer->value);
+  return values;
+}
+
+// The buffers whose latest data is on b's device: what the forward there
+// updated. (A counter the layer keeps on the host would take the whole
+// bucket through the host transport, and the layer's host read of it would
+// wait for every other rank.)
+std::vector<Tensor> buffers_on(layers::Layer& model, const Backend& b) {
+  std::vector<Tensor> values;
+  for (const Tensor& t : buffer_values(model))
+    if (t.defined() && t.is_current_on(b)) values.push_back(t);
   return values;
 }
 
@@ -94,16 +118,14 @@ void DataParallel::enqueue_bucket(const Backend& b, std::size_t bucket) {
     if (!p.grad.defined()) p.grad = zeros(b, p.value.layout(), p.value.dtype());
     grads.push_back(p.grad);
   }
-  pending_.push_back(comm_.all_reduce(std::move(grads), dist::ReduceOp::avg));
+  in_flight_.back().push_back(comm_.all_reduce(std::move(grads), dist::ReduceOp::avg));
 }
 
 Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& rows) {
   // Not a wait for the last step: the host queues this step while the
-  // device still reduces the last one's gradients (a wait there left the
-  // GPU idle while the host queued each backward: 0.52x on two H100s for
-  // a small CNN). Two steps back bounds what is in flight.
-  wait_for(in_flight_);
-  in_flight_.swap(pending_);
+  // devices still reduce earlier ones' gradients.
+  settle(in_flight_, kStepsInFlight);
+  in_flight_.emplace_back();
   // The average over ranks of each rank's mean gradient is the global mean
   // when the shards are equal; an unequal shard weighs by its rows.
   const double weight =
@@ -123,13 +145,12 @@ Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& r
     }
   }
   // The forward just updated each rank's buffers from its own shard.
-  if (options_.broadcast_buffers) broadcast_from_zero(comm_, buffer_values(model_));
+  if (options_.broadcast_buffers) broadcast_from_zero(comm_, buffers_on(model_, b));
   return g;
 }
 
 void DataParallel::synchronize() {
-  wait_for(in_flight_);
-  wait_for(pending_);
+  settle(in_flight_, 0);
 }
 
 bool DataParallel::in_sync() const {
