@@ -20,8 +20,7 @@
 # MULTI_CTEST=0 leaves out step 1's whole suite, MULTI_GPU_TESTS=0 its
 # two-GPU tests too; MULTI_PARTS picks steps 2-4 (peer collectives train),
 # MULTI_NETS step 4's networks (fashion alexnet), MULTI_VARIANTS adds xylem
-# runs with other flags (see there), MULTI_CONTEXTS=0 leaves out the list
-# of which process holds a context on which GPU.
+# runs with other flags (see there).
 set -uo pipefail
 if [ "${1:-}" = ranks ]; then  # ranks PORT N COMMAND...: N processes of COMMAND, XYLEM_* set
   port=$2 n=$3 pids=() rc=0
@@ -189,22 +188,15 @@ for net in $nets; do
     done
   fi
 done
-# Which processes hold a context on which GPU (each rank should hold its
-# own GPU only), from a 2-rank run started for the purpose.
-if ((gpus >= 2)) && [ "${MULTI_CONTEXTS:-1}" != 0 ]; then
-  xylem_ranks 2
-  "${launcher[@]}" "$bench" train --framework cuda --net fashion --batch 128 --steps 3000 >/dev/null 2>&1 &
-  sleep 8
-  nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory --format=csv >"$out/contexts.txt" 2>&1
-  wait
-  echo "contexts during a 2-rank run (pid, GPU, memory):" && cat "$out/contexts.txt"
-fi
 
 cat "$out"/peer_*.jsonl "$out"/collectives_*.jsonl "$out"/train_*.jsonl >"$rows" 2>/dev/null
 echo
 echo "================ two GPUs: xylem against PyTorch ($((SECONDS - t0)) s) ================"
 head -2 "$out/gpus.txt"
-echo "ctest: $(grep -E 'tests passed' "$out/multi_ctest.log" | tail -1) (rc $ctest_rc)"
+# A ctest cut short by its time box prints no summary: count its lines.
+echo "ctest: $(grep -cE 'Test +#.* Passed' "$out/multi_ctest.log") passed, $(grep -cE 'Test +#.*\*\*\*(Failed|Timeout|Exception)' \
+  "$out/multi_ctest.log") failed, $(grep -cE 'Test +#.*Skipped' "$out/multi_ctest.log") skipped, of $(grep -cE '^ +Start ' \
+  "$out/multi_ctest.log") started (rc $ctest_rc; 124: cut at MULTI_CTEST_TIMEOUT)"
 echo "dist.cuda, dist.local_cuda, unit.movement(_staged): $(grep -E 'tests passed' "$out/multi_ctest_gpu.log" | tail -1) (rc $gpu_tests_rc)"
 for s in "${skipped[@]}"; do echo "skipped: $s"; done
 for f in "${failed[@]}"; do echo "failed: $f (see $out/multi_${f%% *}.log)"; done
