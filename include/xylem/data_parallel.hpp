@@ -13,8 +13,8 @@
 /// the wrapper is made); each backward broadcasts rank 0's buffers again
 /// (BatchNorm's running statistics, which the forward updated from each
 /// rank's shard; PyTorch's broadcast_buffers), so every rank's weights stay
-/// identical after every step: those on the backward's device, as one
-/// bucket. Buffers a layer keeps elsewhere (BatchNorm's num_batches_tracked
+/// identical after every step: those on the first backward's device, as
+/// one bucket. Buffers a layer keeps elsewhere (BatchNorm's num_batches_tracked
 /// on the host, which every rank counts alike) go at construction only:
 /// each step's host exchange and read made every step wait for the other
 /// ranks on the host. The forward is the model's own. Batch statistics are each rank's
@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "xylem/backend.hpp"
@@ -104,6 +105,9 @@ class DataParallel {
   std::vector<std::size_t> first_layer_;   // bucket -> the earliest layer holding one of its parameters
   // Each backward's reductions not yet seen done, oldest first.
   std::deque<std::vector<Future<std::vector<Tensor>>>> in_flight_;
+  // The buffers (indices into the model's buffers()) each backward
+  // broadcasts: those on the first backward's device.
+  std::optional<std::vector<std::size_t>> step_buffers_;
 };
 
 /// A 64-bit FNV-1a hash of the bytes of every parameter and buffer of

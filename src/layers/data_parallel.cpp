@@ -51,15 +51,16 @@ std::vector<Tensor> buffer_values(layers::Layer& model) {
   return values;
 }
 
-// The buffers whose latest data is on b's device: what the forward there
-// updated. (A counter the layer keeps on the host would take the whole
-// bucket through the host transport, and the layer's host read of it would
-// wait for every other rank.)
-std::vector<Tensor> buffers_on(layers::Layer& model, const Backend& b) {
-  std::vector<Tensor> values;
-  for (const Tensor& t : buffer_values(model))
-    if (t.defined() && t.is_current_on(b)) values.push_back(t);
-  return values;
+// The indices of the buffers whose latest data is on b's device: what the
+// forward there updates. (A counter the layer keeps on the host would take
+// the whole bucket through the host transport, and the layer's host read of
+// it would wait for every other rank.)
+std::vector<std::size_t> buffers_on(layers::Layer& model, const Backend& b) {
+  std::vector<std::size_t> on;
+  const std::vector<Tensor> values = buffer_values(model);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i].defined() && values[i].is_current_on(b)) on.push_back(i);
+  return on;
 }
 
 }  // namespace
@@ -145,7 +146,17 @@ Tensor DataParallel::backward(const Backend& b, const Tensor& dy, const Shard& r
     }
   }
   // The forward just updated each rank's buffers from its own shard.
-  if (options_.broadcast_buffers) broadcast_from_zero(comm_, buffers_on(model_, b));
+  if (options_.broadcast_buffers) {
+    // Chosen at the first backward, when every rank's buffers are where
+    // the same code put them, then kept: a rank that moved one later (a
+    // host read and write of its own) must not change its bucket alone.
+    if (!step_buffers_) step_buffers_ = buffers_on(model_, b);
+    const std::vector<Tensor> values = buffer_values(model_);
+    std::vector<Tensor> bucket;
+    for (std::size_t i : *step_buffers_)
+      if (i < values.size()) bucket.push_back(values[i]);
+    broadcast_from_zero(comm_, bucket);
+  }
   return g;
 }
 
