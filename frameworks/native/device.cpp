@@ -2,6 +2,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +119,22 @@ void* NativeDevice::allocate(std::size_t bytes) {
 }
 
 void NativeDevice::release(void* data, plugin::Deps after) noexcept {
+  // Every use done already (a small op runs on the caller's thread): free
+  // now. A free task made the queue busy, so the next small op went to
+  // the worker too, and the two threads then met in malloc's lock: a
+  // small op returning a new tensor took ~3 us against 0.5 us into an
+  // existing one.
+  const bool idle = std::all_of(after.begin(), after.end(), [](const EventPtr& e) {
+    try {
+      return !e || e->ready();
+    } catch (...) {
+      return false;  // left to the queued task, which frees after failed deps too
+    }
+  });
+  if (idle) {
+    memory_.free(data);
+    return;
+  }
   try {
     (void)queue_.enqueue([this, data] { memory_.free(data); }, after, NativeQueue::OnFailedDep::run);
   } catch (...) {

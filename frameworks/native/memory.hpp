@@ -12,7 +12,8 @@
 // more than the peak of allocated bytes (and, under a limit, while
 // allocated plus cached bytes stay within it); a failing allocation first
 // empties the cache. Frees arrive after the work that used the block
-// (NativeDevice::release queues them), so a cached block is idle.
+// (NativeDevice::release makes them then, or queues them), so a cached
+// block is idle.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
