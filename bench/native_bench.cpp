@@ -9,7 +9,9 @@
 //             directly on host buffers
 //   enqueue   host time to enqueue one small op (100k tiny relus, the loop
 //             timed alone, then one synchronize); a tiny op on an idle
-//             queue runs on the caller, so this is then its whole cost
+//             queue runs on the caller, so this is then its whole cost;
+//             and a small op returning a new tensor (y = relu(x) of 1024
+//             f32, the last y freed each time: allocation and free too)
 //   fusion    y = relu(x*a + b)*c over 64M f32 as one math::fused kernel
 //             and as its four ops (fusion_bench.hpp)
 //   round trip  one tiny relu then a host read of its result, waited for
@@ -102,7 +104,7 @@ struct Results {
   std::int64_t gemm_n = 0;
   double gemm_f32 = 0, cblas_f32 = 0, gemm_f64 = 0, cblas_f64 = 0;
   std::int64_t enqueue_ops = 0;
-  double enqueue_us = 0, total_us = 0;
+  double enqueue_us = 0, total_us = 0, new_tensor_us = 0;
   std::int64_t round_trips = 0;
   double read_round_trip_us = 0, task_round_trip_us = 0;
   xylem_bench::FusionFigures fusion;
@@ -211,6 +213,17 @@ void bench_enqueue(const xylem::Backend& be, const Options& o, Results& r) {
   }
   r.enqueue_us = median(enqueue);
   r.total_us = median(total);
+
+  xylem::Tensor big = xylem::full(be, {1024}, xylem::f32, -0.5);
+  xylem::Tensor out = xylem::nn::relu(be, big);
+  std::vector<double> fresh;
+  for (int rep = 0; rep < 1 + std::max(3, o.reps / 2); ++rep) {
+    const auto t0 = Clock::now();
+    for (std::int64_t i = 0; i < ops; ++i) out = xylem::nn::relu(be, big);
+    be.synchronize();
+    if (rep > 0) fresh.push_back(seconds_since(t0) / double(ops) * 1e6);
+  }
+  r.new_tensor_us = median(fresh);
 }
 
 // Latency, not throughput: each iteration is timed alone (the queue is
@@ -263,6 +276,7 @@ void print_table(const xylem::Backend& be, const Results& r) {
   }
   std::printf("%-34s %9.3f us   %s %.3f us\n", "enqueue one small op (host)", r.enqueue_us, "enqueue+run per op",
               r.total_us);
+  std::printf("%-34s %9.3f us\n", "small op into a new tensor (1024)", r.new_tensor_us);
   std::printf("%-34s %9.3f us   %s %.3f us\n", "round trip: relu + read, waited", r.read_round_trip_us,
               "empty host task, waited", r.task_round_trip_us);
 }
@@ -287,7 +301,7 @@ void write_json(const std::string& path, const xylem::Backend& be, const Results
       << ", \"ratio\": " << r.gemm_f64 / r.cblas_f64 << "},\n";
   }
   f << "  \"enqueue\": {\"ops\": " << r.enqueue_ops << ", \"enqueue_us_per_op\": " << r.enqueue_us
-    << ", \"total_us_per_op\": " << r.total_us << "},\n"
+    << ", \"total_us_per_op\": " << r.total_us << ", \"new_tensor_1024_us_per_op\": " << r.new_tensor_us << "},\n"
     << "  \"round_trip\": {\"count\": " << r.round_trips << ", \"relu_read_us\": " << r.read_round_trip_us
     << ", \"host_task_us\": " << r.task_round_trip_us << "}\n"
     << "}\n";
