@@ -19,7 +19,11 @@ struct Header {
 };
 constexpr std::size_t kHeader = kAlignment;
 static_assert(sizeof(Header) <= kHeader);
-constexpr std::size_t kCachedFrom = std::size_t{1} << 20;
+// Blocks from 1 KiB up are kept: below it glibc's per-thread cache serves
+// frees and allocations at once; above it each allocation of a small op's
+// result went through malloc's bins and consolidation (10% of a small op
+// returning a new tensor from Python).
+constexpr std::size_t kCachedFrom = std::size_t{1} << 10;
 
 // The capacity of a block for `rounded` bytes: cached sizes round up to a
 // multiple of an eighth of their power of two (at most 1/8 unused).
@@ -82,7 +86,7 @@ void* HostMemory::allocate(std::size_t bytes) {
   const std::size_t capacity = capacity_for(rounded);
   void* block = nullptr;
   if (capacity + kHeader >= bytes && !plugin::should_fail(plugin::FaultSite::allocation, "native")) {
-    block = take_cached(capacity);
+    if (capacity >= kCachedFrom) block = take_cached(capacity);
     if (block == nullptr) {
       block = std::aligned_alloc(kAlignment, capacity + kHeader);
       if (block == nullptr && empty_cache()) block = std::aligned_alloc(kAlignment, capacity + kHeader);

@@ -2,11 +2,13 @@
 // Host memory for the native framework: 64-byte aligned (a cache line and
 // an AVX-512 vector), with statistics and an optional limit.
 //
-// Large blocks are kept when freed and handed out again. glibc maps every
-// block over 32 MiB afresh and unmaps it when freed, so each new activation
-// or gradient of a training step faulted in and zeroed all its pages again:
+// Blocks are kept when freed and handed out again. glibc maps every block
+// over 32 MiB afresh and unmaps it when freed, so each new activation or
+// gradient of a training step faulted in and zeroed all its pages again:
 // a third of a million faults per VGG-A step at batch 8, 30% of its CPU
-// time in the kernel. A freed block of at least 1 MiB goes to a cache by
+// time in the kernel; and a small op's result of a few KiB went through
+// malloc's bins and their consolidation each time. A freed block of at
+// least 1 KiB (smaller ones glibc's per-thread cache serves) goes to a cache by
 // size class (sizes rounded up to an eighth of their power of two, so a
 // block serves every later request of its class) while the cache holds no
 // more than the peak of allocated bytes (and, under a limit, while
