@@ -22,8 +22,13 @@ static_assert(sizeof(Header) <= kHeader);
 // Blocks from 1 KiB up are kept: below it glibc's per-thread cache serves
 // frees and allocations at once; above it each allocation of a small op's
 // result went through malloc's bins and consolidation (10% of a small op
-// returning a new tensor from Python).
+// returning a new tensor from Python). Under AddressSanitizer from 1 MiB
+// only, so that it still sees a small block used after its free.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kCachedFrom = std::size_t{1} << 20;
+#else
 constexpr std::size_t kCachedFrom = std::size_t{1} << 10;
+#endif
 
 // The capacity of a block for `rounded` bytes: cached sizes round up to a
 // multiple of an eighth of their power of two (at most 1/8 unused).
