@@ -3,10 +3,12 @@
 // wait, get, ready and then; Backend::synchronize; host reads as futures;
 // an op on one device waiting for another device's work without blocking
 // the caller; the native queue itself: a waiter runs queued work in order.
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -54,6 +56,30 @@ TEST_P(Async, OpReturnsBeforeItsWorkRuns) {
   EXPECT_EQ(values.get(), (std::vector<float>{0, 2, 0, 4}));
   EXPECT_TRUE(values.ready());
   EXPECT_TRUE(gate.reached());
+}
+
+// A tensor dropped while an op that reads it is still queued keeps its
+// memory until that op has run: the block must not be freed (and handed to
+// the next allocation of its size) at once.
+TEST_P(Async, DroppedInputOutlivesItsQueuedReader) {
+  std::mt19937_64 rng(xylem_test::fresh_seed());
+  const std::vector<float> values = xylem_test::random_vector<float>(rng, 4096, -2, 2);
+  Tensor y(Layout{4096}, xylem::f32);
+  Gate gate(backend);
+  {
+    Tensor x = xylem::cast(backend, Tensor::from(values), xylem::f32);
+    xylem::nn::relu(backend, x, y);  // queued behind the gate
+  }
+  // Blocks of x's size, written on the host now: one of them may be x's if
+  // its free did not wait for the relu (caught on mirror:0, whose host
+  // tensors share the allocator).
+  std::vector<Tensor> others;
+  for (int i = 0; i < 4; ++i) others.push_back(Tensor::from(std::vector<float>(4096, 7.0f)));
+  gate.open();
+  const std::vector<float> got = y.to_vector<float>();
+  ASSERT_EQ(got.size(), values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    ASSERT_EQ(double(got[i]), std::max(0.0, double(values[i]))) << "element " << i;
 }
 
 TEST_P(Async, SynchronizeWaitsForEverything) {
