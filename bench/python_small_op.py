@@ -6,6 +6,8 @@ Rows:
              host time per call. xylem on each backend asked for, NumPy on the
              host; PyTorch and CuPy on CUDA where they import. Also xylem's
              nn.sigmoid of 1024.
+  small new  exp of 1024 f32 returning a new tensor (NumPy: a new array),
+             the last result dropped at each call: allocation and free too.
   sigmoid    nn.sigmoid over --elements f32: read + write GB/s.
   gemm       f32 n^3 (--gemm): GFLOP/s.
 --cxx-bin PATH   xylem_bench_same_ops (bench/same_ops_bench.cpp): run in this
@@ -60,6 +62,8 @@ def xylem_rows(b, args):
         y = xylem.Tensor([1024])
         rows[f"small_op_exp_us/xylem-{name}"] = 1e6 * per_call(lambda: xylem.exp(x, out=y), args.calls, b.synchronize,
                                                                 args.rounds)
+        rows[f"small_op_exp_new_us/xylem-{name}"] = 1e6 * per_call(lambda: xylem.exp(x), args.calls, b.synchronize,
+                                                                    args.rounds)
         rows[f"small_op_sigmoid_us/xylem-{name}"] = 1e6 * per_call(lambda: xylem.nn.sigmoid(x, out=y), args.calls,
                                                                     b.synchronize, args.rounds)
         n = args.elements
@@ -78,7 +82,8 @@ def xylem_rows(b, args):
 def numpy_rows(args):
     x = np.ones(1024, np.float32)
     y = np.empty_like(x)
-    return {"small_op_exp_us/numpy": 1e6 * per_call(lambda: np.exp(x, out=y), args.calls, lambda: None, args.rounds)}
+    return {"small_op_exp_us/numpy": 1e6 * per_call(lambda: np.exp(x, out=y), args.calls, lambda: None, args.rounds),
+            "small_op_exp_new_us/numpy": 1e6 * per_call(lambda: np.exp(x), args.calls, lambda: None, args.rounds)}
 
 
 def torch_rows(args):
