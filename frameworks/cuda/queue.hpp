@@ -55,7 +55,8 @@ class EventPool {
 // Completed by a host task on a HostWorker, or by a watcher thread (NCCL's
 // calls); carries the failure. `wanted`, when given, is called (under the
 // event's lock, so only before finish()) when a caller starts waiting for
-// it, or hangs a callback on it, before it is done: a watcher that looks
+// it (and every millisecond while it waits), or hangs a callback on it,
+// before it is done: a watcher that looks
 // at its calls only now and then looks at once. (ready() is a poll: the
 // watcher's next look, within 200 us, answers it.)
 class HostEvent final : public Event {
