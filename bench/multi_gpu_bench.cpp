@@ -18,10 +18,13 @@
 //                samples/s over all ranks, then --check steps each followed
 //                by DataParallel::in_sync (the same weights on every rank).
 //                Inputs are random (throughput, not accuracy, is measured).
+//                --capture replays the whole step, collectives included,
+//                as one captured graph (xylem/capture.hpp).
 //
 //   xylem_bench_multi_gpu peer|collectives|train [--framework cuda|native]
 //       [--bytes N] [--min-bytes N] [--max-bytes N] [--ops a,b,c]
 //       [--net fashion|alexnet] [--batch N] [--steps N] [--check N]
+//       [--bucket-kib N] [--wrap-one] [--no-buffer-broadcast] [--capture]
 //       [--reps N] [--json FILE]
 //
 // Every row is one JSON line on rank 0's stdout (and in --json FILE), the
@@ -34,6 +37,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -64,6 +68,7 @@ struct Options : xylem_bench::CommonOptions {
   std::size_t bucket_kib = 0;  // 0: DataParallel's default
   bool wrap_one = false;        // DataParallel also over a single rank
   bool broadcast_buffers = true;
+  bool capture = false;         // each step a replay of one captured graph
   Options() { reps = 5; }
 };
 
@@ -71,7 +76,7 @@ constexpr std::string_view kUsage =
     "xylem_bench_multi_gpu peer|collectives|train [--framework cuda|native] [--bytes N] [--min-bytes N] "
     "[--max-bytes N] [--ops all_reduce,all_gather,reduce_scatter] [--net fashion|alexnet] [--batch N] "
     "[--steps N] [--check N] [--bucket-kib N] [--wrap-one] "
-    "[--no-buffer-broadcast] [--reps N] [--json FILE]";
+    "[--no-buffer-broadcast] [--capture] [--reps N] [--json FILE]";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -87,6 +92,10 @@ Options parse(int argc, char** argv) {
     }
     if (a == "--no-buffer-broadcast") {
       o.broadcast_buffers = false;
+      return 1;
+    }
+    if (a == "--capture") {
+      o.capture = true;
       return 1;
     }
     if (value == nullptr) return 0;
@@ -277,11 +286,31 @@ int train(const Options& o) {
     optimizer_host += seconds_since(t);
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: allocations, cuDNN's choices, NCCL's channels
+  // --capture: the whole step (forward, backward with its buckets' reductions
+  // and the buffers' broadcast, optimizer) as one graph, captured after the
+  // warm-up made the optimizer's momentum: each step is then one launch. The
+  // backward writes fresh gradients in the graph (none are left by
+  // zero_grad), which the optimizer's step in the graph reads.
+  std::optional<Graph> graph;
+  if (o.capture) {
+    graph = capture(b, [&] {
+      const Tensor logits = net.forward(b, x);
+      const layers::Loss loss = layers::cross_entropy(b, logits, y);
+      if (ddp) ddp->backward(b, loss.grad, shard);
+      else net.backward(b, loss.grad);
+      sgd.step(b);
+    });
+    for (int i = 0; i < 2; ++i) (void)graph->replay();  // the first replay makes the CUDA graph
+  }
+  const auto train_step = [&] {
+    if (graph) (void)graph->replay();
+    else step();
+  };
   b.synchronize();
   world.barrier()->wait();
   const auto t0 = Clock::now();
   forward_host = backward_host = optimizer_host = 0;
-  for (int i = 0; i < o.steps; ++i) step();
+  for (int i = 0; i < o.steps; ++i) train_step();
   // The host's time to enqueue the steps: close to the whole when the
   // host, not the GPU, sets the pace.
   const double host_seconds = seconds_since(t0);
@@ -291,7 +320,7 @@ int train(const Options& o) {
   const double seconds = seconds_since(t0);
   int synced = 0;
   for (int i = 0; i < o.check; ++i) {
-    step();
+    train_step();
     if (ddp) ddp->synchronize();
     synced += ddp ? int(ddp->in_sync()) : 1;
   }
@@ -300,7 +329,7 @@ int train(const Options& o) {
   b.synchronize();
   std::ostringstream row;
   row << "{\"row\": \"train_" << o.net << "\", \"impl\": \"xylem\", \"ranks\": " << n
-      << ", \"data_parallel\": " << (ddp ? "true" : "false") << ", \"buffer_broadcast\": " << (o.broadcast_buffers ? "true" : "false") << ", \"batch_per_rank\": "
+      << ", \"data_parallel\": " << (ddp ? "true" : "false") << ", \"captured\": " << (graph ? "true" : "false") << ", \"buffer_broadcast\": " << (o.broadcast_buffers ? "true" : "false") << ", \"batch_per_rank\": "
       << o.batch << ", \"steps\": " << o.steps << ", \"buckets\": " << (ddp ? ddp->buckets().size() : 0)
       << ", \"seconds\": " << seconds << ", \"host_seconds\": " << host_seconds
       << ", \"forward_host_seconds\": " << forward_seconds << ", \"backward_host_seconds\": " << backward_seconds

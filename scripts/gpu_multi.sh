@@ -172,7 +172,8 @@ for net in $nets; do
   # MULTI_VARIANTS="RANKS:FLAGS;...": xylem again with those ranks and
   # xylem_bench_multi_gpu train flags, e.g. "2:--bucket-kib 64" (DataParallel's
   # default buckets are 25 MiB: one for these networks), "1:--wrap-one"
-  # (DataParallel over one rank), "2:--no-buffer-broadcast".
+  # (DataParallel over one rank), "2:--no-buffer-broadcast", "1:--capture;2:--capture"
+  # (each step one replay of a captured graph, collectives included).
   if [ $framework = cuda ]; then
     IFS=';' read -r -a variants <<<"${MULTI_VARIANTS:-}"
     for v in "${variants[@]}"; do

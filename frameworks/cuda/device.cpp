@@ -47,6 +47,7 @@ CudaDevice::~CudaDevice() {
   (void)cudaStreamSynchronize(transfer_->stream());
   (void)cudaStreamSynchronize(comm_->stream());
   if (capture_stream_ != nullptr) (void)cudaStreamDestroy(capture_stream_);
+  if (side_stream_ != nullptr) (void)cudaStreamDestroy(side_stream_);
 }
 
 void CudaDevice::make_current() const {
@@ -208,8 +209,43 @@ EventPtr CudaDevice::launch(const plugin::OpCall& call, plugin::Deps deps) {
 
 std::unique_ptr<plugin::Recording> CudaDevice::record() { return std::make_unique<CudaRecording>(*this); }
 
+namespace {
+
+// XYLEM_CUDA_GRAPH_OVERLAP=0 keeps a graph's collectives in line with its
+// ops (to measure what running them beside the ops gains).
+bool overlap_collectives() {
+  static const bool on = [] {
+    const char* v = std::getenv("XYLEM_CUDA_GRAPH_OVERLAP");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+// Events made before a capture begins (creating one inside it is not
+// allowed in every mode) and destroyed after it, whatever happens.
+class CaptureEvents {
+ public:
+  CaptureEvents(std::size_t n, int device) : events_(n, nullptr) {
+    for (cudaEvent_t& e : events_)
+      XY_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), device, "capture event");
+  }
+  ~CaptureEvents() {
+    for (cudaEvent_t e : events_)
+      if (e != nullptr) (void)cudaEventDestroy(e);
+  }
+  CaptureEvents(const CaptureEvents&) = delete;
+  CaptureEvents& operator=(const CaptureEvents&) = delete;
+  [[nodiscard]] std::size_t size() const noexcept { return events_.size(); }
+  [[nodiscard]] cudaEvent_t at(std::size_t i) const { return events_.at(i); }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+}  // namespace
+
 std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpCall> calls,
-                                                     std::span<const Kernel> kernels) {
+                                                     std::span<const RecordedStep> steps) {
   make_current();
   // Under the compute lock: the kernel functions share the scratch buffer
   // and the library handles, which follow the capture stream meanwhile.
@@ -222,6 +258,16 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
   // Thread-local mode: a call of this thread that is unsafe in a capture
   // (cudaMalloc, a synchronous copy) fails instead of running, and the op
   // making it is refused below.
+  // Collectives go on a second stream forked from the capture (see
+  // recording.hpp), each followed by its event for the steps that join it.
+  if (side_stream_ == nullptr)
+    XY_CUDA(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), ordinal_, "capture side stream");
+  CaptureEvents events(static_cast<std::size_t>(
+                           std::count_if(steps.begin(), steps.end(), [](const RecordedStep& s) { return bool(s.native); })) +
+                           1,
+                       ordinal_);
+  cudaEvent_t fork = events.at(events.size() - 1);
+  std::size_t natives = 0;
   XY_CUDA(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal), ordinal_, "begin capture");
   const auto abandon = [&] {
     cudaGraph_t partial = nullptr;
@@ -234,10 +280,24 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
     return cudaStreamIsCapturing(capture_stream_, &status) == cudaSuccess && status == cudaStreamCaptureStatusActive;
   };
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::string what = hardware_.id() + ": " + std::string(plugin::op_name(calls[i].op));
+    const std::string what =
+        hardware_.id() + ": " + (steps[i].native ? std::string("a collective") : std::string(plugin::op_name(calls[i].op)));
     const std::string refused = what + " cannot be captured into a CUDA graph: ";
     try {
-      kernels[i](calls[i], ctx);
+      for (std::size_t native : steps[i].joins)
+        XY_CUDA(cudaStreamWaitEvent(capture_stream_, events.at(native), 0), ordinal_, "join of a collective");
+      if (steps[i].native) {
+        cudaStream_t on = capture_stream_;
+        if (overlap_collectives()) {
+          on = side_stream_;
+          XY_CUDA(cudaEventRecord(fork, capture_stream_), ordinal_, "fork of a collective");
+          XY_CUDA(cudaStreamWaitEvent(on, fork, 0), ordinal_, "fork of a collective");
+        }
+        steps[i].native(on);
+        XY_CUDA(cudaEventRecord(events.at(natives++), on), ordinal_, "end of a collective");
+      } else {
+        steps[i].kernel(calls[i], ctx);
+      }
     } catch (const Error& e) {
       // A call the capture cannot hold broke it; anything else (out of
       // memory) keeps its code.
@@ -248,6 +308,16 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
     if (!capturing()) {
       abandon();
       throw Error(ErrorCode::unsupported, refused + "a call it made broke the capture");
+    }
+  }
+  // The capture ends joined: the graph's end waits for the last collective
+  // (the side stream runs them in order).
+  if (natives > 0) {
+    const cudaError_t joined = cudaStreamWaitEvent(capture_stream_, events.at(natives - 1), 0);
+    if (joined != cudaSuccess) {
+      abandon();
+      throw Error(ErrorCode::unsupported, hardware_.id() + ": joining the captured collectives failed: " +
+                                              cudaGetErrorString(joined));
     }
   }
   cudaGraph_t graph = nullptr;

@@ -25,6 +25,7 @@ namespace xylem::cuda {
 [[nodiscard]] bool peer_access_allowed() noexcept;
 
 class GraphExec;
+struct RecordedStep;
 
 class CudaDevice final : public plugin::Device {
  public:
@@ -61,11 +62,11 @@ class CudaDevice final : public plugin::Device {
   // `call`'s kernel function; unsupported, naming the op and dtype, where
   // there is none.
   [[nodiscard]] Kernel kernel_of(const plugin::OpCall& call) const;
-  // Runs kernels[i](calls[i]) under a stream capture on the recording
-  // stream and instantiates the graph; unsupported, naming the op, where a
-  // call cannot be captured.
+  // Runs steps[i].kernel(calls[i]), or steps[i].native (a collective),
+  // under a stream capture on the recording stream and instantiates the
+  // graph; unsupported, naming the op, where a call cannot be captured.
   [[nodiscard]] std::unique_ptr<GraphExec> capture_graph(std::span<const plugin::OpCall> calls,
-                                                         std::span<const Kernel> kernels);
+                                                         std::span<const RecordedStep> steps);
   // Launches an instantiated graph on the compute stream after deps.
   [[nodiscard]] EventPtr launch_graph(const GraphExec& graph, plugin::Deps deps);
   // Makes this GPU the calling thread's current device.
@@ -116,6 +117,7 @@ class CudaDevice final : public plugin::Device {
   std::mutex peer_mutex_;
   std::uint64_t peers_enabled_ = 0;  // bit per source ordinal
   cudaStream_t capture_stream_ = nullptr;  // made on the first capture, under the compute lock
+  cudaStream_t side_stream_ = nullptr;     // the captured collectives' (recording.hpp), likewise
   HostWorker worker_;              // last: its thread stops first
 };
 

@@ -29,16 +29,18 @@ using plugin::dist::DeviceWork;
 using plugin::dist::Reduction;
 
 // How often the watcher looks at calls in flight that no caller waits
-// for, and at a call that a caller has waited for a while: NCCL's own
-// watchdogs (PyTorch's) poll at about this rate.
+// for: NCCL's own watchdogs (PyTorch's) poll at about this rate.
 constexpr std::chrono::microseconds kPoll{200};
-// For that long after a caller starts waiting, it only yields between
-// looks: a small collective is done within microseconds, and a sleep there
+// For that long after a caller says it waits (HostEvent says it again every
+// millisecond while it does), the watcher only yields between looks: a
+// small collective is done within microseconds, and a sleep there
 // would add its whole length to every call (a 200 us sleep made every
 // collective up to 16 MiB take ~330 us on two H100s). Not while no one
 // waits: a thread querying CUDA events without pause slows the launches
 // of the thread that enqueues the work.
 constexpr std::chrono::microseconds kSpin{2000};
+// How long a non-blocking communicator may take to place a captured call.
+constexpr std::chrono::seconds kPlaceCaptured{60};
 // How often an idle watcher looks at a call being placed.
 constexpr std::chrono::milliseconds kIdleLook{50};
 
@@ -233,6 +235,35 @@ class NcclTransport final : public plugin::dist::DeviceTransport {
     });
     calling.unlock();
     return track(name, std::move(enqueued), started, deadline);
+  }
+
+  // The calls' NCCL calls, collected now and placed as one group on the
+  // stream a recording captures (CudaDevice::capture_graph, at the graph's
+  // first replay and after a rebind): NCCL's calls can be captured into a
+  // CUDA graph. Nothing is tracked: the graph's launch is the op. The
+  // capture holds the compute stream's lock while this takes call_mutex_,
+  // the other order from call(); only two threads making collectives on one
+  // communicator at once could meet there, which NCCL forbids anyway (the
+  // ranks would not see the calls in one order).
+  std::function<void(void*)> recorded(std::span<const std::function<DeviceWork()>> calls) override {
+    auto collected = std::make_shared<const std::vector<Collected>>(collect(calls));
+    return [this, collected](void* queue) {
+      const auto stream = static_cast<cudaStream_t>(queue);
+      const std::string name = collected->empty() ? "nccl (nothing)" : collected->front().name + " (captured)";
+      std::lock_guard calling(call_mutex_);
+      throw_if_failed(name);
+      ncclResult_t r = lib_.ncclGroupStart();
+      for (std::size_t i = 0; i < collected->size() && placed(r); ++i)
+        if ((*collected)[i].elements > 0) r = (*collected)[i].enqueue(stream);
+      const ncclResult_t ended = lib_.ncclGroupEnd();  // also after a failed call: the group must be closed
+      // Refused by NCCL in a capture: the capture fails, the group stays usable.
+      if (!placed(r) || !placed(ended))
+        throw Error(ErrorCode::unsupported,
+                    name + ": NCCL refused the call in a CUDA graph capture: " +
+                        lib_.ncclGetErrorString(placed(r) ? ended : r));
+      const Deadline started = Clock::now();
+      settle(ended, name, started, started + kPlaceCaptured);
+    };
   }
 
  private:

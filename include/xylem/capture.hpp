@@ -19,12 +19,20 @@
 /// writes the same memory. rebind() points the graph at another tensor of
 /// the same shape, strides and dtype.
 ///
+/// Collectives on the backend's GPU (dist::Communicator through NCCL) are
+/// part of the graph, so a data-parallel training step replays whole: every
+/// rank captures the same block and replays its graph as often as the
+/// others. Their tensors' addresses are fixed in the graph: rebind refuses
+/// them (copy new data into them instead).
+///
 /// Refused with an Error when capture runs (the graph is not made; the ops
 /// before the refused one have run, as they would eagerly): a backend whose
 /// framework cannot replay (unsupported, naming it), a host read (to_vector,
 /// read(), printing: unsupported), lending a tensor's memory to another
-/// library (interop::data_pointer: unsupported), a collective (unsupported),
-/// an op on another backend, or one whose input is current on another device
+/// library (interop::data_pointer: unsupported), a collective that does not
+/// run on the backend's device through its framework's library (unsupported:
+/// one through MPI or the host transport, one of a Communicator::local
+/// group), an op on another backend, or one whose input is current on another device
 /// only (invalid_argument: a transfer is not recorded), an op the framework
 /// cannot record (unsupported), a capture inside a capture (invalid_argument). An
 /// error raised by an op's launch inside the block, or a refusal, refuses the
@@ -63,8 +71,9 @@ class Graph {
   /// `captured`'s. `replacement` must have `captured`'s dims, strides,
   /// offset and storage size (else shape_mismatch) and dtype (else
   /// dtype_mismatch), and share no storage with the graph's other tensors
-  /// (else invalid_argument); `captured` must be a tensor the graph uses
-  /// (else invalid_argument). Nothing changes when it throws.
+  /// (else invalid_argument); `captured` must be a tensor the graph uses,
+  /// and none a collective of the graph uses (else invalid_argument).
+  /// Nothing changes when it throws.
   void rebind(const Tensor& captured, const Tensor& replacement);
 
  private:

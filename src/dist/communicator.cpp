@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/storage.hpp"
 #include "dist/average.hpp"
 #include "dist/device_link.hpp"
 #include "dist/group.hpp"
@@ -14,6 +15,7 @@
 #include "dist/reduce_op.hpp"
 #include "dist/work_queue.hpp"
 #include "dist/world.hpp"
+#include "graph/recorder.hpp"
 #include "xylem/dist.hpp"
 
 namespace xylem::dist {
@@ -155,13 +157,43 @@ DeviceWork grouped(DeviceTransport& tr, std::size_t n, const Make& make) {
 // after the tensors' last writes and reads there, recorded as their write
 // or read. Returns the event that completes when it is done (or fails).
 using DeviceBody = std::function<DeviceWork(DeviceTransport&, std::span<std::byte* const>, plugin::Deps, Deadline)>;
+
+// Inside a capture (xylem/capture.hpp): the call, on the data pointers it
+// has now, becomes a step of the graph, launched by the library itself.
+void record_in_graph(xylem::detail::Recorder& recorder, const DeviceRoute& r, std::span<const TensorUse> uses,
+                     std::span<std::byte* const> data, Deadline deadline, const std::string& name,
+                     const DeviceBody& body) {
+  const std::function<DeviceWork()> once = [&] { return body(*r.transport, data, {}, deadline); };
+  std::function<void(void*)> enqueue;
+  try {
+    enqueue = r.transport->recorded(std::span(&once, 1));
+  } catch (const Error& e) {
+    throw recorder.fail(Error(e.code(), "capture: " + name + ": " + e.message()));
+  }
+  std::vector<xylem::detail::RecordedUse> recorded;
+  for (const TensorUse& u : uses) {
+    const Tensor& t = u.tensor;
+    // A write of part of a storage keeps the rest: the graph reads it.
+    const bool whole = size_of(t.dtype()) * count_of(t) == t.storage()->bytes();
+    recorded.push_back({&t.storage(), u.reads || (u.writes && !whole), u.writes});
+  }
+  // The transport lives as long as the graph's step.
+  recorder.add_native(
+      *r.device, [transport = r.transport, enqueue = std::move(enqueue)](void* queue) { enqueue(queue); }, recorded,
+      name);
+}
+
 EventPtr submit_device(const detail::Group& group, const DeviceRoute& r, std::span<const TensorUse> uses,
                        const std::string& call, const DeviceBody& body) {
   const std::string name = "dist::" + call;
   detail::TensorUses prepared(*r.device, uses, name.c_str());
   std::vector<EventPtr> deps = prepared.data_deps();
   deps.insert(deps.end(), prepared.order_deps().begin(), prepared.order_deps().end());
-  DeviceWork work = body(*r.transport, prepared.data(), deps, plugin::dist::Clock::now() + group.timeout());
+  const Deadline deadline = plugin::dist::Clock::now() + group.timeout();
+  // Recorded first: a refused call runs on no rank that captures alike.
+  if (xylem::detail::Recorder* recorder = xylem::detail::active_recorder())
+    record_in_graph(*recorder, r, uses, prepared.data(), deadline, name, body);
+  DeviceWork work = body(*r.transport, prepared.data(), deps, deadline);
   prepared.record(work.enqueued);
   return work.done;
 }

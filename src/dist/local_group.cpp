@@ -9,6 +9,7 @@
 #include "dist/reduce_op.hpp"
 #include "dist/stand_in.hpp"
 #include "dist/work_queue.hpp"
+#include "graph/recorder.hpp"
 
 namespace xylem::dist::detail {
 
@@ -162,6 +163,10 @@ std::string_view LocalGroup::transport() const noexcept {
 }
 
 EventPtr LocalGroup::submit(int rank, LocalCall call) {
+  // A local group's call completes once every rank has made it: not a
+  // step one rank's graph can replay alone.
+  if (xylem::detail::active_recorder())
+    xylem::detail::refuse_in_capture("the collective dist::" + call.signature.call + " of a local group");
   auto part = std::make_unique<Part>();
   const std::string name = "dist::" + call.signature.call + " on rank " + std::to_string(rank) + " of a local group";
   part->on_device = !transports_.empty() && !call.uses.empty() &&

@@ -5,12 +5,10 @@
 
 #include "core/storage.hpp"
 #include "core/fusion.hpp"
-#include "graph/recorder.hpp"
 
 namespace xylem::dist::detail {
 
 TensorUses::TensorUses(plugin::Device& device, std::span<const TensorUse> uses, const char* op) {
-  if (xylem::detail::active_recorder()) xylem::detail::refuse_in_capture(std::string("the collective ") + op);
   xylem::detail::flush_fusion();
   std::vector<std::size_t> storage_of(uses.size());
   for (std::size_t i = 0; i < uses.size(); ++i) {

@@ -56,6 +56,10 @@ void Graph::rebind(const Tensor& captured, const Tensor& replacement) {
       replacement.storage()->bytes() != captured.storage()->bytes())
     throw Error(ErrorCode::shape_mismatch,
                 "Graph::rebind: the replacement's shape, strides, offset or storage size differ" + both);
+  if (bound->pinned && replacement.storage() != captured.storage())
+    throw Error(ErrorCode::invalid_argument,
+                "Graph::rebind: the captured tensor takes part in a collective of the graph, whose launch holds its "
+                "address; copy the new data into it instead" + both);
   if (replacement.storage() != captured.storage() && uses(replacement) != storages.end())
     throw Error(ErrorCode::invalid_argument,
                 "Graph::rebind: the replacement shares its storage with another tensor of the graph" + both);

@@ -17,6 +17,9 @@ struct GraphState {
   struct Step {
     plugin::OpCall call;  // data pointers are bound at each replay
     std::array<std::int16_t, plugin::kMaxOpTensors> storage{};  // index into storages; -1: absent
+    // A library's own launch (a collective, Recording::add_native): no op,
+    // its data pointers fixed at the capture.
+    bool native = false;
   };
   struct Bound {
     std::shared_ptr<Storage> storage;
@@ -25,6 +28,8 @@ struct GraphState {
     bool reads = false;
     bool writes = false;
     bool produced = false;  // written whole by an earlier step (while capturing)
+    // Used by a native step, which holds its data pointer: never rebound.
+    bool pinned = false;
   };
 
   plugin::Device* device = nullptr;

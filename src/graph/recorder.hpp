@@ -2,10 +2,12 @@
 // The capture in progress on this thread (xylem/capture.hpp), as the paths
 // that launch work see it: OpLaunch records each call here, host reads and
 // collectives ask whether they are refused.
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "xylem/plugin/plugin.hpp"
 
@@ -56,6 +58,13 @@ class Recorder {
   // After the call ran: it joins the graph. use_of[k] is tensor k's entry
   // in `uses`, or -1 for an absent optional argument.
   void add(const plugin::OpCall& call, std::span<const RecordedUse> uses, std::span<const int> use_of);
+  // A library's own launch on `device` (a collective) joins the graph:
+  // `enqueue` puts it on the capture's native queue with the data pointers
+  // it has now, so the storages of `uses` are never rebound. Refuses it
+  // (unsupported) where the framework's graphs cannot hold one. `what`
+  // names the call.
+  void add_native(const plugin::Device& device, std::function<void(void*)> enqueue,
+                  std::span<const RecordedUse> uses, std::string_view what);
   // Remembers the first error raised inside the block (the capture is then
   // refused, even where the block catches it) and returns it to be thrown.
   Error fail(Error error) noexcept;
@@ -63,8 +72,21 @@ class Recorder {
   [[nodiscard]] std::shared_ptr<GraphState> finish();
 
  private:
+  // The graph's entry for a use's storage (added on first sight), its
+  // flags updated by the use.
+  std::size_t bind(const RecordedUse& use);
+
+  // A native step whose tensors no later op has touched yet: the graph
+  // may run the ops meanwhile beside it (Recording::join_native).
+  struct Unjoined {
+    std::size_t native;                 // among the native steps
+    std::vector<std::size_t> storages;  // indices into the graph's storages
+  };
+
   std::shared_ptr<GraphState> graph_;
   std::unique_ptr<Error> failure_;
+  std::vector<Unjoined> unjoined_;
+  std::size_t natives_ = 0;
   Recorder* outer_;
 };
 

@@ -20,6 +20,8 @@
 #include "common/support.hpp"
 #include "dist/reference.hpp"
 #include "unit/child_process.hpp"
+#include "xylem/blas.hpp"
+#include "xylem/capture.hpp"
 #include "xylem/dist.hpp"
 #include "xylem/math.hpp"
 
@@ -417,6 +419,56 @@ TEST(CudaCollectives, BucketsAreOneLaunch) {
                       label("cuda bucket broadcast", dtype, n));
     ++salt;
   }
+}
+
+// Collectives on the GPU inside a capture are steps of the graph: each
+// replay reduces and broadcasts the data the tensors hold then, ordered
+// with the ops around them, on every rank. The host road refuses instead.
+TEST(CudaCollectives, CapturedCollectivesReplay) {
+  std::string why;
+  const auto cuda = gpu(why);
+  if (!cuda) GTEST_SKIP() << why;
+  Communicator& c = cuda_comm();
+  const int size = c.size(), rank = c.rank(), root = size - 1;
+  constexpr std::int64_t n = 4099, m = 7;
+  const auto values = [&](int r, std::int64_t count, DType dtype, std::uint64_t salt) {
+    return on(*cuda, tensor_of(ref().values_of(r, count, dtype, salt), dtype));
+  };
+  Tensor x = values(rank, n, DType::f32, 500);
+  Tensor y = values(rank, m, DType::f64, 501);
+  Tensor shared = values(rank, m, DType::f32, 502);
+  Tensor doubled, after;
+  const auto block = [&] {
+    doubled = add(*cuda, x, x);
+    (void)c.all_reduce(std::vector<Tensor>{doubled, y});
+    (void)c.broadcast(std::vector<Tensor>{shared}, root);
+    after = add(*cuda, doubled, doubled);
+  };
+  if (!nccl_required()) {
+    const auto msg = XY_EXPECT_ERROR(ErrorCode::unsupported, (void)capture(*cuda, block));
+    EXPECT_NE(msg.find("collective"), std::string::npos) << msg;
+    return;
+  }
+  Graph g = capture(*cuda, block);
+  for (std::uint64_t round = 0; round < 3; ++round) {
+    const std::uint64_t salt = 510 + 10 * round;
+    blas::copy(*cuda, values(rank, n, DType::f32, salt), x);
+    blas::copy(*cuda, values(rank, m, DType::f64, salt + 1), y);
+    blas::copy(*cuda, values(rank, m, DType::f32, salt + 2), shared);
+    (void)g.replay();
+    auto want = ref().reference(n, DType::f32, ReduceOp::sum, salt, size);
+    for (auto& v : want) v *= 4;  // (2 x) summed, then doubled
+    const std::string what = "replay " + std::to_string(round) + " on rank " + std::to_string(rank);
+    ref().expect_near(want, after.to_doubles(), DType::f32, what + ": all_reduce between two ops");
+    ref().expect_near(ref().reference(m, DType::f64, ReduceOp::sum, salt + 1, size), y.to_doubles(), DType::f64,
+                      what + ": the bucket's second tensor");
+    ref().expect_near(ref().values_of(root, m, DType::f32, salt + 2), shared.to_doubles(), DType::f32,
+                      what + ": broadcast");
+  }
+  // A collective's tensor is fixed in the graph; an op's input is not.
+  const auto msg = XY_EXPECT_ERROR(ErrorCode::invalid_argument, g.rebind(y, values(rank, m, DType::f64, 600)));
+  EXPECT_NE(msg.find("collective"), std::string::npos) << msg;
+  g.rebind(x, values(rank, n, DType::f32, 601));
 }
 
 TEST(CudaCollectives, SendRecv) {

@@ -112,6 +112,16 @@ class DeviceTransport {
   // returned completes when every call has. The default makes them one
   // after another: a transport's calls complete in the order made.
   virtual DeviceWork grouped(std::span<const std::function<DeviceWork()>> calls);
+  // `calls` (as for grouped) as a step of a captured graph (xylem/capture.hpp):
+  // returns a function that puts them, as one launch, on the native queue
+  // it is given (the stream a CUDA graph is being captured from, by
+  // Recording::add_native), with the data pointers of the calls, and no
+  // ordering of its own (the graph orders its steps). Called while the
+  // calls also run at once (a capture runs its block): nothing of theirs
+  // is made here. Throws Error{unsupported} where the library cannot be
+  // captured (the default).
+  [[nodiscard]] virtual std::function<void(void* native_queue)> recorded(
+      std::span<const std::function<DeviceWork()>> calls);
 };
 
 // A framework's collective library (NCCL for CUDA), loaded at run time.
@@ -157,6 +167,10 @@ inline DeviceWork DeviceTransport::grouped(std::span<const std::function<DeviceW
   DeviceWork last;
   for (const auto& call : calls) last = call();
   return last;
+}
+
+inline std::function<void(void*)> DeviceTransport::recorded(std::span<const std::function<DeviceWork()>>) {
+  throw Error(ErrorCode::unsupported, std::string(name()) + " collectives cannot be part of a captured graph");
 }
 
 inline std::vector<DeviceWork> DeviceCollectives::together(std::span<const std::function<DeviceWork()>> calls) {

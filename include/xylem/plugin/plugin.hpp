@@ -71,6 +71,22 @@ class Recording {
   // Prepares one more call; throws Error{unsupported} for a call this
   // framework cannot replay.
   virtual void add(const OpCall& call) = 0;
+  // Prepares a step that is not an op (a collective: DeviceTransport::recorded):
+  // `enqueue` puts its work on the native queue it is given, after the
+  // steps added before it. Its data pointers are those of the capture, so
+  // replay passes a default OpCall in its place. The steps added after it
+  // may run beside it until join_native names it (native steps among
+  // themselves keep their order). Throws Error{unsupported} where the
+  // framework cannot replay one (the default).
+  virtual void add_native(std::function<void(void* native_queue)> enqueue) {
+    (void)enqueue;
+    throw Error(ErrorCode::unsupported, "this framework's graphs cannot hold a library's own launches (collectives)");
+  }
+  // Step `step` (counted among every step added, ops and native ones) and
+  // those after it run after native step `native` (counted among the native
+  // steps) is complete: it touches that step's data. A replay's event
+  // covers every step.
+  virtual void join_native(std::size_t native, std::size_t step) { (void)native, (void)step; }
   // Runs the added calls, in order, after deps; `calls` are those calls,
   // with their data pointers bound for this run.
   [[nodiscard]] virtual EventPtr replay(std::vector<OpCall> calls, Deps deps) = 0;
