@@ -10,7 +10,7 @@
 /// wait for the buckets through the tensors' coherence, not the host.
 ///
 /// The model starts from rank 0's parameters and buffers (broadcast when
-/// the wrapper is made); each backward broadcasts rank 0's buffers again
+/// the wrapper is made); each backward first broadcasts rank 0's buffers again
 /// (BatchNorm's running statistics, which the forward updated from each
 /// rank's shard; PyTorch's broadcast_buffers), so every rank's weights stay
 /// identical after every step: those on the first backward's device, as
@@ -37,10 +37,13 @@ namespace xylem::parallel {
 struct DataParallelOptions {
   /// The largest bucket, in bytes (PyTorch's bucket_cap_mb: 25 MiB). A
   /// parameter larger than this is a bucket of its own. Smaller buckets
-  /// start reducing earlier in the backward pass, at more calls' cost.
+  /// start reducing earlier in the backward pass, at more calls' cost. The
+  /// first layer with parameters always starts a bucket of its own: its
+  /// gradients are the backward's last, and the others are reduced while
+  /// it runs.
   std::size_t bucket_bytes = std::size_t{25} << 20;
   /// Broadcast rank 0's buffers (those on the backward's device) at the
-  /// end of each backward.
+  /// start of each backward.
   bool broadcast_buffers = true;
 };
 
@@ -72,8 +75,8 @@ class DataParallel {
   /// over `rows`'s shard, enqueuing each bucket's all_reduce as soon as its
   /// gradients are made. Afterwards every rank's gradients are the gradient
   /// of the mean loss over the global batch (unequal shards weighted by
-  /// their rows). Then broadcasts rank 0's buffers (when the options say
-  /// so). Returns dx. Earlier backwards' reductions may still run
+  /// their rows). Before that it broadcasts rank 0's buffers (when the
+  /// options say so), which the backward does not change. Returns dx. Earlier backwards' reductions may still run
   /// meanwhile (ops reading the gradients wait for them on the device, not
   /// the host); it rethrows the error of any that failed, and waits on the
   /// host only for one 4 backwards back, so the device is never further
