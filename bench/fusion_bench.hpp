@@ -54,17 +54,22 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
   };
   for (int i = 0; i < 2; ++i) fused_chain(), unfused_chain(), auto_chain();
   be.synchronize();
+  // Several chains a wait, as the copy bound beside this row is timed: one
+  // wait per chain would add its launch and wait (10-20 us on a GPU) to a
+  // chain of under a millisecond. Not the automatic chain: fusion would
+  // merge back-to-back chains and drop the overwritten ones' work.
+  constexpr int kChainsPerWait = 4;
+  const auto timed = [&](const auto& chain) {
+    const auto t0 = Clock::now();
+    for (int k = 0; k < kChainsPerWait; ++k) chain();
+    be.synchronize();
+    return seconds_since(t0) / kChainsPerWait;
+  };
   std::vector<double> tf, tu, ta;
   for (int i = 0; i < runs; ++i) {
-    auto t0 = Clock::now();
-    fused_chain();
-    be.synchronize();
-    tf.push_back(seconds_since(t0));
-    t0 = Clock::now();
-    unfused_chain();
-    be.synchronize();
-    tu.push_back(seconds_since(t0));
-    t0 = Clock::now();
+    tf.push_back(timed(fused_chain));
+    tu.push_back(timed(unfused_chain));
+    const auto t0 = Clock::now();
     auto_chain();
     be.synchronize();
     ta.push_back(seconds_since(t0));
