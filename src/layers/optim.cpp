@@ -54,9 +54,15 @@ void SGD::set_learning_rate(double lr) {
   options_.lr = lr;
 }
 
+// The optimizers update the parameters last to first: a backward makes the
+// last layers' gradients first and data-parallel training reduces them
+// first, so their updates run while the first layers' gradients are still
+// being reduced (on two H100s a captured Fashion-MNIST step otherwise
+// waited for its last bucket before any update). Each parameter's update
+// is its own, so the order changes no result.
 void SGD::step(const Backend& b) {
   check_gradients("optim::SGD");
-  for (std::size_t i = 0; i < params_.size(); ++i) {
+  for (std::size_t i = params_.size(); i-- > 0;) {
     layers::Parameter& p = *params_[i];
     if (!p.grad.defined()) continue;
     // A new buffer is kept only once its first step ran, so that a step
@@ -80,7 +86,7 @@ void Adam::set_learning_rate(double lr) {
 
 void Adam::step(const Backend& b) {
   check_gradients(options_.decoupled ? "optim::AdamW" : "optim::Adam");
-  for (std::size_t i = 0; i < params_.size(); ++i) {
+  for (std::size_t i = params_.size(); i-- > 0;) {  // last to first, as SGD::step says why
     layers::Parameter& p = *params_[i];
     if (!p.grad.defined()) continue;
     State& s = state_[i];
