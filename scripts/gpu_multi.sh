@@ -11,7 +11,8 @@
 #      per GPU: xylem (NCCL) and torch.distributed (NCCL), twice each in
 #      ABBA order
 #   4. data-parallel training, the Fashion-MNIST CNN and AlexNet at batch
-#      128 per GPU: 1 and 2 processes, xylem and PyTorch DDP
+#      128 per GPU: 1 and 2 processes, xylem and PyTorch DDP, then xylem
+#      with each step one replay of a captured graph (MULTI_VARIANTS)
 #   5. the table (scripts/multi_gpu_table.py), printed last
 # With one GPU (or none) it is a dry run: every piece at one rank, and a
 # list of what needed a second GPU. Everything lands in $out; the whole
@@ -156,9 +157,10 @@ counts=$( ((ranks > 1)) && echo "1 2" || echo 1)
 nets=${MULTI_NETS:-fashion alexnet}
 [[ $parts == *" train "* ]] || nets=
 for net in $nets; do
-  # The Fashion CNN's step is ~0.5 ms: 30 steps would time ~15 ms.
+  # The Fashion CNN's step is ~0.5 ms: 30 steps would time ~15 ms, and 300
+  # still moved its captured two-rank step by 20 us between runs.
   steps=${MULTI_STEPS:-30} batch=128
-  [ $net = fashion ] && steps=${MULTI_FASHION_STEPS:-300}
+  [ $net = fashion ] && steps=${MULTI_FASHION_STEPS:-2000}
   # The host run checks the plumbing, not the speed.
   [ $framework = native ] && steps=2 batch=8
   for n in $counts; do
@@ -175,7 +177,9 @@ for net in $nets; do
   # (DataParallel over one rank), "2:--no-buffer-broadcast", "1:--capture;2:--capture"
   # (each step one replay of a captured graph, collectives included).
   if [ $framework = cuda ]; then
-    IFS=';' read -r -a variants <<<"${MULTI_VARIANTS:-}"
+    # By default each step captured and replayed as one graph, collectives
+    # included, twice each way (the table takes medians).
+    IFS=';' read -r -a variants <<<"${MULTI_VARIANTS-1:--capture;2:--capture;1:--capture;2:--capture}"
     for v in "${variants[@]}"; do
       n=${v%%:*} flags=${v#*:}
       ((n <= gpus)) || continue

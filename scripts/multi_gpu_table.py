@@ -86,49 +86,63 @@ def main():
             mark = "" if not bar else (" ok" if ratio >= 0.95 else " BELOW 0.95")
             print(f"  {ranks} {human(size):>9}: {x:8.2f} {t:8.2f} {ratio:6.3f}{mark}  us/call" + " ".join(us))
 
+    # Training: 2 ranks against 1 with the same flags, for each way xylem
+    # ran (eager; each variant such as "--capture") and for PyTorch's DDP.
+    # The bar (1.9x) holds for a network when one of xylem's ways meets it;
+    # PyTorch's ratio is there to compare. Every row must stay in sync.
     for net in sorted({r["row"] for r in rows if r["row"].startswith("train_")}):
-        line = [f"{net}:"]
-        for impl in ("xylem", "torch"):
-            by = {r["ranks"]: r for r in rows if r["row"] == net and r.get("impl") == impl}
-            for r in by.values():
+        print(f"{net}: samples/s on 1 rank -> 2 ranks (batch per rank as given)")
+        runs = collections.defaultdict(list)  # (impl, ranks) -> rows, one per repetition
+        for r in rows:
+            if r["row"] == net:
+                runs[(r.get("impl", ""), r["ranks"])].append(r)
                 if r["in_sync_steps"] != r["checked_steps"]:
                     ok = False
-                    line.append(f"{impl} {r['ranks']} ranks OUT OF SYNC ({r['in_sync_steps']}/{r['checked_steps']})")
-            if 1 in by and 2 in by:
-                speedup = by[2]["samples_per_s"] / by[1]["samples_per_s"]
-                ok &= speedup >= 1.9
-                line.append(f"{impl} {by[1]['samples_per_s']:.0f} -> {by[2]['samples_per_s']:.0f} samples/s "
-                            f"({speedup:.2f}x{'' if speedup >= 1.9 else ', BELOW 1.9x'})")
-            elif by:
-                line.append(f"{impl} " + ", ".join(f"{k} rank(s) {v['samples_per_s']:.0f} samples/s" for k, v in sorted(by.items())))
-        print("  ".join(line))
-        # Where xylem's step time goes: the host's enqueueing against the whole.
-        for r in rows:
-            if r["row"] == net and r.get("impl", "").startswith("xylem") and "host_seconds" in r:
+                    print(f"  {r.get('impl')}, {r['ranks']} ranks: OUT OF SYNC ({r['in_sync_steps']}/{r['checked_steps']})")
+
+        def median_row(key):
+            got = sorted(runs.get(key, []), key=lambda r: r["samples_per_s"])
+            return got[len(got) // 2] if got else None
+
+        def one_rank(impl):
+            # The flags that only DataParallel reads change nothing on one rank.
+            words = impl.replace(",", " ").split()
+            kept, skip = [], False
+            for w in words:
+                if skip:
+                    skip = False
+                elif w == "--bucket-kib":
+                    skip = True
+                elif w != "--no-buffer-broadcast":
+                    kept.append(w)
+            base = kept[0] + (", " + " ".join(kept[1:]) if len(kept) > 1 else "")
+            return median_row((impl, 1)) or median_row((base, 1))
+
+        best = None
+        for impl in sorted({k[0] for k in runs}, key=lambda i: (i != "xylem", i)):
+            cells = []
+            for ranks in sorted(k[1] for k in runs if k[0] == impl):
+                r, reps = median_row((impl, ranks)), len(runs[(impl, ranks)])
                 per = 1e6 / r["steps"]
-                parts = ", ".join(f"{k} {r[k + '_host_seconds'] * per:.0f}" for k in ("forward", "backward", "optimizer")
-                                  if k + "_host_seconds" in r)
-                print(f"  {r['impl']}, {r['ranks']} rank(s){', DataParallel' if r.get('data_parallel') else ''}: "
-                      f"{r['seconds'] * per:.0f} us/step, of which the host enqueued for {r['host_seconds'] * per:.0f} "
-                      f"({parts})")
-        # Variants (other buckets, flags): against xylem's one rank, and
-        # against the same flags on one rank where that ran too (e.g.
-        # MULTI_VARIANTS="1:--capture;2:--capture").
-        one = [r for r in rows if r["row"] == net and r.get("impl") == "xylem" and r["ranks"] == 1]
-        variants = [r for r in rows if r["row"] == net and r.get("impl", "").startswith("xylem,")]
-        for r in variants:
-            if r["in_sync_steps"] != r["checked_steps"]:
-                ok = False
-            same_one = [v for v in variants if v["impl"] == r["impl"] and v["ranks"] == 1]
-            against = []
-            if one:
-                against.append(f"{r['samples_per_s'] / one[0]['samples_per_s']:.2f}x xylem's one rank")
-            if same_one and r["ranks"] > 1:
-                speedup = r["samples_per_s"] / same_one[0]["samples_per_s"]
-                against.append(f"{speedup:.2f}x one rank with the same flags{'' if speedup >= 1.9 else ', BELOW 1.9x'}")
-            print(f"  {r['impl']}: {r['ranks']} rank(s) {r['samples_per_s']:.0f} samples/s "
-                  f"({'; '.join(against) or 'no one-rank row'}), {r.get('buckets', '?')} buckets, "
-                  f"in sync {r['in_sync_steps']}/{r['checked_steps']}")
+                cells.append(f"{ranks} rank(s) {r['samples_per_s']:.0f} ({r['seconds'] * per:.0f} us/step, host "
+                             f"{r.get('host_seconds', r['seconds']) * per:.0f}{f'; median of {reps}' if reps > 1 else ''})")
+            line = f"  {impl}: " + ", ".join(cells)
+            one, two = one_rank(impl), median_row((impl, 2))
+            if one and two:
+                speedup = two["samples_per_s"] / one["samples_per_s"]
+                line += f": {speedup:.2f}x"
+                if impl.startswith("xylem"):
+                    best = speedup if best is None else max(best, speedup)
+            print(line)
+        if best is not None:
+            ok &= best >= 1.9
+            print(f"  xylem's best 2/1: {best:.2f}x {'ok' if best >= 1.9 else 'BELOW 1.9x'}")
+        # Where xylem's eager step time goes: the host's enqueueing per phase.
+        for r in rows:
+            if r["row"] == net and r.get("impl") == "xylem" and "forward_host_seconds" in r:
+                per = 1e6 / r["steps"]
+                parts = ", ".join(f"{k} {r[k + '_host_seconds'] * per:.0f}" for k in ("forward", "backward", "optimizer"))
+                print(f"  xylem eager, {r['ranks']} rank(s): host us/step by phase: {parts}")
     print("all bars met" if ok else "some bars missed")
     return 0 if ok else 1
 
