@@ -16,7 +16,8 @@ void bind_capture(nb::module_& m) {
            "waits for it).")
       .def("rebind", &Graph::rebind, "captured"_a, "replacement"_a, release_gil(),
            "From now on use `replacement` wherever the graph used `captured`: same shape, strides and "
-           "storage size (else ShapeMismatch) and dtype (else DTypeMismatch).")
+           "storage size (else ShapeMismatch) and dtype (else DTypeMismatch); not a tensor a collective of "
+           "the graph uses (InvalidArgument: its address is held by the graph).")
       .def("__len__", &Graph::size, "The number of captured ops.")
       .def("__repr__", [](const Graph& g) { return "xylem.Graph(" + std::to_string(g.size()) + " ops)"; });
 
@@ -29,8 +30,9 @@ void bind_capture(nb::module_& m) {
       },
       "backend"_a, "fn"_a,
       "Runs fn() once, recording the ops it launches on `backend`, and returns them as a Graph. A host "
-      "read (numpy(), printing), a collective, an op on another backend or on a tensor current only "
-      "elsewhere, or a framework that cannot replay raise (Unsupported, InvalidArgument) and no graph is made.");
+      "read (numpy(), printing), a collective off the backend's GPU, an op on another backend or on a "
+      "tensor current only elsewhere, or a framework that cannot replay raise (Unsupported, "
+      "InvalidArgument) and no graph is made.");
 }
 
 }  // namespace xylem::python
