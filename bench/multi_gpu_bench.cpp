@@ -212,10 +212,13 @@ int collectives(const Options& o) {
       const auto count = static_cast<std::int64_t>(bytes / sizeof(float));
       const std::int64_t local = op == "all_gather" ? count / n : count;
       Tensor t = zeros(b, Layout{local}, f32);
+      // Into one output, as PyTorch's side (all_gather_into_tensor,
+      // reduce_scatter_tensor) writes.
+      const Tensor out = zeros(b, Layout{op == "all_gather" ? count : count / n}, f32);
       std::function<EventPtr()> call;
       if (op == "all_reduce") call = [&] { return comm.all_reduce(t).event(); };
-      else if (op == "all_gather") call = [&] { return comm.all_gather(t).event(); };
-      else if (op == "reduce_scatter") call = [&] { return comm.reduce_scatter(t).event(); };
+      else if (op == "all_gather") call = [&] { return comm.all_gather(t, out).event(); };
+      else if (op == "reduce_scatter") call = [&] { return comm.reduce_scatter(t, out).event(); };
       else throw Error(ErrorCode::invalid_argument, "--ops: all_reduce, all_gather or reduce_scatter, not " + op);
       // About 50 ms of calls per repetition at 100 GB/s, at least one.
       const int inner = int(std::clamp<std::size_t>((std::size_t{5} << 30) / 1000 / bytes, 1, 200));

@@ -141,9 +141,19 @@ class Communicator {
   /// A new tensor of shape [size(), t's shape...] holding every rank's `t`
   /// in rank order.
   Future<Tensor> all_gather(const Tensor& t) const;
+  /// The same into `out` (PyTorch's all_gather_into_tensor): a dense
+  /// tensor of t's dtype (else dtype_mismatch) and size() times its
+  /// elements, in any shape (else shape_mismatch), sharing no memory with
+  /// `t` (else invalid_argument). The future holds `out`.
+  Future<Tensor> all_gather(const Tensor& t, const Tensor& out) const;
   /// `t`'s first dimension is split in size() equal blocks; rank r gets
   /// block r of the combination, a new tensor of shape [n / size(), ...].
   Future<Tensor> reduce_scatter(const Tensor& t, ReduceOp op = ReduceOp::sum) const;
+  /// The same into `out` (PyTorch's reduce_scatter_tensor): a dense tensor
+  /// of t's dtype and 1/size() of its elements, in any shape, sharing no
+  /// memory with `t`; t's elements must split in size() equal blocks. The
+  /// errors are all_gather's. The future holds `out`.
+  Future<Tensor> reduce_scatter(const Tensor& t, const Tensor& out, ReduceOp op = ReduceOp::sum) const;
   /// Point to point: `t` to rank `peer`, which calls recv with the same
   /// tag, dtype and shape. The future holds `t`. On NCCL (GPU tensors)
   /// tags are not matched: the calls between two ranks pair in order.

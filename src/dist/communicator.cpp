@@ -452,12 +452,39 @@ Future<Tensor> Communicator::reduce(const Tensor& t, int root, ReduceOp op) cons
   return tensor_future(std::move(done), t);
 }
 
+namespace {
+
+// What a gather or scatter into a given output asks of it: dense, t's
+// dtype, `elements` elements (`how` says why), no memory shared with t.
+void require_output(const Tensor& t, const Tensor& out, std::int64_t elements, const char* how,
+                    const std::string& call) {
+  // An empty output has no memory to be dense in (its layout may say otherwise).
+  if (!out.defined() || out.numel() > 0) require_dense(out, call);
+  if (out.dtype() != t.dtype())
+    throw Error(ErrorCode::dtype_mismatch, "dist::" + call + ": the output is " + describe(out) + ", the input " +
+                                               describe(t) + "; they must have one dtype");
+  if (out.numel() != elements)
+    throw Error(ErrorCode::shape_mismatch, "dist::" + call + ": the output " + describe(out) + " must hold " +
+                                               std::to_string(elements) + " elements (" + how + " of the input " +
+                                               describe(t) + ")");
+  if (out.storage() == t.storage())
+    throw Error(ErrorCode::invalid_argument,
+                "dist::" + call + ": the output shares its memory with the input; give it memory of its own");
+}
+
+}  // namespace
+
 Future<Tensor> Communicator::all_gather(const Tensor& t) const {
-  const std::string call = "all_gather";
-  require_dense(t, call);
+  require_dense(t, "all_gather");
   std::vector<std::int64_t> dims{size()};
   dims.insert(dims.end(), t.shape().begin(), t.shape().end());
-  Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
+  return all_gather(t, Tensor(Layout(std::span<const std::int64_t>(dims)), t.dtype()));
+}
+
+Future<Tensor> Communicator::all_gather(const Tensor& t, const Tensor& out) const {
+  const std::string call = "all_gather";
+  require_dense(t, call);
+  require_output(t, out, t.numel() * size(), "the group's size times those", call);
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
   if (group().local()) return tensor_future(submit_local(group(), Kind::all_gather, signature_of(call, t), uses), out);
   if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
@@ -477,14 +504,25 @@ Future<Tensor> Communicator::all_gather(const Tensor& t) const {
 Future<Tensor> Communicator::reduce_scatter(const Tensor& t, ReduceOp op) const {
   const std::string call = with("reduce_scatter", op_name(op));
   require_dense(t, call);
-  require_reducible(t.dtype(), op, call);
   const int n = size();
   if (t.rank() == 0 || t.shape()[0] % n != 0)
     throw Error(ErrorCode::shape_mismatch, "dist::" + call + ": the first dimension of " + describe(t) +
                                                " must split in " + std::to_string(n) + " equal blocks, one per rank");
   std::vector<std::int64_t> dims(t.shape().begin(), t.shape().end());
   dims[0] /= n;
-  Tensor out(Layout(std::span<const std::int64_t>(dims)), t.dtype());
+  return reduce_scatter(t, Tensor(Layout(std::span<const std::int64_t>(dims)), t.dtype()), op);
+}
+
+Future<Tensor> Communicator::reduce_scatter(const Tensor& t, const Tensor& out, ReduceOp op) const {
+  const std::string call = with("reduce_scatter", op_name(op));
+  require_dense(t, call);
+  require_reducible(t.dtype(), op, call);
+  const int n = size();
+  if (t.numel() % n != 0)
+    throw Error(ErrorCode::shape_mismatch, "dist::" + call + ": the " + std::to_string(t.numel()) + " elements of " +
+                                               describe(t) + " must split in " + std::to_string(n) +
+                                               " equal blocks, one per rank");
+  require_output(t, out, t.numel() / n, "one block", call);
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
   if (group().local())
     return tensor_future(submit_local(group(), Kind::reduce_scatter, signature_of(call, t), uses, op), out);

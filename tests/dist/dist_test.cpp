@@ -98,12 +98,7 @@ TEST(Collectives, BroadcastReduceAllGatherReduceScatter) {
 
       Tensor g = comm().all_gather(tensor_of(ref().values_of(rank, n, dtype, salt), dtype)).get();
       ASSERT_EQ(g.shape()[0], size);
-      std::vector<double> gathered;
-      for (int q = 0; q < size; ++q) {
-        auto v = ref().values_of(q, n, dtype, salt);
-        gathered.insert(gathered.end(), v.begin(), v.end());
-      }
-      ref().expect_near(gathered, g.to_doubles(), dtype, label("all_gather", dtype, n));
+      ref().expect_near(ref().gathered(n, dtype, salt, size), g.to_doubles(), dtype, label("all_gather", dtype, n));
 
       // reduce_scatter: n elements per rank.
       const std::int64_t total = n * size;
@@ -237,6 +232,41 @@ TEST(Collectives, MismatchedShapesAndDtypesAreTypedErrors) {
   EXPECT_EQ(comm().all_reduce(ok).get().to_doubles()[0], double(comm().size()));
 }
 
+// all_gather and reduce_scatter into outputs the caller made (any shape of
+// the right size), reused call after call; bad outputs are typed errors
+// that leave both tensors as they were.
+TEST(Collectives, IntoGivenOutputs) {
+  const int size = comm().size(), rank = comm().rank();
+  for (DType dtype : {DType::f32, DType::i64, DType::bf16}) {
+    constexpr std::int64_t n = 6;
+    Tensor gathered(Layout{n * size}, dtype);   // flat, not [size, n]
+    Tensor scattered(Layout{2, n / 2}, dtype);  // [2, 3], not [6]
+    for (std::uint64_t salt = 1500; salt < 1503; ++salt) {
+      const Tensor mine = tensor_of(ref().values_of(rank, n, dtype, salt), dtype);
+      const Tensor got = comm().all_gather(mine, gathered).get();
+      EXPECT_EQ(got.storage(), gathered.storage());
+      ref().expect_near(ref().gathered(n, dtype, salt, size), gathered.to_doubles(), dtype,
+                        label("all_gather into", dtype, n));
+
+      const std::int64_t total = n * size;
+      (void)comm().reduce_scatter(tensor_of(ref().values_of(rank, total, dtype, salt), dtype, {total}), scattered).get();
+      const auto whole = ref().reference(total, dtype, ReduceOp::sum, salt, size);
+      ref().expect_near(std::vector<double>(whole.begin() + rank * n, whole.begin() + (rank + 1) * n),
+                        scattered.to_doubles(), dtype, label("reduce_scatter into", dtype, n));
+    }
+  }
+  // Wrong outputs: nothing runs, nothing changes.
+  const Tensor x = tensor_of(ref().values_of(rank, 4, DType::f32, 1600), DType::f32);
+  Tensor out = tensor_of(std::vector<double>(std::size_t(4 * size), 7.0), DType::f32);
+  XY_EXPECT_ERROR(ErrorCode::dtype_mismatch,
+                  (void)comm().all_gather(x, tensor_of(std::vector<double>(std::size_t(4 * size), 7.0), DType::f64)));
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().all_gather(x, out.slice(0, 0, 4 * size - 1)));
+  XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().all_gather(out.slice(0, 0, 4), out));
+  XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().reduce_scatter(out, x.slice(0, 0, 3)));
+  EXPECT_EQ(out.to_doubles(), std::vector<double>(std::size_t(4 * size), 7.0));
+  ref().expect_near(ref().values_of(rank, 4, DType::f32, 1600), x.to_doubles(), DType::f32, "input kept");
+}
+
 TEST(Collectives, BadArgumentsThrowBeforeAnything) {
   Tensor t = tensor_of({1, 2, 3, 4, 5, 6}, DType::f32, {2, 3});
   XY_EXPECT_ERROR(ErrorCode::invalid_argument, (void)comm().broadcast(t, comm().size()));
@@ -360,12 +390,7 @@ TEST(CudaCollectives, EveryCollectiveEveryDtype) {
       ref().expect_near(rank == 0 ? ref().reference(n, dtype, op, salt, size) : ref().values_of(rank, n, dtype, salt), r.to_doubles(),
                   dtype, label("cuda reduce", dtype, n));
       Tensor g = c.all_gather(on(*cuda, tensor_of(ref().values_of(rank, n, dtype, salt), dtype))).get();
-      std::vector<double> gathered;
-      for (int q = 0; q < size; ++q) {
-        auto v = ref().values_of(q, n, dtype, salt);
-        gathered.insert(gathered.end(), v.begin(), v.end());
-      }
-      ref().expect_near(gathered, g.to_doubles(), dtype, label("cuda all_gather", dtype, n));
+      ref().expect_near(ref().gathered(n, dtype, salt, size), g.to_doubles(), dtype, label("cuda all_gather", dtype, n));
       const std::int64_t total = n * size;
       Tensor s = c.reduce_scatter(on(*cuda, tensor_of(ref().values_of(rank, total, dtype, salt), dtype)), op).get();
       const auto whole = ref().reference(total, dtype, op, salt, size);

@@ -88,6 +88,15 @@ struct Reference {
                                               int size) const {
     return collectives::reference(seed, n, dtype, op, salt, size);
   }
+  // What all_gather gives: ranks 0..size-1's values, one after another.
+  [[nodiscard]] std::vector<double> gathered(std::int64_t n, DType dtype, std::uint64_t salt, int size) const {
+    std::vector<double> all;
+    for (int r = 0; r < size; ++r) {
+      const auto v = values_of(r, n, dtype, salt);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  }
   void expect_near(const std::vector<double>& want, const std::vector<double>& got, DType dtype,
                    const std::string& what) const {
     collectives::expect_near(seed, want, got, dtype, what);
