@@ -15,6 +15,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <cstdlib>
 #include <thread>
 
 #include "common/support.hpp"
@@ -309,6 +310,54 @@ TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
     gathered.insert(gathered.end(), v.begin(), v.end());
   }
   ref().expect_near(gathered, g.to_doubles(), DType::f32, "mirror all_gather");
+}
+
+// Collectives on a device transport are steps of a captured graph (the core's
+// side of what NCCL does on GPUs: tests/dist CudaCollectives.CapturedCollectivesReplay):
+// mirror records when MIRROR_RECORDS=1. In a larger group its tensors take
+// the host road, which a capture refuses.
+TEST(DeviceRoad, CapturedCollectivesOnMirror) {
+  std::optional<Backend> mirror;
+  try {
+    mirror = Backend::open("mirror");
+  } catch (const Error& e) {
+    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+  }
+  ::setenv("MIRROR_RECORDS", "1", 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("MIRROR_RECORDS"); }
+  } unset;
+  const int size = comm().size(), rank = comm().rank();
+  constexpr std::int64_t n = 12;
+  const auto on_mirror = [&](std::uint64_t salt) {
+    return add(*mirror, tensor_of(ref().values_of(rank, n, DType::f32, salt), DType::f32),
+               tensor_of(std::vector<double>(std::size_t(n), 0.0), DType::f32));
+  };
+  Tensor x = on_mirror(700);
+  Tensor gathered(Layout{size * n}, DType::f32);
+  Tensor after;
+  const auto block = [&] {
+    const Tensor doubled = add(*mirror, x, x);
+    (void)comm().all_gather(doubled, gathered);
+    after = add(*mirror, gathered, gathered);
+  };
+  if (size > 1) {
+    const auto msg = XY_EXPECT_ERROR(ErrorCode::unsupported, (void)capture(*mirror, block));
+    EXPECT_NE(msg.find("host transport"), std::string::npos) << msg;
+    return;
+  }
+  Graph g = capture(*mirror, block);
+  ASSERT_EQ(g.size(), 3u);
+  for (std::uint64_t salt = 701; salt < 704; ++salt) {
+    blas::copy(*mirror, on_mirror(salt), x);
+    (void)g.replay();
+    auto want = ref().values_of(rank, n, DType::f32, salt);
+    for (auto& v : want) v *= 4;
+    ref().expect_near(want, after.to_doubles(), DType::f32, "captured mirror all_gather between two ops");
+  }
+  const auto msg = XY_EXPECT_ERROR(ErrorCode::invalid_argument, g.rebind(gathered, Tensor(Layout{size * n}, DType::f32)));
+  EXPECT_NE(msg.find("collective"), std::string::npos) << msg;
+  g.rebind(x, on_mirror(710));
 }
 
 // A group on a device transport cannot be mixed with one on the host: in

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -285,18 +287,28 @@ class MirrorDevice final : public xylem::plugin::Device {
   }
 
   EventPtr launch(const OpCall& call, Deps deps) override {
+    require_supported(call);
+    return queue_.enqueue([call] { run(call); }, deps);
+  }
+
+  // Without MIRROR_RECORDS=1 in the environment, the framework that cannot
+  // replay (what tests/unit/capture_test.cpp refuses); with it, a recording
+  // that replays its ops and collectives in order on the queue, so the
+  // core's side of captured collectives runs on any machine
+  // (tests/dist/dist_test.cpp).
+  std::unique_ptr<xylem::plugin::Recording> record() override;
+
+  void require_supported(const OpCall& call) const {
     const DType dtype = call.t[0].dtype;
     if (!supports(call.op, dtype)) {
       throw Error(ErrorCode::unsupported, "mirror:0 does not run " + std::string(xylem::plugin::op_name(call.op)) +
                                               " in " + std::string(xylem::name(dtype)));
     }
-    return queue_.enqueue(
-        [call, dtype] {
-          if (call.op == OpId::core_copy_view) return copy_view(call);
-          if (dtype == DType::f32) return run_typed<float>(call);
-          return run_typed<double>(call);
-        },
-        deps);
+  }
+  static void run(const OpCall& call) {
+    if (call.op == OpId::core_copy_view) return copy_view(call);
+    if (call.t[0].dtype == DType::f32) return run_typed<float>(call);
+    return run_typed<double>(call);
   }
 
   EventPtr host_task(std::function<void()> fn, Deps deps) override { return queue_.enqueue(std::move(fn), deps); }
@@ -336,6 +348,45 @@ class MirrorDevice final : public xylem::plugin::Device {
   std::vector<std::pair<void*, std::size_t>> sizes_;
   Queue queue_;  // last: its thread stops (draining) before the rest goes
 };
+
+// Each replay is one task on the queue: the ops' kernels and the
+// collectives' own functions (given the queue, which they do not need:
+// they run where the task runs) in order.
+class MirrorRecording final : public xylem::plugin::Recording {
+ public:
+  explicit MirrorRecording(MirrorDevice& device, Queue& queue) : device_(device), queue_(queue) {}
+  void add(const OpCall& call) override {
+    device_.require_supported(call);
+    steps_->emplace_back();
+  }
+  void add_native(std::function<void(void*)> enqueue) override { steps_->push_back(std::move(enqueue)); }
+  EventPtr replay(std::vector<OpCall> calls, Deps deps) override {
+    return queue_.enqueue(
+        [steps = steps_, calls = std::move(calls), queue = &queue_] {
+          for (std::size_t i = 0; i < calls.size(); ++i) {
+            if ((*steps)[i]) {
+              (*steps)[i](queue);
+            } else {
+              MirrorDevice::run(calls[i]);
+            }
+          }
+        },
+        deps);
+  }
+
+ private:
+  MirrorDevice& device_;
+  Queue& queue_;
+  // Empty for an op; shared with replays in flight.
+  std::shared_ptr<std::vector<std::function<void(void*)>>> steps_ =
+      std::make_shared<std::vector<std::function<void(void*)>>>();
+};
+
+std::unique_ptr<xylem::plugin::Recording> MirrorDevice::record() {
+  const char* on = std::getenv("MIRROR_RECORDS");
+  if (on == nullptr || std::string(on) != "1") return nullptr;
+  return std::make_unique<MirrorRecording>(*this, queue_);
+}
 
 class MirrorFramework final : public xylem::plugin::Framework {
  public:

@@ -1,7 +1,10 @@
 #include "mirror_collectives.hpp"
 
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "xylem/error.hpp"
 
@@ -41,15 +44,36 @@ class GroupOfOne final : public xylem::plugin::dist::DeviceTransport {
   DeviceWork send(const void*, std::size_t, int peer, Deps, Deadline) override { throw no_peer(peer); }
   DeviceWork recv(void*, std::size_t, int peer, Deps, Deadline) override { throw no_peer(peer); }
 
+  // The calls' copies, collected now, made again at each replay (where the
+  // replay's task runs: the queue is not needed).
+  std::function<void(void*)> recorded(std::span<const std::function<DeviceWork()>> calls) override {
+    std::vector<std::function<void()>> copies;
+    collecting_ = &copies;
+    try {
+      for (const auto& call : calls) (void)call();
+    } catch (...) {
+      collecting_ = nullptr;
+      throw;
+    }
+    collecting_ = nullptr;
+    return [copies = std::move(copies)](void*) {
+      for (const auto& c : copies) c();
+    };
+  }
+
  private:
   DeviceWork copy(const void* in, void* out, std::size_t bytes, Deps deps) {
-    xylem::EventPtr done = device_.host_task(
-        [in, out, bytes] {
-          if (bytes > 0) std::memcpy(out, in, bytes);
-        },
-        deps);
+    auto work = [in, out, bytes] {
+      if (bytes > 0) std::memcpy(out, in, bytes);
+    };
+    if (collecting_ != nullptr) {
+      collecting_->push_back(work);
+      return {};
+    }
+    xylem::EventPtr done = device_.host_task(work, deps);
     return DeviceWork{done, done};
   }
+  std::vector<std::function<void()>>* collecting_ = nullptr;  // while recorded() runs
   static Error no_peer(int peer) {
     return Error(ErrorCode::invalid_argument, "mirror: no rank " + std::to_string(peer) + " in a group of one");
   }
