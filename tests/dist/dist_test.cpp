@@ -282,13 +282,20 @@ TEST(Collectives, BadArgumentsThrowBeforeAnything) {
 // alone, its tensors stay on it; in a larger group every rank falls back
 // to the host transport, and the results are the same.
 
-TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
-  std::optional<Backend> mirror;
+// The mirror test framework, or none with `why` (a build without it).
+std::optional<Backend> open_mirror(std::string& why) {
   try {
-    mirror = Backend::open("mirror");
+    return Backend::open("mirror");
   } catch (const Error& e) {
-    GTEST_SKIP() << "no mirror test plugin: " << e.what();
+    why = std::string("no mirror test plugin: ") + e.what();
+    return std::nullopt;
   }
+}
+
+TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
+  std::string why;
+  const std::optional<Backend> mirror = open_mirror(why);
+  if (!mirror) GTEST_SKIP() << why;
   const int size = comm().size(), rank = comm().rank();
   const auto twice = [](std::vector<double> v) {
     for (auto& x : v) x *= 2;
@@ -317,12 +324,9 @@ TEST(DeviceRoad, MirrorTensorsStayOnTheirDevice) {
 // mirror records when MIRROR_RECORDS=1. In a larger group its tensors take
 // the host road, which a capture refuses.
 TEST(DeviceRoad, CapturedCollectivesOnMirror) {
-  std::optional<Backend> mirror;
-  try {
-    mirror = Backend::open("mirror");
-  } catch (const Error& e) {
-    GTEST_SKIP() << "no mirror test plugin: " << e.what();
-  }
+  std::string why;
+  const std::optional<Backend> mirror = open_mirror(why);
+  if (!mirror) GTEST_SKIP() << why;
   ::setenv("MIRROR_RECORDS", "1", 1);
   struct Unset {
     ~Unset() { ::unsetenv("MIRROR_RECORDS"); }
@@ -364,12 +368,9 @@ TEST(DeviceRoad, CapturedCollectivesOnMirror) {
 // the checked mode that is a mismatch, named, not a hang or garbage.
 TEST(DeviceRoad, HostAndDeviceTensorsOfOneCallAreAMismatch) {
   if (comm().size() < 2) GTEST_SKIP() << "needs two ranks";
-  std::optional<Backend> mirror;
-  try {
-    mirror = Backend::open("mirror");
-  } catch (const Error& e) {
-    GTEST_SKIP() << "no mirror test plugin: " << e.what();
-  }
+  std::string why;
+  const std::optional<Backend> mirror = open_mirror(why);
+  if (!mirror) GTEST_SKIP() << why;
   const Tensor x = tensor_of({1.0, 2.0}, DType::f32);
   Tensor t = comm().rank() == 0 ? add(*mirror, x, x) : add(Backend::native(), x, x);
   XY_EXPECT_ERROR(ErrorCode::shape_mismatch, (void)comm().all_reduce(t).get());
