@@ -24,6 +24,12 @@ MemoryUsage DeviceUsage::get() const noexcept {
 void DeviceUsage::reset_peak() noexcept { peak_.store(in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 DeviceUsage& usage_of(const plugin::Device& device) {
+  // Every allocation asks: the thread's last answer first (entries are never
+  // removed and map nodes never move, so it stays right), not the lock and
+  // the lookup (~5% of a small op into a new tensor).
+  thread_local const plugin::Device* last_device = nullptr;
+  thread_local DeviceUsage* last_usage = nullptr;
+  if (&device == last_device) return *last_usage;
   struct Registry {
     std::mutex mutex;
     std::map<const plugin::Device*, DeviceUsage> usages;  // map nodes never move
@@ -31,7 +37,9 @@ DeviceUsage& usage_of(const plugin::Device& device) {
   // Never destroyed: tensors held by statics are released after main.
   static auto* registry = new Registry();
   const std::lock_guard lock(registry->mutex);
-  return registry->usages[&device];
+  last_device = &device;
+  last_usage = &registry->usages[&device];
+  return *last_usage;
 }
 
 }  // namespace xylem::detail
