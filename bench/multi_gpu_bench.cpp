@@ -221,7 +221,10 @@ int collectives(const Options& o) {
       else if (op == "reduce_scatter") call = [&] { return comm.reduce_scatter(t, out).event(); };
       else throw Error(ErrorCode::invalid_argument, "--ops: all_reduce, all_gather or reduce_scatter, not " + op);
       // About 50 ms of calls per repetition at 100 GB/s, at least one.
-      const int inner = int(std::clamp<std::size_t>((std::size_t{5} << 30) / 1000 / bytes, 1, 200));
+      // (bench/torch_multi_gpu.py counts alike.) Back to back, as nccl-tests
+      // times: one call per wait put a host's wake-up into every figure from
+      // 4 MiB up, and those points moved by tens of percent between calls.
+      const int inner = int(std::clamp<std::size_t>((std::size_t{5} << 30) / bytes, 1, 200));
       call()->wait();
       std::vector<double> times;
       for (int r = 0; r < o.reps; ++r) {
