@@ -23,7 +23,8 @@
 /// part of the graph, so a data-parallel training step replays whole: every
 /// rank captures the same block and replays its graph as often as the
 /// others. Their tensors' addresses are fixed in the graph: rebind refuses
-/// them (copy new data into them instead).
+/// them (copy new data into them instead). They have no timeout there: a
+/// rank that dies leaves the others' replays waiting.
 ///
 /// Refused with an Error when capture runs (the graph is not made; the ops
 /// before the refused one have run, as they would eagerly): a backend whose
