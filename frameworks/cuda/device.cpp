@@ -255,19 +255,18 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
   Context ctx = context_;
   ctx.stream = capture_stream_;
   ctx.capturing = true;
+  // Collectives go on a second stream forked from the capture (see
+  // recording.hpp), each followed by its event for the steps that join it;
+  // one more event forks.
+  if (side_stream_ == nullptr)
+    XY_CUDA(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), ordinal_, "capture side stream");
+  const auto collectives = std::count_if(steps.begin(), steps.end(), [](const RecordedStep& s) { return bool(s.native); });
+  CaptureEvents events(static_cast<std::size_t>(collectives) + 1, ordinal_);
+  cudaEvent_t fork = events.at(events.size() - 1);
+  std::size_t natives = 0;
   // Thread-local mode: a call of this thread that is unsafe in a capture
   // (cudaMalloc, a synchronous copy) fails instead of running, and the op
   // making it is refused below.
-  // Collectives go on a second stream forked from the capture (see
-  // recording.hpp), each followed by its event for the steps that join it.
-  if (side_stream_ == nullptr)
-    XY_CUDA(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), ordinal_, "capture side stream");
-  CaptureEvents events(static_cast<std::size_t>(
-                           std::count_if(steps.begin(), steps.end(), [](const RecordedStep& s) { return bool(s.native); })) +
-                           1,
-                       ordinal_);
-  cudaEvent_t fork = events.at(events.size() - 1);
-  std::size_t natives = 0;
   XY_CUDA(cudaStreamBeginCapture(capture_stream_, cudaStreamCaptureModeThreadLocal), ordinal_, "begin capture");
   const auto abandon = [&] {
     cudaGraph_t partial = nullptr;
@@ -280,8 +279,8 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
     return cudaStreamIsCapturing(capture_stream_, &status) == cudaSuccess && status == cudaStreamCaptureStatusActive;
   };
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::string what =
-        hardware_.id() + ": " + (steps[i].native ? std::string("a collective") : std::string(plugin::op_name(calls[i].op)));
+    const std::string what = hardware_.id() + ": " +
+                             (steps[i].native ? std::string("a collective") : std::string(plugin::op_name(calls[i].op)));
     const std::string refused = what + " cannot be captured into a CUDA graph: ";
     try {
       for (std::size_t native : steps[i].joins)
