@@ -260,7 +260,8 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
   // one more event forks.
   if (side_stream_ == nullptr)
     XY_CUDA(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking), ordinal_, "capture side stream");
-  const auto collectives = std::count_if(steps.begin(), steps.end(), [](const RecordedStep& s) { return bool(s.native); });
+  const auto collectives =
+      std::count_if(steps.begin(), steps.end(), [](const RecordedStep& s) { return bool(s.native); });
   CaptureEvents events(static_cast<std::size_t>(collectives) + 1, ordinal_);
   cudaEvent_t fork = events.at(events.size() - 1);
   std::size_t natives = 0;
@@ -279,8 +280,8 @@ std::unique_ptr<GraphExec> CudaDevice::capture_graph(std::span<const plugin::OpC
     return cudaStreamIsCapturing(capture_stream_, &status) == cudaSuccess && status == cudaStreamCaptureStatusActive;
   };
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::string what = hardware_.id() + ": " +
-                             (steps[i].native ? std::string("a collective") : std::string(plugin::op_name(calls[i].op)));
+    const std::string op = steps[i].native ? "a collective" : std::string(plugin::op_name(calls[i].op));
+    const std::string what = hardware_.id() + ": " + op;
     const std::string refused = what + " cannot be captured into a CUDA graph: ";
     try {
       for (std::size_t native : steps[i].joins)
