@@ -335,7 +335,8 @@ int train(const Options& o) {
   b.synchronize();
   std::ostringstream row;
   row << "{\"row\": \"train_" << o.net << "\", \"impl\": \"xylem\", \"ranks\": " << n
-      << ", \"data_parallel\": " << (ddp ? "true" : "false") << ", \"captured\": " << (graph ? "true" : "false") << ", \"buffer_broadcast\": " << (o.broadcast_buffers ? "true" : "false") << ", \"batch_per_rank\": "
+      << ", \"data_parallel\": " << (ddp ? "true" : "false") << ", \"captured\": " << (graph ? "true" : "false")
+      << ", \"buffer_broadcast\": " << (o.broadcast_buffers ? "true" : "false") << ", \"batch_per_rank\": "
       << o.batch << ", \"steps\": " << o.steps << ", \"buckets\": " << (ddp ? ddp->buckets().size() : 0)
       << ", \"seconds\": " << seconds << ", \"host_seconds\": " << host_seconds
       << ", \"forward_host_seconds\": " << forward_seconds << ", \"backward_host_seconds\": " << backward_seconds
