@@ -76,7 +76,8 @@ class DataParallel {
   /// gradients are made. Afterwards every rank's gradients are the gradient
   /// of the mean loss over the global batch (unequal shards weighted by
   /// their rows). Before that it broadcasts rank 0's buffers (when the
-  /// options say so), which the backward does not change. Returns dx. Earlier backwards' reductions may still run
+  /// options say so), which the backward does not change. Returns dx.
+  /// Earlier backwards' reductions may still run
   /// meanwhile (ops reading the gradients wait for them on the device, not
   /// the host); it rethrows the error of any that failed, and waits on the
   /// host only for one 4 backwards back, so the device is never further

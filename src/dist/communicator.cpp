@@ -160,27 +160,19 @@ using DeviceBody = std::function<DeviceWork(DeviceTransport&, std::span<std::byt
 
 // Inside a capture (xylem/capture.hpp): the call, on the data pointers it
 // has now, becomes a step of the graph, launched by the library itself.
-void record_in_graph(xylem::detail::Recorder& recorder, const DeviceRoute& r, std::span<const TensorUse> uses,
-                     std::span<std::byte* const> data, Deadline deadline, const std::string& name,
-                     const DeviceBody& body) {
-  const std::function<DeviceWork()> once = [&] { return body(*r.transport, data, {}, deadline); };
+void record_in_graph(xylem::detail::Recorder& recorder, const DeviceRoute& r, const detail::TensorUses& prepared,
+                     Deadline deadline, const std::string& name, const DeviceBody& body) {
+  const std::function<DeviceWork()> once = [&] { return body(*r.transport, prepared.data(), {}, deadline); };
   std::function<void(void*)> enqueue;
   try {
     enqueue = r.transport->recorded(std::span(&once, 1));
   } catch (const Error& e) {
     throw recorder.fail(Error(e.code(), "capture: " + name + ": " + e.message()));
   }
-  std::vector<xylem::detail::RecordedUse> recorded;
-  for (const TensorUse& u : uses) {
-    const Tensor& t = u.tensor;
-    // A write of part of a storage keeps the rest: the graph reads it.
-    const bool whole = size_of(t.dtype()) * count_of(t) == t.storage()->bytes();
-    recorded.push_back({&t.storage(), u.reads || (u.writes && !whole), u.writes});
-  }
   // The transport lives as long as the graph's step.
   recorder.add_native(
-      *r.device, [transport = r.transport, enqueue = std::move(enqueue)](void* queue) { enqueue(queue); }, recorded,
-      name);
+      *r.device, [transport = r.transport, enqueue = std::move(enqueue)](void* queue) { enqueue(queue); },
+      prepared.recorded_uses(), name);
 }
 
 EventPtr submit_device(const detail::Group& group, const DeviceRoute& r, std::span<const TensorUse> uses,
@@ -192,7 +184,7 @@ EventPtr submit_device(const detail::Group& group, const DeviceRoute& r, std::sp
   const Deadline deadline = plugin::dist::Clock::now() + group.timeout();
   // Recorded first: a refused call runs on no rank that captures alike.
   if (xylem::detail::Recorder* recorder = xylem::detail::active_recorder())
-    record_in_graph(*recorder, r, uses, prepared.data(), deadline, name, body);
+    record_in_graph(*recorder, r, prepared, deadline, name, body);
   DeviceWork work = body(*r.transport, prepared.data(), deps, deadline);
   prepared.record(work.enqueued);
   return work.done;

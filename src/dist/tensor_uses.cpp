@@ -14,7 +14,7 @@ TensorUses::TensorUses(plugin::Device& device, std::span<const TensorUse> uses, 
   for (std::size_t i = 0; i < uses.size(); ++i) {
     xylem::detail::Storage* s = uses[i].tensor.storage().get();
     auto it = std::find_if(storages_.begin(), storages_.end(), [&](const StorageUse& u) { return u.storage == s; });
-    if (it == storages_.end()) it = storages_.insert(storages_.end(), StorageUse{s});
+    if (it == storages_.end()) it = storages_.insert(storages_.end(), StorageUse{s, &uses[i].tensor.storage()});
     // A read of no elements needs no data; a write of part of a storage
     // keeps the rest, so it needs the current copy too.
     const bool empty = uses[i].tensor.numel() == 0;
@@ -52,6 +52,12 @@ TensorUses::TensorUses(plugin::Device& device, std::span<const TensorUse> uses, 
     data_[i] = t.numel() == 0 || base == nullptr ? nullptr
                                                  : base + std::size_t(t.layout().offset()) * size_of(t.dtype());
   }
+}
+
+std::vector<xylem::detail::RecordedUse> TensorUses::recorded_uses() const {
+  std::vector<xylem::detail::RecordedUse> recorded;
+  for (const auto& s : storages_) recorded.push_back({s.owner, s.reads, s.writes});
+  return recorded;
 }
 
 void TensorUses::record(const EventPtr& done) {

@@ -6,10 +6,12 @@
 // coherence; `record` then marks the work as their last write or a read,
 // exactly as OpLaunch::launch_on does for kernels.
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
 
+#include "graph/recorder.hpp"
 #include "xylem/future.hpp"
 #include "xylem/plugin/plugin.hpp"
 #include "xylem/tensor.hpp"
@@ -49,10 +51,15 @@ class TensorUses {
   // After the work is enqueued as `done`: what it writes is current on the
   // device alone, what it reads remembers it as a reader.
   void record(const EventPtr& done);
+  // The storages as a captured graph sees them (xylem/capture.hpp): whether
+  // the work reads each (a partial write reads the rest) and writes it.
+  [[nodiscard]] std::vector<xylem::detail::RecordedUse> recorded_uses() const;
 
  private:
   struct StorageUse {
     xylem::detail::Storage* storage = nullptr;
+    // The first use's handle, valid while the uses are.
+    const std::shared_ptr<xylem::detail::Storage>* owner = nullptr;
     bool reads = false;
     bool writes = false;
     xylem::detail::DeviceCopy* copy = nullptr;
