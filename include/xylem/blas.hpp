@@ -86,6 +86,15 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
 void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm,
           double beta, Tensor& c);
 
+/// The product a @ bm into a new tensor, as NumPy's and PyTorch's matmul for
+/// ranks 1 to 3: vector @ vector is their dot product (rank 0), matrix @
+/// vector and vector @ matrix a vector, [m, k] @ [k, n] is [m, n]; with a
+/// batch, [batch, m, k] @ [batch, k, n] is [batch, m, n], where an operand of
+/// rank 2 or of batch 1 serves every product. Other ranks, a vector with a
+/// batch, unequal batches and inner sizes that differ raise shape_mismatch;
+/// dtypes that differ dtype_mismatch.
+[[nodiscard]] Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm);
+
 /// Which triangle of a matrix syrk writes and trsm reads.
 enum class Uplo {
   upper,  ///< the diagonal and above

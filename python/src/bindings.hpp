@@ -74,10 +74,6 @@ void bind_index(nb::module_& m);
 // An empty handle (no gradient yet, no state before a first step) as None.
 [[nodiscard]] std::optional<Tensor> defined_or_none(const Tensor& t);
 
-// a @ b: gemm for matrices (rank 3: batched), gemv for a matrix and a
-// vector, dot for two vectors.
-[[nodiscard]] Tensor matmul(const Backend& b, const Tensor& x, const Tensor& y);
-
 // Xylem waits and host work run without the GIL, so other Python threads
 // go on meanwhile: every binding that calls into xylem takes this guard.
 using release_gil = nb::call_guard<nb::gil_scoped_release>;

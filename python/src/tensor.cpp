@@ -145,7 +145,7 @@ void bind_operators(nb::class_<Tensor>& cls) {
   // NumPy defers to the reflected operators above (ndarray + tensor is a tensor).
   cls.attr("__array_ufunc__") = nb::none();
   cls.def(
-         "__matmul__", [](const Tensor& x, const Tensor& y) { return matmul(resolve(std::nullopt), x, y); },
+         "__matmul__", [](const Tensor& x, const Tensor& y) { return blas::matmul(resolve(std::nullopt), x, y); },
          "other"_a, release_gil(), "Matrix product (see xylem.matmul).")
       .def(
           "__neg__", [](const Tensor& x) { return neg(resolve(std::nullopt), x); }, release_gil(), "-self.")
@@ -261,40 +261,6 @@ void bind_reads(nb::class_<Tensor>& cls) {
 
 }  // namespace
 
-Tensor matmul(const Backend& b, const Tensor& x, const Tensor& y) {
-  using blas::Transpose;
-  const int rx = x.rank(), ry = y.rank();
-  if (rx == 1 && ry == 1) {
-    Tensor r(Layout{}, x.dtype());
-    blas::dot(b, x, y, r);
-    return r;
-  }
-  if (rx == 2 && ry == 1) {
-    Tensor r(Layout{x.layout().dim(0)}, x.dtype());
-    blas::gemv(b, Transpose::no, 1, x, y, 0, r);
-    return r;
-  }
-  if (rx == 1 && ry == 2) {
-    Tensor r(Layout{y.layout().dim(1)}, x.dtype());
-    blas::gemv(b, Transpose::yes, 1, y, x, 0, r);
-    return r;
-  }
-  if ((rx == 2 || rx == 3) && (ry == 2 || ry == 3)) {
-    if (rx == 2 && ry == 2) {
-      Tensor r(Layout{x.layout().dim(0), y.layout().dim(1)}, x.dtype());
-      blas::gemm(b, Transpose::no, Transpose::no, 1, x, y, 0, r);
-      return r;
-    }
-    const Tensor a = rx == 3 ? x : x.reshape({1, x.layout().dim(0), x.layout().dim(1)});
-    const Tensor c = ry == 3 ? y : y.reshape({1, y.layout().dim(0), y.layout().dim(1)});
-    Tensor r(Layout{std::max(a.layout().dim(0), c.layout().dim(0)), a.layout().dim(1), c.layout().dim(2)}, x.dtype());
-    blas::gemm(b, Transpose::no, Transpose::no, 1, a, c, 0, r);
-    return r;
-  }
-  throw Error(ErrorCode::shape_mismatch, "matmul: takes ranks 1 to 3, not " + x.layout().dims_string() + " @ " +
-                                             y.layout().dims_string());
-}
-
 void bind_tensor(nb::module_& m) {
   nb::class_<Tensor> cls(m, "Tensor",
                          "n-dimensional data of one dtype, kept coherent across the devices that used it. "
@@ -337,7 +303,7 @@ void bind_tensor(nb::module_& m) {
   bind_reads(cls);
   bind_operators(cls);
   bind_dlpack(m, cls);
-  m.def("matmul", [](const Tensor& x, const Tensor& y, std::optional<Backend> b) { return matmul(resolve(b), x, y); },
+  m.def("matmul", [](const Tensor& x, const Tensor& y, std::optional<Backend> b) { return blas::matmul(resolve(b), x, y); },
         "x"_a, "y"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
         "x @ y: gemm for matrices (rank 3 on either side: batched, a rank-2 side shared), gemv for a matrix and a "
         "vector, dot for two vectors.");

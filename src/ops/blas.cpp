@@ -2,7 +2,10 @@
 #include "xylem/blas.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "core/dispatch.hpp"
 #include "ops/blas_common.hpp"
@@ -311,5 +314,58 @@ void gemm_batched(const Backend& b, bool trans_a, bool trans_b, double alpha, co
 }
 
 }  // namespace
+
+Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm) {
+  constexpr std::string_view name = "blas::matmul";
+  ops::require_defined(name, "a", a);
+  ops::require_defined(name, "b", bm);
+  const int ra = a.rank(), rb = bm.rank();
+  if (ra < 1 || ra > 3 || rb < 1 || rb > 3)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": takes ranks 1 to 3, not " +
+                                               a.layout().dims_string() + " @ " + bm.layout().dims_string());
+  // Vectors: a dot product, or a matrix-vector product either way round.
+  if (ra == 1 && rb == 1) {
+    Tensor r(Layout{}, a.dtype());
+    dot(b, a, bm, r);
+    return r;
+  }
+  if (ra == 2 && rb == 1) {
+    Tensor r(Layout{a.layout().dims()[0]}, a.dtype());
+    gemv(b, Transpose::no, 1.0, a, bm, 0.0, r);
+    return r;
+  }
+  if (ra == 1 && rb == 2) {
+    Tensor r(Layout{bm.layout().dims()[1]}, a.dtype());
+    gemv(b, Transpose::yes, 1.0, bm, a, 0.0, r);
+    return r;
+  }
+  if (ra == 1 || rb == 1)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": a vector times a batch (" +
+                                               a.layout().dims_string() + " @ " + bm.layout().dims_string() +
+                                               ") is not taken; reshape the vector to a matrix");
+  const auto rows = [](const Tensor& t) { return t.layout().dims()[std::size_t(t.rank() - 2)]; };
+  const auto cols = [](const Tensor& t) { return t.layout().dims()[std::size_t(t.rank() - 1)]; };
+  if (ra == 2 && rb == 2) {
+    Tensor c(Layout{rows(a), cols(bm)}, a.dtype());
+    gemm(b, Transpose::no, Transpose::no, 1.0, a, bm, 0.0, c);
+    return c;
+  }
+  // A batch: a matrix of rank 2, or of batch 1, serves every product.
+  const auto batched = [](const Tensor& t) {
+    if (t.rank() == 3) return t;
+    const Layout& v = t.layout();
+    const std::array<std::int64_t, 3> dims{1, v.dims()[0], v.dims()[1]}, strides{0, v.strides()[0], v.strides()[1]};
+    return t.as_strided(Layout::strided(dims, strides, v.offset()));
+  };
+  const Tensor a3 = batched(a), b3 = batched(bm);
+  const std::int64_t batch_a = a3.layout().dims()[0], batch_b = b3.layout().dims()[0];
+  if (batch_a != batch_b && batch_a != 1 && batch_b != 1)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": batches of " + std::to_string(batch_a) + " and " +
+                                               std::to_string(batch_b) + " (" + a.layout().dims_string() + " @ " +
+                                               bm.layout().dims_string() + ") do not broadcast");
+  Tensor c(Layout{std::max(batch_a, batch_b), rows(a), cols(bm)}, a.dtype());
+  gemm(b, Transpose::no, Transpose::no, 1.0, a3, b3, 0.0, c);
+  return c;
+}
 
 }  // namespace xylem::blas

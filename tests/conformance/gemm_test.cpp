@@ -125,6 +125,57 @@ TEST_P(Gemm, gemm_skinny) {
   });
 }
 
+// blas::matmul into a new tensor: rank 2; a batch; a rank-2 operand and one
+// of batch 1 serving every product of the batch; then shapes that do not
+// fit, each a shape_mismatch that leaves the operands as they were.
+TEST_P(Gemm, matmul) {
+  for_each_dtype([&](auto tag) {
+    using T = decltype(tag);
+    if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
+    constexpr std::int64_t batch = 3, m = 5, k = 7, n = 4;
+    auto a3 = input<T>(ViewKind::contiguous, {batch, m, k});
+    auto b3 = input<T>(ViewKind::contiguous, {batch, k, n});
+    auto a2 = input<T>(ViewKind::transposed, {m, k});
+    auto b1 = input<T>(ViewKind::contiguous, {1, k, n});
+    auto b2 = input<T>(ViewKind::padded, {k, n});
+    // a @ b for a of batch_a (0: rank 2) and b of batch_b.
+    const auto check = [&](const Arg& a, std::int64_t batch_a, const Arg& b, std::int64_t batch_b) {
+      const Tensor c = xylem::blas::matmul(backend, a.view, b.view);
+      const std::int64_t out_batch = std::max<std::int64_t>({batch_a, batch_b, 1});
+      const bool rank2 = batch_a == 0 && batch_b == 0;
+      ASSERT_EQ(c.layout().dims_string(),
+                (rank2 ? xylem::Layout{m, n} : xylem::Layout{out_batch, m, n}).dims_string());
+      const std::vector<double> got = c.to_doubles();
+      const double rel = std::max(Tol<T>::elem, 2.0 * double(k + 2) * Tol<T>::eps);
+      for (std::int64_t q = 0; q < out_batch; ++q)
+        for (std::int64_t i = 0; i < m; ++i)
+          for (std::int64_t j = 0; j < n; ++j) {
+            double sum = 0, mag = 0;
+            for (std::int64_t p = 0; p < k; ++p) {
+              const double x = a.at(std::size_t((batch_a > 1 ? q * m * k : 0) + i * k + p));
+              const double y = b.at(std::size_t((batch_b > 1 ? q * k * n : 0) + p * n + j));
+              sum += x * y;
+              mag += std::abs(x * y);
+            }
+            ASSERT_NEAR(got[std::size_t((q * m + i) * n + j)], sum, rel * mag + 1e-300)
+                << "batch " << q << " at " << i << ", " << j;
+          }
+    };
+    check(a2, 0, b2, 0);
+    check(a2, 0, b3, batch);
+    check(a3, batch, b3, batch);
+    check(a3, batch, b1, 1);
+    check(a2, 0, b1, 1);
+    const std::vector<double> kept = a3.values();
+    XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch, (void)xylem::blas::matmul(backend, a3.view, a3.view));
+    XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
+                    (void)xylem::blas::matmul(backend, a3.view, input<T>(ViewKind::contiguous, {2, k, n}).view));
+    XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
+                    (void)xylem::blas::matmul(backend, input<T>(ViewKind::contiguous, {k}).view, b3.view));
+    EXPECT_EQ(a3.values(), kept);
+  });
+}
+
 // Sets an environment variable for a scope (the tests run on one thread).
 class ScopedEnv {
  public:
