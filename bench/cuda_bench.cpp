@@ -8,7 +8,8 @@
 //   fusion    y = relu(x*a + b)*c over 1 GiB f32 (a, b, c scalars) as one
 //             math::fused kernel (NVRTC) and as its four ops, GB/s of the 8
 //             bytes an element the chain must move, beside the copy bound
-//             (fusion_bench.hpp)
+//             (fusion_bench.hpp); then relu(nn::linear(x, w, bias)) in bf16
+//             and f32, auto-fused (the gemm's epilogue) and not
 //   softmax   nn::softmax, log_softmax and layer_norm along the rows of 8192 x 8192 f32,
 //             read + write bytes per second (a one-pass kernel's bound)
 //   bias add  add of a [1,K,1,1] f32 bias over [128,96,55,55] and
@@ -348,6 +349,17 @@ int main(int argc, char** argv) try {
     rows.push_back({"fusion_unfused_gbs", "the same as four ops", "GB/s", f.unfused_gbps, true});
     rows.push_back({"fusion_auto_gbs", "the same as eager calls, auto-fused", "GB/s", f.auto_gbps, true});
     rows.push_back({"fusion_fused_of_copy", "fused / copy bound (needed >= 0.95)", "ratio", f.fused_gbps / copy_gbs, true});
+    // A linear layer and its ReLU: the gemm's epilogue (cuBLASLt) against
+    // the gemm and one fused kernel, and against three ops.
+    for (const auto& [dtype, key] : {std::pair{xylem::bf16, "bf16"}, std::pair{xylem::f32, "f32"}}) {
+      const std::int64_t m = o.quick ? 1024 : 16384, n = 4096, k = 1024;
+      const xylem_bench::EpilogueFigures e = xylem_bench::bench_epilogue(be, m, n, k, dtype, o.reps);
+      const std::string shape = " [" + std::to_string(m) + ",1024]x[4096,1024]^T " + key;
+      const std::string prefix = std::string("epilogue_") + key;
+      rows.push_back({prefix + "_auto_ms", "relu(linear) auto-fused" + shape, "ms", e.auto_ms, false});
+      rows.push_back({prefix + "_two_ms", "  gemm, then fused bias+relu", "ms", e.gemm_then_fused_ms, false});
+      rows.push_back({prefix + "_unfused_ms", "  gemm, add, relu (fusion off)", "ms", e.unfused_ms, false});
+    }
   }
 
   if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second

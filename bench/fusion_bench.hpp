@@ -87,4 +87,69 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
   return {n, bytes / median(tf) * 1e-9, bytes / median(tu) * 1e-9, bytes / median(ta) * 1e-9};
 }
 
+// y = relu(x w^T + bias), a linear layer and its activation, x [m, k], w
+// [n, k], in three ways on one backend, alternating: as a user writes it
+// with automatic fusion on (where the framework has blas::gemm_epilogue, one
+// op); as the gemm, then one fused kernel for the bias and the ReLU (what
+// fusion did before gemms had epilogues); and with fusion off (gemm, add,
+// relu). Milliseconds per layer, medians of `runs`.
+struct EpilogueFigures {
+  double auto_ms = 0, gemm_then_fused_ms = 0, unfused_ms = 0;
+};
+
+inline EpilogueFigures bench_epilogue(const xylem::Backend& be, std::int64_t m, std::int64_t n, std::int64_t k,
+                                      xylem::DType dtype, int runs) {
+  using namespace xylem;
+  Generator g(9);
+  // uniform() draws f32 and f64: other dtypes are cast from f32.
+  const auto draw = [&](const Layout& shape, double low, double high) {
+    const Tensor t = uniform(be, shape, dtype == f64 ? f64 : f32, g, low, high);
+    return t.dtype() == dtype ? t : cast(be, t, dtype);
+  };
+  const Tensor x = draw(Layout{m, k}, -1, 1), w = draw(Layout{n, k}, -0.05, 0.05), bias = draw(Layout{n}, -0.5, 0.5);
+  Tensor pre(Layout{m, n}, dtype), y(Layout{m, n}, dtype);
+  FusedProgram p;
+  p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
+  const bool fusion_was_on = fusion_enabled();
+  const auto automatic = [&] {
+    set_fusion(true);
+    nn::relu(be, nn::linear(be, x, w, bias), y);  // the pre-activation: a temporary, never stored
+  };
+  const auto gemm_then_fused = [&] {
+    set_fusion(false);
+    blas::gemm(be, blas::Transpose::no, blas::Transpose::yes, 1.0, x, w, 0.0, pre);
+    fused(be, p, {pre, bias}, {y});
+  };
+  const auto unfused = [&] {
+    set_fusion(false);
+    nn::linear(be, x, w, bias, pre);
+    nn::relu(be, pre, y);
+  };
+  constexpr int kLayersPerWait = 4;
+  const auto timed = [&](const auto& layer) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kLayersPerWait; ++i) layer();
+    be.synchronize();
+    return seconds_since(t0) / kLayersPerWait * 1e3;
+  };
+  for (int i = 0; i < 2; ++i) (void)timed(automatic), (void)timed(gemm_then_fused), (void)timed(unfused);
+  std::vector<double> ta, tg, tu;
+  for (int i = 0; i < runs; ++i) {
+    ta.push_back(timed(automatic));
+    tg.push_back(timed(gemm_then_fused));
+    tu.push_back(timed(unfused));
+  }
+  // A spot check of the automatic result against the unfused one.
+  automatic();
+  const std::vector<double> got = y.to_doubles();
+  unfused();
+  const std::vector<double> want = y.to_doubles();
+  set_fusion(fusion_was_on);
+  const double tol = dtype == f32 ? 1e-3 : 5e-2;
+  for (std::size_t i = 0; i < got.size(); i += 7919)
+    if (std::abs(got[i] - want[i]) > tol * (1 + std::abs(want[i])))
+      throw std::runtime_error("linear + relu epilogue wrong at " + std::to_string(i));
+  return {median(ta), median(tg), median(tu)};
+}
+
 }  // namespace xylem_bench

@@ -92,6 +92,15 @@ def bandwidth(r, a, dev, n, nbytes):
     av, bv, cv = (torch.tensor(v, device=dev) for v in (1.5, -0.25, 2.0))
     r["fusion_fused_gbs"] = 2 * nbytes / cuda_time(lambda: torch.mul(torch.relu(x * av + bv), cv, out=y), a.reps, 3) / 1e9
     del x, y
+    # xylem's epilogue rows: relu(linear(x, w, bias)), eagerly (PyTorch's
+    # linear puts the bias in cuBLASLt's epilogue; the ReLU is a kernel).
+    m = 1024 if a.quick else 16384
+    for key, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+        xe = torch.rand(m, 1024, device=dev, dtype=dtype) * 2 - 1
+        we = (torch.rand(4096, 1024, device=dev, dtype=dtype) - 0.5) * 0.1
+        be = torch.rand(4096, device=dev, dtype=dtype) - 0.5
+        r[f"epilogue_{key}_auto_ms"] = cuda_time(lambda: torch.relu(torch.nn.functional.linear(xe, we, be)), a.reps, 4) * 1e3
+        del xe, we, be
     # A convolution's bias over an odd H*W, as xylem_bench_cuda's rows.
     batch = 8 if a.quick else 128
     for key, channels, side, iters in (("bias_add_55_gbs", 96, 55, 20), ("bias_add_13_gbs", 256, 13, 200)):

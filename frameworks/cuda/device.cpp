@@ -172,8 +172,8 @@ EventPtr CudaDevice::copy_from(plugin::Device& src_device, const void* src, void
 bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
   if (static_cast<std::size_t>(op) >= plugin::kOpCount || kernels().get(op, dtype) == nullptr) return false;
   // The transforms need cuFFT, loaded on this first question about one;
-  // fused chains NVRTC.
-  if (op == plugin::OpId::math_fused) return nvrtc_library() != nullptr;
+  // fused chains and gemm tails NVRTC.
+  if (op == plugin::OpId::math_fused || op == plugin::OpId::blas_gemm_epilogue) return nvrtc_library() != nullptr;
   return !is_fft(op) || cufft_library() != nullptr;
 }
 
@@ -181,7 +181,7 @@ std::string CudaDevice::unsupported_reason(plugin::OpId op, DType dtype) const {
   std::string why;
   if (static_cast<std::size_t>(op) < plugin::kOpCount && kernels().get(op, dtype) != nullptr && is_fft(op))
     (void)cufft_library(&why);
-  if (op == plugin::OpId::math_fused) (void)nvrtc_library(&why);
+  if (op == plugin::OpId::math_fused || op == plugin::OpId::blas_gemm_epilogue) (void)nvrtc_library(&why);
   return why;
 }
 

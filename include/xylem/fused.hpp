@@ -86,6 +86,10 @@ class FusedProgram {
 /// read, a wait (Backend::synchronize), interop or a collective. A result
 /// whose last Tensor handle is gone by then is never written to memory. A
 /// chain belongs to one backend, dtype and shape, and never spans a capture.
+/// On native and CUDA a chain may begin with a blas::gemm (alpha 1, beta 0,
+/// into a fresh tensor): the calls that take its result up then run as the
+/// gemm's epilogue (nn::linear's bias add and the activation after it: one
+/// op, the pre-activation not stored unless held).
 /// Errors the call can know (shapes, dtypes, out of memory) are raised by
 /// the call as without fusion. Results are within the ops' conformance
 /// tolerances of the unfused ones (f16 and bf16 intermediates keep f32).

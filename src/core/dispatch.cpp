@@ -23,12 +23,6 @@ struct StorageUse {
   DeviceCopy* copy = nullptr;
 };
 
-bool covers_whole_storage(const Tensor& t) {
-  const Layout& v = t.layout();
-  return v.offset() == 0 && v.is_contiguous() &&
-         static_cast<std::size_t>(v.numel()) * size_of(t.dtype()) == t.storage()->bytes();
-}
-
 // Ops whose kernels compute each output element from the input elements at
 // the same logical position only, so an input may be the output itself
 // (the same elements, in place).
@@ -68,6 +62,12 @@ void forget_partial_writes(std::span<StorageUse> uses) {
 }
 
 }  // namespace
+
+bool covers_whole_storage(const Tensor& t) {
+  const Layout& v = t.layout();
+  return v.offset() == 0 && v.is_contiguous() &&
+         static_cast<std::size_t>(v.numel()) * size_of(t.dtype()) == t.storage()->bytes();
+}
 
 void OpLaunch::arg(const Tensor& t, const plugin::TensorParam& param, Access access) {
   const int index = call_.num_tensors++;

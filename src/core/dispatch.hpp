@@ -88,6 +88,10 @@ class OpLaunch {
   int num_i_ = 0;
 };
 
+// Whether `t` is its storage's every byte, in order from the first (a fresh
+// whole tensor): writing it reads nothing of what was there.
+[[nodiscard]] bool covers_whole_storage(const Tensor& t);
+
 // Launches one op: OpLaunch(backend, args, name).launch().
 template <template <class> class A, class T>
 EventPtr launch(const Backend& backend, const A<T>& args, std::string_view name = plugin::op_name(A<T>::id)) {

@@ -12,12 +12,21 @@
 // only handles are the chain's own can no longer be read by anyone: its value
 // is not stored. A capture's calls wait in a chain of the capturing thread's
 // own (capture_chain below).
+//
+// A chain may begin with a gemm, its head: c = op(a)*op(b) whose result the
+// calls then take up (nn::linear's bias add and the activation after it).
+// The piece holding the head runs as one blas::gemm_epilogue, the product
+// entering the program as its input 0, where the framework has that op (the
+// tail is applied where the library allows an epilogue, or while the product
+// is still in cache); elsewhere a gemm is never deferred.
 #include "core/fusion.hpp"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <cstdlib>
+#include <limits>
+#include <span>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -52,9 +61,18 @@ constexpr std::int64_t kHostMinElements = 1025;
 // overwrites one tensor again and again must not grow it without end.
 constexpr int kMaxChainOps = 32;
 
-bool fusion_on_at_start() {
-  const char* env = std::getenv("XYLEM_FUSE");
+bool env_not_zero(const char* name) {
+  const char* env = std::getenv(name);
   return env == nullptr || std::strcmp(env, "0") != 0;
+}
+
+bool fusion_on_at_start() { return env_not_zero("XYLEM_FUSE"); }
+
+// XYLEM_FUSE_EPILOGUE=0: gemms are never deferred (their tails fuse among
+// themselves only), for comparison.
+bool epilogues_on() {
+  static const bool on = env_not_zero("XYLEM_FUSE_EPILOGUE");
+  return on;
 }
 
 std::atomic<bool>& fusion_switch() {
@@ -75,6 +93,14 @@ struct Call {
   [[nodiscard]] const Tensor& output() const noexcept { return tensors[std::size_t(num_inputs)]; }
 };
 
+// The gemm a chain begins with: c = op(a)*op(b) (alpha 1, beta 0), c a
+// fresh whole tensor of the chain's shape.
+struct Head {
+  Tensor a, b, c;
+  bool transpose_a = false, transpose_b = false;
+  std::string name;
+};
+
 // The pending calls: one device, dtype and result shape.
 struct Chain {
   // The thread whose calls these are: a call from another thread runs them
@@ -86,9 +112,10 @@ struct Chain {
   plugin::Device* device = nullptr;
   std::vector<std::int64_t> dims;
   DType dtype = DType::f32;
+  std::optional<Head> head;
   std::vector<Call> calls;
 
-  [[nodiscard]] bool empty() const noexcept { return calls.empty(); }
+  [[nodiscard]] bool empty() const noexcept { return calls.empty() && !head; }
 };
 
 // Counts a pending call of the process's chain in the storages it reads and
@@ -99,6 +126,16 @@ void mark(const Call& call, int by) {
     by > 0 ? reads.fetch_add(1, std::memory_order_relaxed) : reads.fetch_sub(1, std::memory_order_release);
   }
   auto& writes = call.output().storage()->fusion_writes;
+  by > 0 ? writes.fetch_add(1, std::memory_order_relaxed) : writes.fetch_sub(1, std::memory_order_release);
+}
+
+// The same for a chain's head.
+void mark(const Head& head, int by) {
+  for (const Tensor* in : {&head.a, &head.b}) {
+    auto& reads = in->storage()->fusion_reads;
+    by > 0 ? reads.fetch_add(1, std::memory_order_relaxed) : reads.fetch_sub(1, std::memory_order_release);
+  }
+  auto& writes = head.c.storage()->fusion_writes;
   by > 0 ? writes.fetch_add(1, std::memory_order_relaxed) : writes.fetch_sub(1, std::memory_order_release);
 }
 
@@ -117,12 +154,13 @@ thread_local bool flushing = false;
 thread_local Chain capture_chain;
 
 struct Counters {
-  std::atomic<std::uint64_t> kernels{0}, calls{0}, stored{0}, dropped{0};
+  std::atomic<std::uint64_t> kernels{0}, calls{0}, stored{0}, dropped{0}, epilogues{0};
 } counts;
 
 bool fusible_dtype(DType d) { return d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::f64; }
 
-// A run of consecutive calls built into one program.
+// A run of consecutive calls built into one program; with the chain's head
+// before them (its product is the program's input 0).
 struct Piece {
   struct Written {
     Tensor whole;  // the output handle of a call: contiguous, the whole storage
@@ -133,7 +171,25 @@ struct Piece {
   std::vector<Tensor> inputs;  // what it reads that it did not write (inputs 0..4)
   std::vector<Written> written;
   std::size_t first = 0, count = 0;  // its calls in the chain
+  const Head* head = nullptr;
+
+  // The piece of the head alone: the product is the value of input 0 (an
+  // empty handle stands in for it among the inputs) and c's.
+  static Piece of_head(const Head& head) {
+    Piece piece;
+    piece.head = &head;
+    piece.inputs.emplace_back();
+    piece.written.push_back(Written{head.c, piece.program.input(0).id, 1});
+    return piece;
+  }
+  // Whether there is anything to run.
+  [[nodiscard]] bool started() const noexcept { return count > 0 || head != nullptr; }
 };
+
+// blas::gemm_epilogue's limits: the product and three more inputs, twelve
+// instructions.
+constexpr int kEpilogueInputs = 4;
+constexpr std::size_t kEpilogueWords = 6;
 
 // Adds `call` to `piece` if the program still fits storing every storage it
 // writes for which `needed` is true (and the call's own result); false, with
@@ -165,7 +221,7 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
         index = int(piece.inputs.size() + i);
     if (index < 0) {
       index = int(piece.inputs.size() + new_inputs.size());
-      if (index >= pf::kMaxInputs) return false;
+      if (index >= (piece.head ? kEpilogueInputs : pf::kMaxInputs)) return false;
       new_inputs.push_back(in);
     }
     operands[std::size_t(k)] = program.input(index);
@@ -174,7 +230,10 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
   // change what those reads see mid-kernel.
   for (const std::vector<Tensor>* list : {&piece.inputs, &new_inputs})
     for (const Tensor& in : *list)
-      if (in.storage() == out.storage() && !same_elements(in.layout(), out.layout())) return false;
+      if (in.storage() == out.storage() && (piece.head || !same_elements(in.layout(), out.layout()))) return false;
+  // The gemm reads its operands while the tail writes: never the same memory.
+  if (piece.head && (out.storage() == piece.head->a.storage() || out.storage() == piece.head->b.storage()))
+    return false;
 
   const FusedProgram::Value result =
       call.unary ? program.unary(call.code, operands[0], call.p0, call.p1)
@@ -193,6 +252,10 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
   }
   trial.output(outputs, result);
   if (!trial.fits()) return false;
+  if (piece.head) {
+    const auto words = trial.words();
+    if (std::any_of(words.begin() + kEpilogueWords, words.end(), [](std::int64_t w) { return w != 0; })) return false;
+  }
 
   piece.program = std::move(program);
   for (Tensor& in : new_inputs) piece.inputs.push_back(std::move(in));
@@ -208,14 +271,15 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
 
 // Whether `words` (with dtype) ran on `device` before, counting this time.
 // Always on the host device: its fused programs need no compiling.
-bool seen_before(const plugin::Device& device, DType dtype, const std::array<std::int64_t, 8>& words) {
+bool seen_before(const plugin::Device& device, plugin::OpId op, DType dtype,
+                 const std::array<std::int64_t, 8>& words) {
   if (&device == find_host_device()) return true;
-  using Key = std::tuple<const plugin::Device*, DType, std::array<std::int64_t, 8>>;
+  using Key = std::tuple<const plugin::Device*, plugin::OpId, DType, std::array<std::int64_t, 8>>;
   static std::mutex mutex;
   static std::map<Key, int>* seen = new std::map<Key, int>;  // never destroyed: flushes may run at exit
   std::lock_guard lock(mutex);
   if (seen->size() > 4096) seen->clear();  // programs of long-gone code
-  return ++(*seen)[Key{&device, dtype, words}] >= 2;
+  return ++(*seen)[Key{&device, op, dtype, words}] >= 2;
 }
 
 // A call as its own op (its own kernel, tuned for it), when its result is
@@ -239,12 +303,76 @@ void run_alone(const Chain& c, const Call& one, bool needed) {
   }
 }
 
+// The head's gemm as its own op, when its result is `needed`.
+void run_head_alone(const Chain& c, const Head& h, bool needed) {
+  if (!needed) {
+    counts.dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  counts.stored.fetch_add(1, std::memory_order_relaxed);
+  launch(*c.backend,
+         args::blas_gemm<TensorRef>{.a = h.a, .b = h.b, .c = h.c, .transpose_a = h.transpose_a,
+                                    .transpose_b = h.transpose_b, .alpha = 1.0, .beta = 0.0},
+         h.name);
+}
+
+// The piece's head (if any) and calls one by one, each result stored where a
+// later one of the piece reads it, or where it is the last write of a
+// storage `needed` asks for.
+template <class Needed>
+void run_one_by_one(const Chain& c, const Piece& piece, const Needed& needed) {
+  const std::size_t end = piece.first + piece.count;
+  // Whether a call from `from` on reads (or writes) `s`.
+  const auto touched_from = [&](std::size_t from, const Storage* s, bool& read, bool& written) {
+    read = written = false;
+    for (std::size_t j = from; j < end; ++j) {
+      for (int i = 0; i < c.calls[j].num_inputs; ++i) read |= c.calls[j].tensors[std::size_t(i)].storage().get() == s;
+      written |= c.calls[j].output().storage().get() == s;
+    }
+  };
+  bool read_later = false, written_later = false;
+  if (piece.head) {
+    const Storage* out = piece.head->c.storage().get();
+    touched_from(piece.first, out, read_later, written_later);
+    run_head_alone(c, *piece.head, read_later || (!written_later && needed(out)));
+  }
+  for (std::size_t k = piece.first; k < end; ++k) {
+    const Storage* out = c.calls[k].output().storage().get();
+    touched_from(k + 1, out, read_later, written_later);
+    run_alone(c, c.calls[k], read_later || (!written_later && needed(out)));
+  }
+}
+
+// The head's piece as one blas::gemm_epilogue: the product is the
+// program's input 0, the piece's other inputs its 1..3.
+void run_epilogue(const Chain& c, const Piece& piece, const FusedProgram& program, const std::vector<Tensor>& outputs) {
+  const Head& h = *piece.head;
+  const auto words = program.words();
+  const auto reals = program.reals();
+  const Tensor none;
+  const auto input = [&](std::size_t k) -> const Tensor& { return k < piece.inputs.size() ? piece.inputs[k] : none; };
+  const auto output = [&](std::size_t j) -> const Tensor& { return j < outputs.size() ? outputs[j] : none; };
+  launch(*c.backend,
+         args::blas_gemm_epilogue<TensorRef>{
+             .a = h.a, .b = h.b, .x1 = input(1), .x2 = input(2), .x3 = input(3), .y0 = output(0), .y1 = output(1),
+             .y2 = output(2), .transpose_a = h.transpose_a, .transpose_b = h.transpose_b, .w0 = words[0],
+             .w1 = words[1], .w2 = words[2], .w3 = words[3], .w4 = words[4], .w5 = words[5], .r0 = reals[0],
+             .r1 = reals[1], .r2 = reals[2], .r3 = reals[3], .r4 = reals[4], .r5 = reals[5], .r6 = reals[6],
+             .r7 = reals[7]},
+         h.name);
+}
+
 // Runs one piece: a single call as its own op (its own kernel, tuned for
-// it), more as one fused kernel storing what `needed` asks for.
+// it), a head alone as its gemm, more as one fused kernel (or gemm with its
+// epilogue) storing what `needed` asks for.
 template <class Needed>
 void run_piece(const Chain& c, const Piece& piece, const Needed& needed, bool record) {
-  if (piece.count == 1) {
+  if (piece.count == 1 && !piece.head) {
     run_alone(c, c.calls[piece.first], needed(c.calls[piece.first].output().storage().get()));
+    return;
+  }
+  if (piece.count == 0) {
+    run_head_alone(c, *piece.head, needed(piece.head->c.storage().get()));
     return;
   }
   FusedProgram program = piece.program;
@@ -264,24 +392,20 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed, bool re
   // its calls, one by one: code whose chains keep changing would otherwise
   // compile at every turn (the soak test compiled a program every 75 ms on
   // PoCL). A capture fuses at once: it is made to be replayed.
-  if (!record && !seen_before(*c.device, c.dtype, program.words())) {
-    const std::size_t end = piece.first + piece.count;
-    for (std::size_t k = piece.first; k < end; ++k) {
-      const Storage* out = c.calls[k].output().storage().get();
-      bool read_later = false, written_later = false;
-      for (std::size_t j = k + 1; j < end; ++j) {
-        for (int i = 0; i < c.calls[j].num_inputs; ++i)
-          read_later |= c.calls[j].tensors[std::size_t(i)].storage().get() == out;
-        written_later |= c.calls[j].output().storage().get() == out;
-      }
-      run_alone(c, c.calls[k], read_later || (!written_later && needed(out)));
-    }
+  const plugin::OpId op = piece.head ? plugin::OpId::blas_gemm_epilogue : plugin::OpId::math_fused;
+  if (!record && !seen_before(*c.device, op, c.dtype, program.words())) {
+    run_one_by_one(c, piece, needed);
     return;
   }
   counts.stored.fetch_add(outputs.size(), std::memory_order_relaxed);
   counts.dropped.fetch_add(piece.written.size() - outputs.size(), std::memory_order_relaxed);
   counts.kernels.fetch_add(1, std::memory_order_relaxed);
-  fused(*c.backend, program, piece.inputs, outputs);
+  if (piece.head) {
+    counts.epilogues.fetch_add(1, std::memory_order_relaxed);
+    run_epilogue(c, piece, program, outputs);
+  } else {
+    fused(*c.backend, program, piece.inputs, outputs);
+  }
   // A storage written by several calls counts each in its version, as the
   // calls run one by one would have.
   for (const Piece::Written* w : stored) {
@@ -322,13 +446,16 @@ void run_chain(Chain& c, bool record = false) {
     const Chain& taken;
     bool marked;
     ~ReleaseMarks() {
-      if (marked)
-        for (const Call& call : taken.calls) mark(call, -1);
+      if (!marked) return;
+      if (taken.head) mark(*taken.head, -1);
+      for (const Call& call : taken.calls) mark(call, -1);
     }
   } release_marks{taken, !record};
   counts.calls.fetch_add(taken.calls.size(), std::memory_order_relaxed);
   const auto own_handles = [&](const Storage* s) {
     long n = 0;
+    if (taken.head)
+      for (const Tensor* t : {&taken.head->a, &taken.head->b, &taken.head->c}) n += t->storage().get() == s;
     for (const Call& call : taken.calls)
       for (const Tensor& t : call.tensors) n += t.storage().get() == s;
     return n;
@@ -336,12 +463,14 @@ void run_chain(Chain& c, bool record = false) {
   // In a capture every result is stored: the graph is replayed later, and
   // what it writes should not depend on which handles lived at its end.
   std::vector<const Storage*> visible;
-  for (const Call& call : taken.calls) {
-    const Storage* s = call.output().storage().get();
+  const auto add_visible = [&](const Tensor& out) {
+    const Storage* s = out.storage().get();
     if (std::find(visible.begin(), visible.end(), s) == visible.end() &&
-        (record || call.output().storage().use_count() > own_handles(s)))
+        (record || out.storage().use_count() > own_handles(s)))
       visible.push_back(s);
-  }
+  };
+  if (taken.head) add_visible(taken.head->c);
+  for (const Call& call : taken.calls) add_visible(call.output());
   // Read by a call from `from` on.
   const auto read_from = [&](std::size_t from, const Storage* s) {
     for (std::size_t k = from; k < taken.calls.size(); ++k)
@@ -356,17 +485,17 @@ void run_chain(Chain& c, bool record = false) {
   } in_flush;
   std::optional<RecorderPause> no_capture;
   if (!record) no_capture.emplace();
-  if (taken.calls.size() == 1) {  // the commonest chain: nothing to fuse or cut
+  if (!taken.head && taken.calls.size() == 1) {  // the commonest chain: nothing to fuse or cut
     run_alone(taken, taken.calls[0], !visible.empty());
     return;
   }
-  Piece piece;
+  Piece piece = taken.head ? Piece::of_head(*taken.head) : Piece{};
   for (std::size_t k = 0; k < taken.calls.size(); ++k) {
     const auto needed_after = [&](const Storage* s) {
       return std::find(visible.begin(), visible.end(), s) != visible.end() || read_from(k + 1, s);
     };
-    if (piece.count > 0 && try_join(piece, taken.calls[k], needed_after)) continue;
-    if (piece.count > 0) {
+    if (piece.started() && try_join(piece, taken.calls[k], needed_after)) continue;
+    if (piece.started()) {
       run_piece(
           taken, piece,
           [&](const Storage* s) { return std::find(visible.begin(), visible.end(), s) != visible.end() || read_from(k, s); },
@@ -385,13 +514,15 @@ void run_chain(Chain& c, bool record = false) {
 
 // The call's output allocated on the device now, so running out of memory
 // is the call's error, named as the unfused launch names it.
-void allocate_output(const Backend& backend, plugin::Device& device, const Tensor& out, std::string_view name) {
+void allocate_output(const Backend& backend, plugin::Device& device, const Tensor& out, std::string_view name,
+                     std::string_view arg = "y") {
   Storage& s = *out.storage();
   std::lock_guard lock(s.mutex);
   try {
     (void)s.allocated_copy(device);
   } catch (const Error& e) {
-    throw Error(e.code(), std::string(name) + ": argument 'y' (shape " + out.layout().dims_string() + ", " +
+    throw Error(e.code(), std::string(name) + ": argument '" + std::string(arg) + "' (shape " +
+                              out.layout().dims_string() + ", " +
                               std::string(xylem::name(out.dtype())) + ") on " + backend.id() + ": " + e.message());
   }
 }
@@ -400,6 +531,7 @@ void allocate_output(const Backend& backend, plugin::Device& device, const Tenso
 // also current on `device` (a transfer is not recorded: the unfused launch
 // refuses it, naming the op).
 bool readable(const Chain& c, const Tensor& t, plugin::Device& device, bool capturing) {
+  if (c.head && c.head->c.storage() == t.storage()) return true;
   for (const Call& call : c.calls)
     if (call.output().storage() == t.storage()) return true;
   Storage& s = *t.storage();
@@ -429,7 +561,8 @@ bool depends_on_chain(const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
 thread_local bool fusion_capture_pending = false;
 
 FusionCounts fusion_counts() noexcept {
-  return {counts.kernels.load(), counts.calls.load(), counts.stored.load(), counts.dropped.load()};
+  return {counts.kernels.load(), counts.calls.load(), counts.stored.load(), counts.dropped.load(),
+          counts.epilogues.load()};
 }
 
 void flush_capture_chain() {
@@ -459,6 +592,109 @@ void flush_fusion_now() {
   fusion_pending.store(false, std::memory_order_release);
 }
 
+namespace {
+
+// The chain a call of this thread joins: the capture's, or the process's
+// (held locked).
+struct Joining {
+  bool capturing = false;
+  std::unique_lock<std::mutex> lock;
+  Chain* chain = nullptr;
+
+  void run_pending() const {
+    if (capturing) {
+      fusion_capture_pending = false;
+      run_chain(*chain, /*record=*/true);
+    } else {
+      run_chain(*chain);
+      fusion_pending.store(false, std::memory_order_release);
+    }
+  }
+  // Makes the chain, empty, this thread's for these calls.
+  void start(const Backend& backend, plugin::Device& device, std::span<const std::int64_t> dims, DType dtype) const {
+    Chain& c = *chain;
+    c.owner = std::this_thread::get_id();
+    c.backend = backend;
+    c.device = &device;
+    c.dims.assign(dims.begin(), dims.end());
+    c.dtype = dtype;
+  }
+  // After a call or head joined (`marks` counts it in its storages).
+  template <class Joined>
+  void joined(const Joined& added) const {
+    if (capturing) {
+      fusion_capture_pending = true;
+    } else {
+      mark(added, +1);
+      fusion_pending.store(true, std::memory_order_release);
+    }
+  }
+};
+
+// The chain to join, or nothing: another thread's calls are pending and the
+// call does not depend on them, so it runs alone, now (a chain never mixes
+// two threads' calls).
+std::optional<Joining> chain_to_join(const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
+                                     const std::array<plugin::Access, plugin::kMaxOpTensors>& access, int n) {
+  Joining j;
+  j.capturing = active_recorder() != nullptr;
+  if (j.capturing && fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, n))
+    flush_fusion_now();  // the process's chain, made before the capture: not recorded
+  if (!j.capturing) j.lock = std::unique_lock(chain_mutex);
+  j.chain = j.capturing ? &capture_chain : &chain();
+  const Chain& c = *j.chain;
+  if (!j.capturing && !c.empty() && c.owner != std::this_thread::get_id()) {
+    if (!depends_on_chain(t, access, n)) return std::nullopt;
+    j.run_pending();
+  }
+  return j;
+}
+
+bool small_on_host(const plugin::Device& device, const Tensor& out) {
+  return &device == find_host_device() && out.numel() < kHostMinElements;
+}
+
+// A blas::gemm that may begin a chain: c = op(a)*op(b) into a fresh whole c
+// of a float dtype, each size within 32 bits (the libraries' limit, raised
+// by the call itself when it runs unfused), on a device with the epilogue.
+bool head_candidate(const plugin::OpCall& call, const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
+                    plugin::Device& device) {
+  if (!epilogues_on() || call.num_tensors != 3 || call.f[0] != 1.0 || call.f[1] != 0.0) return false;
+  const Tensor &a = *t[0], &b = *t[1], &c = *t[2];
+  const DType dtype = c.dtype();
+  if (!fusible_dtype(dtype) || a.dtype() != dtype || b.dtype() != dtype || c.numel() == 0 || !covers_whole_storage(c)) return false;
+  if (small_on_host(device, c) || a.storage() == c.storage() || b.storage() == c.storage()) return false;
+  constexpr std::int64_t kLimit = std::numeric_limits<std::int32_t>::max();
+  for (const Tensor* m : {&a, &b, &c})
+    for (std::size_t axis = 0; axis < 2; ++axis)
+      if (m->layout().dims()[axis] > kLimit || m->layout().strides()[axis] > kLimit) return false;
+  const std::int64_t k = call.i[0] != 0 ? a.layout().dims()[0] : a.layout().dims()[1];
+  return k > 0 && device.supports(plugin::OpId::blas_gemm_epilogue, dtype) &&
+         device.supports(plugin::OpId::blas_gemm, dtype);
+}
+
+// The gemm begins a new chain (what is pending runs first); false: it runs
+// now, unfused.
+bool defer_gemm(const Backend& backend, const plugin::OpCall& call,
+                const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
+                const std::array<plugin::Access, plugin::kMaxOpTensors>& access, std::string_view name) {
+  plugin::Device& device = plugin::device_of(backend);
+  if (flushing || !fusion_switch().load(std::memory_order_relaxed) || !head_candidate(call, t, device)) return false;
+  std::optional<Joining> j = chain_to_join(t, access, call.num_tensors);
+  if (!j) return false;
+  if (!j->chain->empty()) j->run_pending();
+  for (int k = 0; k < 2; ++k)
+    if (!readable(*j->chain, *t[std::size_t(k)], device, j->capturing)) return false;
+  const Tensor& c = *t[2];
+  allocate_output(backend, device, c, name, "c");
+  j->start(backend, device, c.layout().dims(), c.dtype());
+  j->chain->head = Head{*t[0], *t[1], c, call.i[0] != 0, call.i[1] != 0, std::string(name)};
+  j->joined(*j->chain->head);
+  return true;
+}
+
+}  // namespace
+
 bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
                        const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
                        const std::array<plugin::Access, plugin::kMaxOpTensors>& access, std::string_view name) {
@@ -468,6 +704,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     if (fusion_capture_pending) flush_capture_chain();
     if (fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, num_tensors)) flush_fusion_now();
   };
+  if (call.op == plugin::OpId::blas_gemm && defer_gemm(backend, call, t, access, name)) return true;
   const bool unary = call.op == plugin::OpId::math_unary;
   if (!unary && call.op != plugin::OpId::math_binary) {
     run_what_it_needs();
@@ -479,20 +716,16 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   const DType dtype = out->dtype();
   const auto joinable = [&] {
     if (flushing || !fusion_switch().load(std::memory_order_relaxed)) return false;
-    if (!fusible_dtype(dtype) || out->numel() == 0) return false;
-    if (&device == find_host_device() && out->numel() < kHostMinElements) return false;
     // The result must be a fresh whole tensor: a view written in place of
     // part of a larger one runs as its own call.
-    const Layout& v = out->layout();
-    if (v.offset() != 0 || !v.is_contiguous() ||
-        std::size_t(v.numel()) * size_of(dtype) != out->storage()->bytes())
+    if (!fusible_dtype(dtype) || out->numel() == 0 || small_on_host(device, *out) || !covers_whole_storage(*out))
       return false;
     for (int k = 0; k < num_in; ++k) {
       if (t[std::size_t(k)] == nullptr || t[std::size_t(k)]->dtype() != dtype) return false;
       // An input that overlaps the output other than element for element
       // goes through the unfused launch, which copies it first.
       if (t[std::size_t(k)]->storage() == out->storage() &&
-          !same_elements(t[std::size_t(k)]->layout(), v))
+          !same_elements(t[std::size_t(k)]->layout(), out->layout()))
         return false;
     }
     return device.supports(plugin::OpId::math_fused, dtype) && device.supports(call.op, dtype);
@@ -501,48 +734,23 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     run_what_it_needs();
     return false;
   }
-
-  const bool capturing = active_recorder() != nullptr;
-  if (capturing && fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, num_tensors))
-    flush_fusion_now();  // the process's chain, made before the capture: not recorded
-  std::unique_lock<std::mutex> lock;
-  if (!capturing) lock = std::unique_lock(chain_mutex);
-  Chain& c = capturing ? capture_chain : chain();
-  const auto run_pending = [&] {
-    if (capturing) {
-      fusion_capture_pending = false;
-      run_chain(c, /*record=*/true);
-    } else {
-      run_chain(c);
-      fusion_pending.store(false, std::memory_order_release);
-    }
-  };
-  if (!capturing && !c.empty() && c.owner != std::this_thread::get_id()) {
-    // Another thread's calls: this one runs alone, after them only where it
-    // depends on them (a chain never mixes two threads' calls).
-    if (!depends_on_chain(t, access, num_tensors)) return false;
-    run_pending();
-  }
+  std::optional<Joining> j = chain_to_join(t, access, num_tensors);
+  if (!j) return false;
+  Chain& c = *j->chain;
   const auto dims = out->layout().dims();
   const bool same_kind = !c.empty() && c.device == &device && c.dtype == dtype &&
                          std::equal(c.dims.begin(), c.dims.end(), dims.begin(), dims.end());
-  if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) run_pending();
+  if (!c.empty() && (!same_kind || c.calls.size() >= std::size_t(kMaxChainOps))) j->run_pending();
   // An input never written (or, in a capture, current elsewhere only): the
   // unfused launch raises the error.
   for (int k = 0; k < num_in; ++k) {
-    if (!readable(c, *t[std::size_t(k)], device, capturing)) {
-      run_pending();
+    if (!readable(c, *t[std::size_t(k)], device, j->capturing)) {
+      j->run_pending();
       return false;
     }
   }
   allocate_output(backend, device, *out, name);
-  if (c.empty()) {
-    c.owner = std::this_thread::get_id();
-    c.backend = backend;
-    c.device = &device;
-    c.dims.assign(dims.begin(), dims.end());
-    c.dtype = dtype;
-  }
+  if (c.empty()) j->start(backend, device, dims, dtype);
   Call added;
   added.unary = unary;
   added.code = int(call.i[0]);
@@ -552,12 +760,7 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   for (int k = 0; k <= num_in; ++k) added.tensors[std::size_t(k)] = *t[std::size_t(k)];
   added.name = std::string(name);
   c.calls.push_back(std::move(added));  // counted in its storages only once it is in the chain
-  if (capturing) {
-    fusion_capture_pending = true;
-  } else {
-    mark(c.calls.back(), +1);
-    fusion_pending.store(true, std::memory_order_release);
-  }
+  j->joined(c.calls.back());
   return true;
 }
 

@@ -23,7 +23,8 @@
 
 namespace xylem::detail {
 
-// Takes the call into the pending chain and returns true; or returns false,
+// Takes the call into the pending chain and returns true (a blas::gemm
+// begins a new chain, whose calls become its epilogue); or returns false,
 // having run what is pending wherever the call depends on it, and the caller
 // launches the call itself (an op other than math::unary or math::binary, a
 // view as output, fusion off, a call from another thread than the chain's,
@@ -51,6 +52,7 @@ struct FusionCounts {
   std::uint64_t calls = 0;    // calls that joined a chain
   std::uint64_t stored = 0;   // results written to memory
   std::uint64_t dropped = 0;  // results nobody could read, never written
+  std::uint64_t epilogues = 0;  // of the kernels, gemms with their tail (blas::gemm_epilogue)
 };
 [[nodiscard]] FusionCounts fusion_counts() noexcept;
 

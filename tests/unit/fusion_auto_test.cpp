@@ -31,7 +31,8 @@ struct CountsSince {
   FusionCounts start = fusion_counts();
   [[nodiscard]] FusionCounts now() const {
     const FusionCounts c = fusion_counts();
-    return {c.kernels - start.kernels, c.calls - start.calls, c.stored - start.stored, c.dropped - start.dropped};
+    return {c.kernels - start.kernels, c.calls - start.calls, c.stored - start.stored, c.dropped - start.dropped,
+            c.epilogues - start.epilogues};
   }
 };
 
@@ -390,6 +391,138 @@ TEST_P(AutoFusion, CaptureRecordsFusedKernels) {
   g.replay()->wait();
   const std::vector<double> got = y.to_doubles();
   for (std::size_t i = 0; i < xv.size(); ++i) ASSERT_NEAR(got[i], std::exp(xv[i]) * xv[i] - xv[i], 1e-10);
+}
+
+// y = x w^T + bias, then relu (nn::linear, nn::relu): where the framework
+// has blas::gemm_epilogue, the gemm and its two calls run as one, and the
+// pre-activation, whose handle is gone, is never stored. 600 rows of 2048:
+// three bands of rows on the host. Elsewhere the gemm runs at once.
+TEST_P(AutoFusion, GemmTailRunsAsItsEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int m = 600, n = 2048, k = 24;
+  for (DType dtype : {xylem::f32, xylem::f64, xylem::bf16}) {
+    SCOPED_TRACE(name(dtype));
+    if (!backend.supports(xylem::Op::blas_gemm, dtype) || !backend.supports(xylem::Op::math_binary, dtype)) continue;
+    std::vector<double> xv, wv, bv;
+    const Tensor x = random(Layout{m, k}, dtype, xv);
+    const Tensor w = random(Layout{n, k}, dtype, wv);
+    const Tensor bias = random(Layout{n}, dtype, bv);
+    const auto run = [&] { return xylem::nn::relu(backend, xylem::nn::linear(backend, x, w, bias)); };
+    (void)run().version();  // its program seen once
+    CountsSince counts;
+    const std::vector<double> got = run().to_doubles();
+    std::vector<double> want(std::size_t(m) * n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double sum = bv[std::size_t(j)];
+        for (int l = 0; l < k; ++l) sum += xv[std::size_t(i * k + l)] * wv[std::size_t(j * k + l)];
+        want[std::size_t(i) * n + std::size_t(j)] = std::max(0.0, sum);
+      }
+    const double tol = dtype == xylem::f64 ? 1e-11 : dtype == xylem::f32 ? 1e-5 : 3e-2;
+    expect_near(got, want, tol, "relu(x w^T + bias)");
+    const FusionCounts c = counts.now();
+    if (!backend.supports(xylem::Op::blas_gemm_epilogue, dtype)) {
+      EXPECT_EQ(c.epilogues, 0u);
+      continue;
+    }
+    expect_counts(c, 1, 2, 1, 1);  // relu's result stored; the pre-activation dropped
+    EXPECT_EQ(c.epilogues, 1u);
+  }
+}
+
+// Both results still held: the epilogue stores the pre-activation and the
+// activation. a transposed (op(a) = a^T), so its bands are columns.
+TEST_P(AutoFusion, GemmEpilogueStoresWhatIsHeld) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int m = 300, n = 1500, k = 40;
+  std::vector<double> av, bv;
+  const Tensor a = random(Layout{k, m}, xylem::f32, av);
+  const Tensor b = random(Layout{k, n}, xylem::f32, bv);
+  Tensor c(Layout{m, n}, xylem::f32);
+  const auto run = [&] {
+    xylem::blas::gemm(backend, xylem::blas::Transpose::yes, xylem::blas::Transpose::no, 1.0, a, b, 0.0, c);
+    return xylem::nn::tanh(backend, c);
+  };
+  (void)run().version();
+  CountsSince counts;
+  const Tensor t = run();
+  const std::vector<double> got_c = c.to_doubles(), got_t = t.to_doubles();
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int l = 0; l < k; ++l) sum += av[std::size_t(l * m + i)] * bv[std::size_t(l * n + j)];
+      const std::size_t at = std::size_t(i) * n + std::size_t(j);
+      ASSERT_NEAR(got_c[at], sum, 1e-5 * (1 + std::abs(sum))) << at;
+      ASSERT_NEAR(got_t[at], std::tanh(sum), 1e-5) << at;
+    }
+  if (!backend.supports(xylem::Op::blas_gemm_epilogue, xylem::f32)) return;
+  const FusionCounts f = counts.now();
+  expect_counts(f, 1, 1, 2, 0);
+  EXPECT_EQ(f.epilogues, 1u);
+}
+
+// A gemm whose result is read before any call takes it up runs as itself;
+// a call that writes the gemm's own operand never joins its epilogue (the
+// gemm would read what the tail writes).
+TEST_P(AutoFusion, GemmAloneAndTailIntoItsOperand) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int m = 200, n = 64;
+  std::vector<double> av, bv;
+  Tensor a = random(Layout{m, n}, xylem::f64, av);
+  const Tensor b = random(Layout{n, n}, xylem::f64, bv);
+  std::vector<double> want(std::size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int l = 0; l < n; ++l) sum += av[std::size_t(i * n + l)] * bv[std::size_t(l * n + j)];
+      want[std::size_t(i) * n + std::size_t(j)] = sum;
+    }
+  CountsSince counts;
+  const Tensor c = xylem::blas::matmul(backend, a, b);
+  expect_near(c.to_doubles(), want, 1e-12, "a b, read at once");
+  EXPECT_EQ(counts.now().epilogues, 0u);
+  const Tensor c2 = xylem::blas::matmul(backend, a, b);
+  xylem::add(backend, c2, c2, a);  // a = 2 a b: the gemm's operand written
+  for (double& v : want) v *= 2;
+  expect_near(a.to_doubles(), want, 1e-12, "a = 2 a b");
+  EXPECT_EQ(counts.now().epilogues, 0u);
+}
+
+// A capture records the gemm with its epilogue; a replay on new inputs
+// computes it again.
+TEST_P(AutoFusion, CaptureRecordsGemmEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int m = 128, n = 256, k = 32;
+  std::vector<double> xv, wv, bv;
+  Tensor x = random(Layout{m, k}, xylem::f32, xv);
+  const Tensor w = random(Layout{n, k}, xylem::f32, wv);
+  const Tensor bias = random(Layout{n}, xylem::f32, bv);
+  // x, w and bias current on the backend, the program seen once.
+  (void)xylem::nn::relu(backend, xylem::nn::linear(backend, x, w, bias)).version();
+  Tensor y = xylem::zeros(backend, Layout{m, n}, xylem::f32);
+  (void)y.version();
+  CountsSince counts;
+  xylem::Graph g;
+  try {
+    g = xylem::capture(backend, [&] { xylem::nn::relu(backend, xylem::nn::linear(backend, x, w, bias), y); });
+  } catch (const xylem::Error& e) {
+    if (e.code() != ErrorCode::unsupported) throw;
+    GTEST_SKIP() << e.message();
+  }
+  if (backend.supports(xylem::Op::blas_gemm_epilogue, xylem::f32)) {
+    EXPECT_EQ(counts.now().epilogues, 1u);
+  }
+  const Tensor fresh = random(Layout{m, k}, xylem::f32, xv);
+  Tensor x_flat = x.reshape({m * k});  // the same storage
+  xylem::blas::copy(backend, fresh.reshape({m * k}), x_flat);
+  g.replay()->wait();
+  const std::vector<double> got = y.to_doubles();
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = bv[std::size_t(j)];
+      for (int l = 0; l < k; ++l) sum += xv[std::size_t(i * k + l)] * wv[std::size_t(j * k + l)];
+      ASSERT_NEAR(got[std::size_t(i) * n + std::size_t(j)], std::max(0.0, sum), 1e-5 * (1 + std::abs(sum)));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, AutoFusion, ::testing::Values("native", "opencl", "cuda"),

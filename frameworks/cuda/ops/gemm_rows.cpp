@@ -1,5 +1,6 @@
 #include "gemm_rows.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <string>
@@ -8,8 +9,6 @@
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
-namespace {
-
 int cublas_int(std::int64_t v, std::string_view what) {
   if (v > INT_MAX)
     throw Error(ErrorCode::invalid_argument,
@@ -17,7 +16,10 @@ int cublas_int(std::int64_t v, std::string_view what) {
   return int(v);
 }
 
-}  // namespace
+int leading_dim(const plugin::TensorArg& m, std::string_view what) {
+  const std::int64_t rows = m.view.dims()[0], cols = m.view.dims()[1];
+  return cublas_int(rows > 1 ? m.view.strides()[0] : std::max<std::int64_t>(1, cols), what);
+}
 
 bool tf32_allowed() noexcept {
   const char* v = std::getenv("XYLEM_CUDA_TF32");

@@ -34,6 +34,12 @@ struct RowMajorOut {
   std::int64_t stride = 0;
 };
 
+// v as cuBLAS's int; invalid_argument (naming `what`) beyond 32 bits.
+[[nodiscard]] int cublas_int(std::int64_t v, std::string_view what);
+// The leading dimension of a row-major matrix view [rows, cols]: with one
+// row its stride is meaningless, but cuBLAS still checks ld >= columns.
+[[nodiscard]] int leading_dim(const plugin::TensorArg& m, std::string_view what);
+
 // c[b] = alpha*op(a[b])*op(b[b]) + beta*c[b] for b < batch; op(a) is
 // [m, k], op(b) [k, n], c [m, n]. alpha and beta point to float for
 // CUBLAS_COMPUTE_32F*, to double for CUBLAS_COMPUTE_64F. With beta == 0,

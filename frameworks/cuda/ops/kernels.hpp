@@ -29,6 +29,9 @@ class BlasState {
   // recording's capture stream: recording.hpp). Launches are serialised
   // per device, so following the stream of the launch is safe.
   [[nodiscard]] cublasHandle_t handle(cudaStream_t stream);
+  // The handle's workspace (kWorkspaceBytes), after handle(): cuBLASLt's
+  // matmuls use it too, in the same stream order.
+  [[nodiscard]] void* workspace() const noexcept { return workspace_->get(); }
 
   static constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
@@ -101,6 +104,9 @@ void register_attention(KernelTable& table);
 void register_fft(KernelTable& table);
 // math::fused: chains compiled at run time by NVRTC (fused.cpp).
 void register_fused(KernelTable& table);
+// blas::gemm_epilogue: one cuBLASLt matmul where its epilogues cover the
+// tail, else cuBLAS's gemm, then the fused tail (gemm_epilogue.cpp).
+void register_gemm_epilogue(KernelTable& table);
 [[nodiscard]] bool is_fft(plugin::OpId op) noexcept;
 
 // The table with every family registered (built once).

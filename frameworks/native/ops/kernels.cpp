@@ -14,7 +14,8 @@ const KernelTable& kernels() {
                                          register_layer_norm, register_batch_norm, register_conv2d, register_pool,
                                          register_lrn, register_optim, register_index,
                                          register_attention, register_attention_grad, register_fft, register_rnn,
-                                         register_blas_extra, register_fused});
+                                         register_blas_extra, register_fused,
+                                         register_gemm_epilogue});
   return table;
 }
 

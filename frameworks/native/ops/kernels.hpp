@@ -48,6 +48,8 @@ void register_attention_grad(KernelTable& table);
 void register_fft(KernelTable& table);
 // math::fused: the tiled evaluator of elementwise chains.
 void register_fused(KernelTable& table);
+// blas::gemm_epilogue: the gemm in bands, each band's tail in cache (gemm_epilogue.cpp).
+void register_gemm_epilogue(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();
