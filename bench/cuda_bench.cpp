@@ -395,6 +395,13 @@ int main(int argc, char** argv) try {
       const double moved = 2.0 * double(x.numel()) * sizeof(float);
       const double t = time_per_call(o.reps, c.iters, [&] { xylem::add(be, x, bias, y); }, sync);
       rows.push_back({c.key, c.what, "GB/s", moved / t / 1e9, true});
+      if (c.side != 55) continue;
+      // The bias and the ReLU after it as one fused kernel: a broadcast over
+      // a rank-3 collapsed layout, the fused kernel's general path.
+      xylem::FusedProgram p;
+      p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
+      const double tf = time_per_call(o.reps, c.iters, [&] { xylem::fused(be, p, {x, bias}, {y}); }, sync);
+      rows.push_back({"bias_relu_55_gbs", "fused bias + relu 128x96x55x55", "GB/s", moved / tf / 1e9, true});
     }
   }
 

@@ -108,6 +108,9 @@ def bandwidth(r, a, dev, n, nbytes):
         bias = torch.rand(1, channels, 1, 1, device=dev) * 2 - 1
         y = torch.empty_like(x)
         r[key] = 2 * x.numel() * 4 / cuda_time(lambda: torch.add(x, bias, out=y), a.reps, iters) / 1e9
+        if side == 55:  # xylem's fused bias + relu row: eagerly, two kernels
+            r["bias_relu_55_gbs"] = 2 * x.numel() * 4 / cuda_time(
+                lambda: torch.add(x, bias, out=y).relu_(), a.reps, iters) / 1e9
         del x, bias, y
 
 

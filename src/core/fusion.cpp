@@ -662,7 +662,8 @@ bool head_candidate(const plugin::OpCall& call, const std::array<const Tensor*, 
   if (!epilogues_on() || call.num_tensors != 3 || call.f[0] != 1.0 || call.f[1] != 0.0) return false;
   const Tensor &a = *t[0], &b = *t[1], &c = *t[2];
   const DType dtype = c.dtype();
-  if (!fusible_dtype(dtype) || a.dtype() != dtype || b.dtype() != dtype || c.numel() == 0 || !covers_whole_storage(c)) return false;
+  if (!fusible_dtype(dtype) || a.dtype() != dtype || b.dtype() != dtype || c.numel() == 0) return false;
+  if (!covers_whole_storage(c)) return false;
   if (small_on_host(device, c) || a.storage() == c.storage() || b.storage() == c.storage()) return false;
   constexpr std::int64_t kLimit = std::numeric_limits<std::int32_t>::max();
   for (const Tensor* m : {&a, &b, &c})

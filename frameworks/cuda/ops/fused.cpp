@@ -80,7 +80,7 @@ bool disable_vector_kernel() {
 // math.h's bit conversions.
 constexpr std::string_view kPrelude =
     "#define XY_GLOBAL\n#define XY_KERNEL extern \"C\" __global__ void\n"
-    "typedef long long xy_long;\n"
+    "typedef long long xy_long;\n#define XY_MULHI(a, b) __umulhi(a, b)\n"
     "#define XY_FUSED_PARAMS\n#define XY_FUSED_RANGE(i, end, n) const xy_long end = (n);\n"
     "#define XY_FUSED_LOOP(i, end) for (xy_long i = (xy_long)blockIdx.x * blockDim.x + threadIdx.x; i < end; "
     "i += (xy_long)gridDim.x * blockDim.x)\n";

@@ -94,8 +94,11 @@ std::optional<cublasLtEpilogue_t> lt_epilogue_of(const pe::Args& e) {
   }
   if (!stored) return {};
   const int act = stored->activation;
-  if (stored->bias)
-    return act == XY_UN_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS : act >= 0 ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+  if (stored->bias) {
+    return act == XY_UN_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS
+           : act >= 0        ? CUBLASLT_EPILOGUE_GELU_BIAS
+                             : CUBLASLT_EPILOGUE_BIAS;
+  }
   return act == XY_UN_RELU ? CUBLASLT_EPILOGUE_RELU : act >= 0 ? CUBLASLT_EPILOGUE_GELU : CUBLASLT_EPILOGUE_DEFAULT;
 }
 

@@ -32,6 +32,7 @@ using plugin::OpId;
 // asks.
 constexpr std::string_view kPrelude =
     "\n#define XY_GLOBAL global\n#define XY_KERNEL kernel void\ntypedef long xy_long;\n"
+    "#define XY_MULHI(a, b) mul_hi(a, b)\n"
     "#define XY_FUSED_PARAMS , int stream, long per\n"
     "#define XY_FUSED_RANGE(i, end, n) XY_CHUNK_BOUNDS(i, end, n, per);\n"
     "#define XY_FUSED_LOOP(i, end) for (; i < end; ++i)\n"

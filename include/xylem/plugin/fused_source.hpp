@@ -16,6 +16,7 @@
 //                    XY_VUNARY, XY_VBINARY, XY_VSTORE(p, o, v) (`streamed`
 //                    says whether its outputs may be streamed), XY_STREAM_OK(p)
 //   XY_LD(p, i), XY_ST(p, i, v)  element i of p as T, and a store of T v
+//   XY_MULHI(a, b)   the high 32 bits of the product of two unsigned ints
 //   XY_UNARY(c, x, p0, p1), XY_BINARY(c, a, b, p0, p1)  math.h's xy_unary_f /
 //                    xy_binary_f, or their _d forms, for T
 //   xy_long          a 64-bit signed integer
@@ -131,6 +132,22 @@ struct FusedLayout {
   src += " XY_FUSED_PARAMS) {\n";
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
+  // Ranks 2 and 3 (a broadcast bias over rows, or over a convolution's
+  // channels) where every index fits 31 bits: the innermost dims divide by a
+  // multiply and a shift (Granlund and Montgomery), worked out once per
+  // thread, instead of the 64-bit divisions of the general path (bias and
+  // ReLU over a bf16 [16384, 4096] took twice as long fused as unfused).
+  src += "  const int xy_small = n < 2147483648L && (l.rank == 2 || l.rank == 3);\n"
+         "  const unsigned int xy_d0 = xy_small ? (unsigned int)l.dims[l.rank - 1] : 1;\n"
+         "  const unsigned int xy_d1 = xy_small && l.rank == 3 ? (unsigned int)l.dims[1] : 1;\n"
+         "  unsigned int xy_h0 = 0, xy_h1 = 0;\n"
+         "  while (xy_h0 < 32 && ((unsigned long)1 << xy_h0) < xy_d0) ++xy_h0;\n"
+         "  while (xy_h1 < 32 && ((unsigned long)1 << xy_h1) < xy_d1) ++xy_h1;\n"
+         "  const unsigned long xy_two32 = (unsigned long)1 << 32;\n"
+         "  const unsigned int xy_m0 =\n"
+         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h0) - xy_d0) / xy_d0 + 1);\n"
+         "  const unsigned int xy_m1 =\n"
+         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h1) - xy_d1) / xy_d1 + 1);\n";
   src += "  XY_FUSED_RANGE(i, end, n)\n#ifdef XY_FUSED_VECTOR\n";
   // One axis, every input dense or broadcast, every output dense.
   src += "  if (l.rank == 1";
@@ -153,6 +170,23 @@ struct FusedLayout {
   src += "    if (l.rank == 1) {\n";
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "      o" + s(t) + " += i * s" + s(t) + ";\n";
+  src += "    } else if (xy_small) {\n"
+         "      const unsigned int xy_u = (unsigned int)i;\n"
+         "      const unsigned int xy_q = (XY_MULHI(xy_u, xy_m0) + xy_u) >> xy_h0;\n"  // i / xy_d0
+         "      const unsigned int xy_c2 = xy_u - xy_q * xy_d0;\n"
+         // xy_q / xy_d1 (xy_q itself at rank 2, where xy_d1 is 1)
+         "      const unsigned int xy_c0 = (XY_MULHI(xy_q, xy_m1) + xy_q) >> xy_h1;\n"
+         "      const unsigned int xy_c1 = xy_q - xy_c0 * xy_d1;\n"
+         "      if (l.rank == 2) {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t])
+      src += "        o" + s(t) + " += xy_q * l.strides[" + s(t) + "][0] + xy_c2 * l.strides[" + s(t) + "][1];\n";
+  src += "      } else {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t])
+      src += "        o" + s(t) + " += xy_c0 * l.strides[" + s(t) + "][0] + xy_c1 * l.strides[" + s(t) +
+             "][1] + xy_c2 * l.strides[" + s(t) + "][2];\n";
+  src += "      }\n";
   src += "    } else {\n      xy_long rest = i;\n      for (int d = (int)l.rank - 1; d >= 0; --d) {\n"
          "        const xy_long c = rest % l.dims[d];\n        rest /= l.dims[d];\n";
   for (int t = 0; t < kViews; ++t)
