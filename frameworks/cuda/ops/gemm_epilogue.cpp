@@ -105,7 +105,7 @@ std::optional<cublasLtEpilogue_t> lt_epilogue_of(const pe::Args& e) {
 // One device's cuBLASLt handle and the algorithm its heuristic chose per
 // problem (the heuristic costs tens of microseconds; launches of one device
 // are serialised, the mutex guards the map across devices).
-using Problem = std::tuple<int, int, int, int, int, int, int, int, int, int, bool>;
+using Problem = std::tuple<int, int, int, int, int, int, int, int, int, int, int, bool>;
 struct LtState {
   cublasLtHandle_t handle = nullptr;
   std::map<Problem, std::optional<cublasLtMatmulAlgo_t>> algos;
@@ -188,8 +188,7 @@ bool run_on_lt(const pe::Args& e, DType dtype, const Context& ctx) {
         "cublasLtMatrixLayoutCreate");
   check(lt->cublasLtMatrixLayoutCreate(&layout_c.value, type, mi, ni, ldc), "cublasLtMatrixLayoutCreate");
 
-  const cublasHandle_t blas = ctx.blas->handle(ctx.stream);  // made first: its workspace serves here too
-  (void)blas;
+  (void)ctx.blas->handle(ctx.stream);  // made first: its workspace serves cuBLASLt too
   void* workspace = ctx.blas->workspace();
   std::size_t workspace_bytes = BlasState::kWorkspaceBytes;
   std::optional<cublasLtMatmulAlgo_t> algo;
@@ -198,8 +197,7 @@ bool run_on_lt(const pe::Args& e, DType dtype, const Context& ctx) {
     std::lock_guard lock(lt_mutex);
     LtState& state = lt_state(*lt, ctx.device);
     handle = state.handle;
-    const Problem key{ctx.device, int(dtype), mi, ni, ki, int(op_a), int(op_b), lda, ldb, ldc * 64 + int(*epilogue),
-                      tf32};
+    const Problem key{ctx.device, int(dtype), mi, ni, ki, int(op_a), int(op_b), lda, ldb, ldc, int(*epilogue), tf32};
     auto found = state.algos.find(key);
     if (found == state.algos.end()) {
       Owned<cublasLtMatmulPreference_t, &CublasLtLibrary::cublasLtMatmulPreferenceDestroy> pref{*lt};
