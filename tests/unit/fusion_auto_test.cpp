@@ -488,6 +488,24 @@ TEST_P(AutoFusion, GemmAloneAndTailIntoItsOperand) {
   EXPECT_EQ(counts.now().epilogues, 0u);
 }
 
+// A gemm whose product cannot be allocated raises out_of_memory at the
+// call, deferred or not, naming c, and leaves its operands as they were;
+// nothing is pending after it.
+TEST_P(AutoFusion, GemmOutOfMemoryIsTheCallsError) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr std::int64_t huge = std::int64_t{1} << 20;  // c: 2^40 f32, 4 TiB
+  std::vector<double> av, bv;
+  const Tensor a = random(Layout{huge, 1}, xylem::f32, av);
+  const Tensor b = random(Layout{1, huge}, xylem::f32, bv);
+  Tensor c(Layout{huge, huge}, xylem::f32);
+  CountsSince counts;
+  XY_EXPECT_ERROR(ErrorCode::out_of_memory,
+                  xylem::blas::gemm(backend, xylem::blas::Transpose::no, xylem::blas::Transpose::no, 1.0, a, b, 0.0, c));
+  expect_near(a.to_doubles(), av, 0, "a after the error");
+  expect_near(b.to_doubles(), bv, 0, "b after the error");
+  EXPECT_EQ(counts.now().epilogues, 0u);
+}
+
 // A capture records the gemm with its epilogue; a replay on new inputs
 // computes it again.
 TEST_P(AutoFusion, CaptureRecordsGemmEpilogue) {
