@@ -139,8 +139,11 @@ bool aligned16(const TensorArg& t, std::size_t element) {
 
 // XYLEM_CUDA_CUBLASLT=0: every tail in two steps (for comparison).
 bool lt_disabled() {
-  const char* v = std::getenv("XYLEM_CUDA_CUBLASLT");
-  return v != nullptr && std::string_view(v) == "0";
+  static const bool off = [] {
+    const char* v = std::getenv("XYLEM_CUDA_CUBLASLT");
+    return v != nullptr && std::string_view(v) == "0";
+  }();
+  return off;
 }
 
 // The whole call as one cublasLtMatmul, or false (nothing run) where
