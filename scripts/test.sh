@@ -75,14 +75,13 @@ cmake --build build-tsan -j"$jobs" --target xylem_runtime_tests
 # built with it), so a gemm's output written by a pool thread and read by
 # the next op reads as a race (unit.models' Linear layers). With one thread
 # OpenBLAS computes in the calling thread: our ordering is what TSan checks.
-# history_size=7: a large fused kernel reads its layout, on the queue
-# thread's stack, from oneTBB's workers, and the next one writes the same
-# stack slots after tbb::parallel_for's join, which TSan cannot see (see
-# tsan.supp). The suppression needs the workers' stacks; with the default
-# history they were lost behind a gemm's band (the native gemm epilogue runs
-# a gemm and a fused tail per band in one task) and the report was not
-# suppressed.
-OPENBLAS_NUM_THREADS=1 XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
-TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1 history_size=7 suppressions=$PWD/scripts/tsan.supp" \
+# XYLEM_NATIVE_THREADS=1 (and OMP_NUM_THREADS=1 for oneDNN) for the same
+# reason with oneTBB: its workers synchronise inside libtbb, which TSan
+# cannot see, so every element a worker wrote was a race report to match
+# against tsan.supp, and TSan keeps each racy address in a list it searches
+# linearly: a test that wrote a million elements took minutes (unit.fusion_auto
+# timed out in CI). Our queue, coherence and user threads run as before.
+OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 XYLEM_NATIVE_THREADS=1 XYLEM_SOAK_SECONDS=${XYLEM_SOAK_SECONDS:-10} \
+TSAN_OPTIONS="halt_on_error=1 allocator_may_return_null=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan --output-on-failure -j"$jobs" --timeout 1800 -L 'unit|soak'
 

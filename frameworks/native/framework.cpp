@@ -2,10 +2,13 @@
 
 #include <cblas.h>
 #include <hwy/targets.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/version.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -35,6 +38,24 @@ std::string best_simd_target() {
   return hwy::TargetName(targets & -targets);  // Highway orders better targets at lower bits
 }
 
+// XYLEM_NATIVE_THREADS=n caps the host's worker threads (oneTBB's and
+// OpenBLAS's) at n, as OMP_NUM_THREADS or torch.set_num_threads do: one
+// process per core under mpirun, or n = 1 for ThreadSanitizer, which cannot
+// see oneTBB's own synchronisation (libtbb is not built with it) and so
+// reports, and must sift, every element a worker writes. Read once, when the
+// framework loads; oneTBB keeps the cap while the control lives, so it is
+// never destroyed.
+int apply_thread_cap() {
+  const char* env = std::getenv("XYLEM_NATIVE_THREADS");
+  char* end = nullptr;
+  const long n = env == nullptr ? 0 : std::strtol(env, &end, 10);
+  if (n <= 0 || end == env || *end != '\0') return 0;
+  static const auto* cap = new tbb::global_control(tbb::global_control::max_allowed_parallelism, std::size_t(n));
+  (void)cap;
+  openblas_set_num_threads(int(n));
+  return int(n);
+}
+
 Hardware describe_host() {
   Hardware hw;
   hw.framework = "native";
@@ -42,7 +63,8 @@ Hardware describe_host() {
   hw.name = cpu_model();
   hw.vendor = "host";
   hw.kind = HardwareKind::cpu;
-  hw.compute_units = tbb::info::default_concurrency();
+  const int cap = apply_thread_cap();
+  hw.compute_units = cap > 0 ? std::min(cap, tbb::info::default_concurrency()) : tbb::info::default_concurrency();
   hw.memory_bytes = std::uint64_t(sysconf(_SC_PHYS_PAGES)) * std::uint64_t(sysconf(_SC_PAGE_SIZE));
   hw.caps.fp64 = true;
   hw.caps.fp16 = true;  // stored as f16, computed in f32

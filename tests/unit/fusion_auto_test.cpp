@@ -48,8 +48,11 @@ void expect_counts(const FusionCounts& c, std::uint64_t kernels, std::uint64_t c
 
 void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (std::size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+  // One assertion, for the first element out of tolerance: the operands of
+  // the out-of-memory test hold a million elements each.
+  std::size_t i = 0;
+  while (i < got.size() && std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]))) ++i;
+  if (i < got.size()) ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
 }
 
 class AutoFusion : public ::testing::TestWithParam<std::string> {
