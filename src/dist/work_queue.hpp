@@ -3,6 +3,7 @@
 // enqueued. One thread keeps each process's collectives in program order
 // (what every transport needs: the ranks must call them in one order) and
 // lets MPI run single-threaded.
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -13,7 +14,9 @@
 
 namespace xylem::dist::detail {
 
-// Completed by the work queue, carrying the work's error.
+// Completed by the work queue, carrying the work's error. A waiter polls
+// for a moment before it sleeps: a small collective ends within
+// microseconds, and waking a sleeping thread costs about as much again.
 class WorkEvent final : public Event {
  public:
   bool ready() const override;
@@ -24,7 +27,8 @@ class WorkEvent final : public Event {
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
-  bool done_ = false;
+  std::atomic<bool> done_{false};
+  mutable bool sleepers_ = false;  // under mutex_: whether finish() must notify
   std::exception_ptr error_;
 };
 
