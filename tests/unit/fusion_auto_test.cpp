@@ -52,7 +52,9 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
   // the out-of-memory test hold a million elements each.
   std::size_t i = 0;
   while (i < got.size() && std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]))) ++i;
-  if (i < got.size()) ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+  if (i < got.size()) {
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+  }
 }
 
 class AutoFusion : public ::testing::TestWithParam<std::string> {
