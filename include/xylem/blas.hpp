@@ -86,13 +86,16 @@ void gemv(const Backend& b, Transpose ta, double alpha, const Tensor& a, const T
 void gemm(const Backend& b, Transpose ta, Transpose tb, double alpha, const Tensor& a, const Tensor& bm,
           double beta, Tensor& c);
 
-/// The product a @ bm into a new tensor, as NumPy's and PyTorch's matmul for
-/// ranks 1 to 3: vector @ vector is their dot product (rank 0), matrix @
-/// vector and vector @ matrix a vector, [m, k] @ [k, n] is [m, n]; with a
-/// batch, [batch, m, k] @ [batch, k, n] is [batch, m, n], where an operand of
-/// rank 2 or of batch 1 serves every product. Other ranks, a vector with a
-/// batch, unequal batches and inner sizes that differ raise shape_mismatch;
-/// dtypes that differ dtype_mismatch.
+/// The product a @ bm into a new tensor, as NumPy's and PyTorch's matmul:
+/// vector @ vector is their dot product (rank 0), matrix @ vector and
+/// vector @ matrix a vector, [m, k] @ [k, n] is [m, n]. Higher ranks are
+/// stacks of matrices over their leading (batch) axes, which broadcast as
+/// NumPy's do: [2, 1, m, k] @ [3, k, n] is [2, 3, m, n], each matrix of an
+/// operand with fewer or size-1 batch axes serving every product it meets
+/// (no copy where its strides allow). A vector beside a stack is a matrix
+/// of one row (a) or column (b), that axis dropped from the result. Inner
+/// sizes that differ, batch axes that do not broadcast and rank 0 raise
+/// shape_mismatch; dtypes that differ dtype_mismatch.
 [[nodiscard]] Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm);
 
 /// Which triangle of a matrix syrk writes and trsm reads.

@@ -305,8 +305,8 @@ void bind_tensor(nb::module_& m) {
   bind_dlpack(m, cls);
   m.def("matmul", [](const Tensor& x, const Tensor& y, std::optional<Backend> b) { return blas::matmul(resolve(b), x, y); },
         "x"_a, "y"_a, nb::kw_only(), "backend"_a = nb::none(), release_gil(),
-        "x @ y: gemm for matrices (rank 3 on either side: batched, a rank-2 side shared), gemv for a matrix and a "
-        "vector, dot for two vectors.");
+        "x @ y as NumPy's matmul: dot for two vectors, gemv for a matrix and a vector, gemm for matrices, batched "
+        "gemm for stacks of matrices whose batch axes broadcast.");
 }
 
 }  // namespace xylem::python

@@ -320,10 +320,11 @@ Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm) {
   ops::require_defined(name, "a", a);
   ops::require_defined(name, "b", bm);
   const int ra = a.rank(), rb = bm.rank();
-  if (ra < 1 || ra > 3 || rb < 1 || rb > 3)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": takes ranks 1 to 3, not " +
+  if (ra < 1 || rb < 1)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": takes ranks 1 and up, not " +
                                                a.layout().dims_string() + " @ " + bm.layout().dims_string());
-  // Vectors: a dot product, or a matrix-vector product either way round.
+  // Vectors and matrices alone: a dot product, a matrix-vector product
+  // either way round, one gemm.
   if (ra == 1 && rb == 1) {
     Tensor r(Layout{}, a.dtype());
     dot(b, a, bm, r);
@@ -339,10 +340,6 @@ Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm) {
     gemv(b, Transpose::yes, 1.0, bm, a, 0.0, r);
     return r;
   }
-  if (ra == 1 || rb == 1)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": a vector times a batch (" +
-                                               a.layout().dims_string() + " @ " + bm.layout().dims_string() +
-                                               ") is not taken; reshape the vector to a matrix");
   const auto rows = [](const Tensor& t) { return t.layout().dims()[std::size_t(t.rank() - 2)]; };
   const auto cols = [](const Tensor& t) { return t.layout().dims()[std::size_t(t.rank() - 1)]; };
   if (ra == 2 && rb == 2) {
@@ -350,22 +347,41 @@ Tensor matmul(const Backend& b, const Tensor& a, const Tensor& bm) {
     gemm(b, Transpose::no, Transpose::no, 1.0, a, bm, 0.0, c);
     return c;
   }
-  // A batch: a matrix of rank 2, or of batch 1, serves every product.
-  const auto batched = [](const Tensor& t) {
-    if (t.rank() == 3) return t;
-    const Layout& v = t.layout();
-    const std::array<std::int64_t, 3> dims{1, v.dims()[0], v.dims()[1]}, strides{0, v.strides()[0], v.strides()[1]};
-    return t.as_strided(Layout::strided(dims, strides, v.offset()));
+  // Stacks of matrices, as NumPy takes them: a vector is a matrix of one row
+  // (a) or one column (b), that axis dropped from the result again; the
+  // axes before the last two are batch axes and broadcast against each
+  // other. Each operand's batch axes are merged into one where its strides
+  // allow (a broadcast operand keeps stride 0, so one matrix serves every
+  // product), else its stretched view is copied dense first.
+  const std::string shapes = a.layout().dims_string() + " @ " + bm.layout().dims_string();
+  const Tensor am = ra == 1 ? a.reshape({1, a.layout().dims()[0]}) : a;
+  const Tensor bv = rb == 1 ? bm.reshape({bm.layout().dims()[0], 1}) : bm;
+  const std::int64_t m = rows(am), k = cols(am), n = cols(bv);
+  if (rows(bv) != k)
+    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": " + shapes + ": inner sizes " + std::to_string(k) +
+                                               " and " + std::to_string(rows(bv)) + " differ");
+  const auto batch_of = [](const Tensor& t) {
+    return Layout(std::span<const std::int64_t>(t.layout().dims().data(), std::size_t(t.rank() - 2)));
   };
-  const Tensor a3 = batched(a), b3 = batched(bm);
-  const std::int64_t batch_a = a3.layout().dims()[0], batch_b = b3.layout().dims()[0];
-  if (batch_a != batch_b && batch_a != 1 && batch_b != 1)
-    throw Error(ErrorCode::shape_mismatch, std::string(name) + ": batches of " + std::to_string(batch_a) + " and " +
-                                               std::to_string(batch_b) + " (" + a.layout().dims_string() + " @ " +
-                                               bm.layout().dims_string() + ") do not broadcast");
-  Tensor c(Layout{std::max(batch_a, batch_b), rows(a), cols(bm)}, a.dtype());
+  const Layout batch = ops::broadcast(std::string(name) + " (the batch axes of " + shapes + ")", batch_of(am), batch_of(bv));
+  const int nb = batch.rank();
+  const auto stacked = [&](const Tensor& t, std::int64_t r, std::int64_t c) {
+    std::array<std::int64_t, kMaxRank> dims{};
+    std::copy(batch.dims().begin(), batch.dims().end(), dims.begin());
+    dims[std::size_t(nb)] = r;
+    dims[std::size_t(nb + 1)] = c;
+    const Tensor stretched = ops::expand(t, Layout(std::span<const std::int64_t>(dims.data(), std::size_t(nb + 2))));
+    return ops::grouped3(b, stretched, stretched.layout(), nb, nb + 1);
+  };
+  const Tensor a3 = stacked(am, m, k), b3 = stacked(bv, k, n);
+  Tensor c(Layout{batch.numel(), m, n}, a.dtype());
   gemm(b, Transpose::no, Transpose::no, 1.0, a3, b3, 0.0, c);
-  return c;
+  std::array<std::int64_t, kMaxRank> out{};
+  std::copy(batch.dims().begin(), batch.dims().end(), out.begin());
+  std::size_t rank = std::size_t(nb);
+  if (ra > 1) out[rank++] = m;
+  if (rb > 1) out[rank++] = n;
+  return c.reshape(std::span<const std::int64_t>(out.data(), rank));
 }
 
 }  // namespace xylem::blas

@@ -125,53 +125,105 @@ TEST_P(Gemm, gemm_skinny) {
   });
 }
 
-// blas::matmul into a new tensor: rank 2; a batch; a rank-2 operand and one
-// of batch 1 serving every product of the batch; then shapes that do not
-// fit, each a shape_mismatch that leaves the operands as they were.
+// a @ b as NumPy computes it, from the operands' logical values: vectors
+// promoted to a row (a) or a column (b) and dropped from the result, batch
+// axes broadcast. Returns the result's dims and values, and each value's
+// sum of |terms| (the scale of its rounding error).
+struct MatmulReference {
+  std::vector<std::int64_t> dims;
+  std::vector<double> values, scale;
+};
+
+MatmulReference matmul_reference(const Arg& a, Dims ad, const Arg& b, Dims bd) {
+  const bool a_vector = ad.size() == 1, b_vector = bd.size() == 1;
+  if (a_vector) ad.insert(ad.begin(), 1);
+  if (b_vector) bd.push_back(1);
+  const std::int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back();
+  const std::size_t rank = std::max(ad.size(), bd.size()) - 2;
+  Dims batch(rank);
+  const auto dim_at = [&](const Dims& d, std::size_t i) {  // batch axis i of d, right-aligned; 1 where absent
+    const std::size_t own = d.size() - 2;
+    return i + own >= rank ? d[i + own - rank] : std::int64_t{1};
+  };
+  for (std::size_t i = 0; i < rank; ++i) batch[i] = dim_at(ad, i) == 1 ? dim_at(bd, i) : dim_at(ad, i);
+  // The element offset of matrix `q` (row-major over `batch`) in d's values.
+  const auto matrix_offset = [&](const Dims& d, std::int64_t q) {
+    std::int64_t offset = 0, stride = d[d.size() - 2] * d.back();
+    for (std::size_t i = rank; i-- > 0;) {
+      const std::int64_t index = q % batch[i];
+      q /= batch[i];
+      const std::int64_t own = dim_at(d, i);
+      if (i + (d.size() - 2) >= rank) {
+        offset += (own == 1 ? 0 : index) * stride;
+        stride *= own;
+      }
+    }
+    return offset;
+  };
+  std::int64_t matrices = 1;
+  for (std::int64_t d : batch) matrices *= d;
+  MatmulReference r;
+  r.dims = batch;
+  if (!a_vector) r.dims.push_back(m);
+  if (!b_vector) r.dims.push_back(n);
+  for (std::int64_t q = 0; q < matrices; ++q)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double sum = 0, mag = 0;
+        for (std::int64_t p = 0; p < k; ++p) {
+          const double x = a.at(std::size_t(matrix_offset(ad, q) + i * k + p));
+          const double y = b.at(std::size_t(matrix_offset(bd, q) + p * n + j));
+          sum += x * y;
+          mag += std::abs(x * y);
+        }
+        r.values.push_back(sum);
+        r.scale.push_back(mag);
+      }
+  return r;
+}
+
+// blas::matmul into a new tensor, against NumPy's rules: matrices, vectors
+// either side, stacks whose batch axes broadcast (rank 2 or size-1 batch
+// axes serving every product, views whose batch axes merge and ones that
+// must be copied), empty batches; then shapes that do not fit, each a
+// shape_mismatch that leaves the operands as they were.
 TEST_P(Gemm, matmul) {
   for_each_dtype([&](auto tag) {
     using T = decltype(tag);
     if (!backend.supports(OpId::blas_gemm, xylem::dtype_of_v<T>)) return;  // reported by gemm
     constexpr std::int64_t batch = 3, m = 5, k = 7, n = 4;
-    auto a3 = input<T>(ViewKind::contiguous, {batch, m, k});
-    auto b3 = input<T>(ViewKind::contiguous, {batch, k, n});
-    auto a2 = input<T>(ViewKind::transposed, {m, k});
-    auto b1 = input<T>(ViewKind::contiguous, {1, k, n});
-    auto b2 = input<T>(ViewKind::padded, {k, n});
-    // a @ b for a of batch_a (0: rank 2) and b of batch_b.
-    const auto check = [&](const Arg& a, std::int64_t batch_a, const Arg& b, std::int64_t batch_b) {
+    const auto check = [&](ViewKind a_kind, const Dims& ad, ViewKind b_kind, const Dims& bd) {
+      const Arg a = input<T>(a_kind, ad), b = input<T>(b_kind, bd);
+      SCOPED_TRACE(a.view.layout().dims_string() + " @ " + b.view.layout().dims_string());
       const Tensor c = xylem::blas::matmul(backend, a.view, b.view);
-      const std::int64_t out_batch = std::max<std::int64_t>({batch_a, batch_b, 1});
-      const bool rank2 = batch_a == 0 && batch_b == 0;
-      ASSERT_EQ(c.layout().dims_string(),
-                (rank2 ? xylem::Layout{m, n} : xylem::Layout{out_batch, m, n}).dims_string());
+      const MatmulReference want = matmul_reference(a, ad, b, bd);
+      ASSERT_EQ(c.layout().dims_string(), xylem::Layout(want.dims).dims_string());
       const std::vector<double> got = c.to_doubles();
       const double rel = std::max(Tol<T>::elem, 2.0 * double(k + 2) * Tol<T>::eps);
-      for (std::int64_t q = 0; q < out_batch; ++q)
-        for (std::int64_t i = 0; i < m; ++i)
-          for (std::int64_t j = 0; j < n; ++j) {
-            double sum = 0, mag = 0;
-            for (std::int64_t p = 0; p < k; ++p) {
-              const double x = a.at(std::size_t((batch_a > 1 ? q * m * k : 0) + i * k + p));
-              const double y = b.at(std::size_t((batch_b > 1 ? q * k * n : 0) + p * n + j));
-              sum += x * y;
-              mag += std::abs(x * y);
-            }
-            ASSERT_NEAR(got[std::size_t((q * m + i) * n + j)], sum, rel * mag + 1e-300)
-                << "batch " << q << " at " << i << ", " << j;
-          }
+      for (std::size_t e = 0; e < got.size(); ++e)
+        ASSERT_NEAR(got[e], want.values[e], rel * want.scale[e] + 1e-300) << "element " << e;
     };
-    check(a2, 0, b2, 0);
-    check(a2, 0, b3, batch);
-    check(a3, batch, b3, batch);
-    check(a3, batch, b1, 1);
-    check(a2, 0, b1, 1);
+    check(ViewKind::transposed, {m, k}, ViewKind::padded, {k, n});
+    check(ViewKind::transposed, {m, k}, ViewKind::contiguous, {batch, k, n});
+    check(ViewKind::contiguous, {batch, m, k}, ViewKind::contiguous, {batch, k, n});
+    check(ViewKind::contiguous, {batch, m, k}, ViewKind::contiguous, {1, k, n});
+    check(ViewKind::transposed, {m, k}, ViewKind::contiguous, {1, k, n});
+    check(ViewKind::contiguous, {k}, ViewKind::contiguous, {batch, k, n});
+    check(ViewKind::contiguous, {batch, m, k}, ViewKind::strided, {k});
+    check(ViewKind::contiguous, {2, 1, m, k}, ViewKind::contiguous, {batch, k, n});
+    check(ViewKind::padded, {2, batch, m, k}, ViewKind::transposed, {2, 1, k, n});
+    check(ViewKind::transposed, {2, batch, m, k}, ViewKind::contiguous, {k, n});
+    check(ViewKind::contiguous, {0, m, k}, ViewKind::contiguous, {k, n});
+    check(ViewKind::contiguous, {2, 1, 2, m, k}, ViewKind::contiguous, {batch, 1, k, n});
+    const Arg a3 = input<T>(ViewKind::contiguous, {batch, m, k});
     const std::vector<double> kept = a3.values();
     XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch, (void)xylem::blas::matmul(backend, a3.view, a3.view));
     XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
                     (void)xylem::blas::matmul(backend, a3.view, input<T>(ViewKind::contiguous, {2, k, n}).view));
     XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
-                    (void)xylem::blas::matmul(backend, input<T>(ViewKind::contiguous, {k}).view, b3.view));
+                    (void)xylem::blas::matmul(backend, input<T>(ViewKind::contiguous, {k}).view, a3.view));
+    XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
+                    (void)xylem::blas::matmul(backend, xylem::Tensor::from(std::vector<double>{1.0}).reshape(std::span<const std::int64_t>{}), a3.view));
     EXPECT_EQ(a3.values(), kept);
   });
 }

@@ -127,6 +127,12 @@ def test_matmul(backend, rng):
     batch = rng.normal(size=(2, 3, 4))
     check(put(batch, xylem.f32, backend) @ bt, batch @ b, xylem.f32)
     check(xylem.matmul(put(v, xylem.f32, backend), put(v, xylem.f32, backend)), v @ v, xylem.f32)
+    # Stacks: batch axes broadcast as NumPy's do; a vector beside a stack.
+    stack, other = rng.normal(size=(2, 1, 3, 4)), rng.normal(size=(5, 4, 2))
+    check(put(stack, xylem.f32, backend) @ put(other, xylem.f32, backend), stack @ other, xylem.f32)
+    check(put(v, xylem.f32, backend) @ put(other, xylem.f32, backend), v @ other, xylem.f32)
+    with pytest.raises(xylem.ShapeMismatch):
+        put(stack, xylem.f32, backend) @ put(rng.normal(size=(3, 5, 4, 2)), xylem.f32, backend)
 
 
 def test_printing(backend):
