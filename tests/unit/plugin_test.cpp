@@ -427,6 +427,25 @@ TEST(PluginLoading, NativeOnlyProgramsNeverLoadAPlugin) {
   EXPECT_TRUE(contains(child.output, "[  PASSED  ] 1 test")) << child.describe();
 }
 
+// XYLEM_NATIVE_THREADS=n caps the host's worker threads: the native device
+// counts n compute units and computes as before; a value that is not a
+// positive number is ignored (the child's count is then that of a child
+// with the variable empty, whatever this process was started with).
+TEST(PluginLoading, NativeThreadsComeFromTheEnvironment) {
+  const auto units = [](const std::string& value) {
+    const auto child = xylem_test::run_this_test(
+        "PluginChild.NativeThreads", {{"XYLEM_TEST_CHILD", "native_threads"}, {"XYLEM_NATIVE_THREADS", value}});
+    EXPECT_TRUE(child.passed()) << "XYLEM_NATIVE_THREADS=" << value << ": " << child.describe();
+    const auto at = child.output.find("compute units ");
+    return at == std::string::npos ? -1 : std::atoi(child.output.c_str() + at + 14);
+  };
+  const int all = units("");
+  EXPECT_GE(all, 1);
+  EXPECT_EQ(units("1"), 1);
+  EXPECT_EQ(units("0"), all);
+  EXPECT_EQ(units("two"), all);
+}
+
 // ---- The children those tests start (skipped in a normal run) ----
 
 TEST(PluginChild, Report) {
@@ -442,6 +461,21 @@ TEST(PluginChild, Report) {
   const auto result = y.to_vector<double>();
   for (std::size_t i = 0; i < data.size(); ++i) ASSERT_NEAR(result[i], 1.0 / (1.0 + std::exp(-data[i])), 1e-12);
   std::cout << "mirror op ok\n";
+}
+
+TEST(PluginChild, NativeThreads) {
+  if (!xylem_test::is_child("native_threads")) GTEST_SKIP() << "runs only as PluginLoading's child process";
+  auto native = Backend::native();
+  std::cout << "compute units " << native.hardware().compute_units << '\n';
+  // Enough elements to be cut into chunks for whatever workers there are.
+  const auto seed = xylem_test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const auto data = xylem_test::random_vector<double>(rng, 1 << 18, -4, 4);
+  xylem::Tensor y(xylem::Layout{1 << 18}, xylem::f64);
+  xylem::nn::sigmoid(native, xylem::Tensor::from(data), y);
+  const auto result = y.to_vector<double>();
+  for (std::size_t i = 0; i < data.size(); ++i)
+    ASSERT_NEAR(result[i], 1.0 / (1.0 + std::exp(-data[i])), 1e-12) << xylem_test::seed_message(seed);
 }
 
 // Lines of /proc/self/maps naming a plugin (libxylem_<name>.so).
