@@ -160,6 +160,16 @@ bool run_on_lt(const pe::Args& e, DType dtype, const Context& ctx) {
   const std::size_t element = size_of(dtype);
   const bool bias = *epilogue == CUBLASLT_EPILOGUE_BIAS || *epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
                     *epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+  // A product of fewer 128 x 128 output tiles than the GPU has
+  // multiprocessors (a linear layer at a small batch: VGG-A's first
+  // classifier layer is [64, 25088] x [25088, 4096], 32 tiles) runs in two
+  // steps, cuBLAS's gemm then the fused tail. The reference networks' bf16
+  // forward passes slowed by the classifiers' weight sizes once their
+  // layers took cuBLASLt's epilogue (VGG-A 5.59 -> 7.01 ms, Overfeat
+  // 3.03 -> 3.42, AlexNet 2.00 -> 2.07; backward, never an epilogue, as
+  // before): the heuristic's first algorithm for such a shape seems to leave
+  // most multiprocessors idle where cuBLAS splits k. Not yet profiled.
+  if ((m + 127) / 128 * ((n + 127) / 128) < ctx.multiprocessors) return false;
   for (const TensorArg* t : {&e.a, &e.b, &e.y0})
     if (!aligned16(*t, element)) return false;
   if (bias && !aligned16(e.x1, element)) return false;
