@@ -24,6 +24,7 @@ void bind_numpy(nb::module_& m);
 void bind_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
 void bind_creation(nb::module_& m);
 void bind_math(nb::module_& m);
+void bind_math_methods(nb::class_<Tensor>& cls);
 void bind_fused(nb::module_& m);
 void bind_blas(nb::module_& blas);
 void bind_fft(nb::module_& fft);

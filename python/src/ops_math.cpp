@@ -80,7 +80,102 @@ void def_reduce(nb::module_& m, const char* name, ReduceNew make, ReduceOut into
       (std::string(doc) + " keepdims keeps the reduced axes as size 1." + kOutDoc).c_str());
 }
 
+// Views that only drop or add axes of size 1 (their strides never matter),
+// so any view has them without a copy.
+Tensor squeezed(const Tensor& t, nb::handle axis) {
+  const Layout& v = t.layout();
+  std::vector<bool> drop(std::size_t(v.rank()), false);
+  if (axis.is_none()) {
+    for (int a = 0; a < v.rank(); ++a) drop[std::size_t(a)] = v.dims()[std::size_t(a)] == 1;
+  } else {
+    std::vector<int> axes;
+    if (PyLong_Check(axis.ptr())) {
+      axes.push_back(nb::cast<int>(axis));
+    } else {
+      for (nb::handle a : axis) axes.push_back(nb::cast<int>(a));
+    }
+    for (int a : axes) {
+      const int at = a < 0 ? a + v.rank() : a;
+      if (at < 0 || at >= v.rank())
+        throw Error(ErrorCode::invalid_argument, "squeeze: axis " + std::to_string(a) + " of a tensor of rank " +
+                                                     std::to_string(v.rank()));
+      if (v.dims()[std::size_t(at)] != 1)
+        throw Error(ErrorCode::invalid_argument, "squeeze: axis " + std::to_string(a) + " of " + v.dims_string() +
+                                                     " has size " + std::to_string(v.dims()[std::size_t(at)]) +
+                                                     ", not 1");
+      drop[std::size_t(at)] = true;
+    }
+  }
+  std::vector<std::int64_t> dims, strides;
+  for (int a = 0; a < v.rank(); ++a) {
+    if (drop[std::size_t(a)]) continue;
+    dims.push_back(v.dims()[std::size_t(a)]);
+    strides.push_back(v.strides()[std::size_t(a)]);
+  }
+  return t.as_strided(Layout::strided(dims, strides, v.offset()));
+}
+
+Tensor unsqueezed(const Tensor& t, int axis) {
+  const Layout& v = t.layout();
+  const int at = axis < 0 ? axis + v.rank() + 1 : axis;
+  if (at < 0 || at > v.rank())
+    throw Error(ErrorCode::invalid_argument, "unsqueeze: axis " + std::to_string(axis) + " of a tensor of rank " +
+                                                 std::to_string(v.rank()) + " (from " + std::to_string(-v.rank() - 1) +
+                                                 " to " + std::to_string(v.rank()) + ")");
+  std::vector<std::int64_t> dims(v.dims().begin(), v.dims().end()), strides(v.strides().begin(), v.strides().end());
+  dims.insert(dims.begin() + at, 1);
+  strides.insert(strides.begin() + at, 1);
+  return t.as_strided(Layout::strided(dims, strides, v.offset()));
+}
+
 }  // namespace
+
+// The math above as Tensor methods, on the default backend, as NumPy's and
+// PyTorch's arrays have them: t.sum(), t.max(axis=0), t.exp(), t.clamp(0, 1).
+void bind_math_methods(nb::class_<Tensor>& cls) {
+#define XYLEM_PY_METHOD_UNARY(fn, doc)                                                  \
+  cls.def(                                                                              \
+      #fn, [](const Tensor& x) { return xylem::fn(resolve(std::nullopt), x); }, release_gil(), \
+      "xylem." #fn "(self): " doc);
+  XYLEM_PY_UNARY(XYLEM_PY_METHOD_UNARY)
+#undef XYLEM_PY_METHOD_UNARY
+#define XYLEM_PY_METHOD_REDUCE(fn, doc)                                                          \
+  cls.def(                                                                                       \
+      #fn,                                                                                       \
+      [](const Tensor& x, nb::handle axis, bool keepdims) {                                      \
+        const Reduction r = reduction(axis, keepdims);                                           \
+        nb::gil_scoped_release unlocked;                                                         \
+        return static_cast<ReduceNew>(&xylem::fn)(resolve(std::nullopt), x, r);                  \
+      },                                                                                         \
+      "axis"_a = nb::none(), "keepdims"_a = false, "xylem." #fn "(self, axis, keepdims): " doc);
+  XYLEM_PY_REDUCE(XYLEM_PY_METHOD_REDUCE)
+#undef XYLEM_PY_METHOD_REDUCE
+  cls.def(
+         "var",
+         [](const Tensor& x, nb::handle axis, bool keepdims, int correction) {
+           const Reduction r = reduction(axis, keepdims);
+           nb::gil_scoped_release unlocked;
+           return var(resolve(std::nullopt), x, r, correction);
+         },
+         "axis"_a = nb::none(), "keepdims"_a = false, "correction"_a = 1,
+         "xylem.var(self, axis, keepdims, correction): the variance along `axis` (correction 1: unbiased).")
+      .def(
+          "clamp", [](const Tensor& x, double low, double high) { return clamp(resolve(std::nullopt), x, low, high); },
+          "low"_a, "high"_a, release_gil(), "xylem.clamp(self, low, high): min(max(x, low), high), elementwise.")
+      .def("squeeze", &squeezed, "axis"_a = nb::none(),
+           "The axes of size 1 dropped (all, or the ones `axis` names: an int or a sequence). A view.")
+      .def("unsqueeze", &unsqueezed, "axis"_a,
+           "An axis of size 1 inserted before `axis` (negative counts from the end, -1 appends). A view.")
+      .def(
+          "flatten",
+          [](const Tensor& x) {
+            const std::int64_t all[] = {x.numel()};
+            if (x.layout().is_contiguous()) return x.reshape(all);
+            nb::gil_scoped_release unlocked;
+            return contiguous(resolve(std::nullopt), x).reshape(all);
+          },
+          "The elements in row-major order as one axis: a view where the layout allows, else a copy.");
+}
 
 void bind_math(nb::module_& m) {
 #define XYLEM_PY_DEF_UNARY(fn, doc)                                                                   \

@@ -300,6 +300,7 @@ void bind_tensor(nb::module_& m) {
           },
           "The first dimension.");
   bind_views(cls);
+  bind_math_methods(cls);
   bind_reads(cls);
   bind_operators(cls);
   bind_dlpack(m, cls);

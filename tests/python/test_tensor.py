@@ -135,6 +135,44 @@ def test_matmul(backend, rng):
         put(stack, xylem.f32, backend) @ put(rng.normal(size=(3, 5, 4, 2)), xylem.f32, backend)
 
 
+def test_methods(backend, rng):
+    """NumPy's and PyTorch's array methods: reductions, elementwise math,
+    axes of size 1 dropped and added, flattening."""
+    x = rng.normal(size=(3, 4, 5))
+    t = put(x, xylem.f32, backend)
+    check(t.sum(), x.sum(), xylem.f32)
+    check(t.sum(1), x.sum(1), xylem.f32)
+    check(t.mean((0, 2), keepdims=True), x.mean((0, 2), keepdims=True), xylem.f32)
+    check(t.max(-1), x.max(-1), xylem.f32)
+    check(t.min(axis=0), x.min(axis=0), xylem.f32)
+    assert np.array_equal(t.argmax(2).numpy(), x.astype(np.float32).argmax(2))
+    assert np.array_equal(t.argmin(0).numpy(), x.astype(np.float32).argmin(0))
+    check(t.var(1), x.var(1, ddof=1), xylem.f32)
+    check(t.var(correction=0), x.var(), xylem.f32)
+    check(t.exp(), np.exp(x), xylem.f32)
+    check(t.abs().sqrt(), np.sqrt(np.abs(x)), xylem.f32)
+    check(t.clamp(-0.5, 0.5), np.clip(x, -0.5, 0.5), xylem.f32)
+    check(t.sin() + t.cos(), np.sin(x) + np.cos(x), xylem.f32)
+
+    column = put(rng.normal(size=(4, 1, 3, 1)), xylem.f32, backend)
+    assert column.squeeze().shape == (4, 3)
+    assert column.squeeze(1).shape == (4, 3, 1) and column.squeeze((-1, 1)).shape == (4, 3)
+    assert column.squeeze().shares_data_with(column)
+    with pytest.raises(xylem.InvalidArgument):
+        column.squeeze(0)
+    assert t.unsqueeze(0).shape == (1, 3, 4, 5) and t.unsqueeze(-1).shape == (3, 4, 5, 1)
+    assert t.unsqueeze(1).shape == (3, 1, 4, 5)
+    check(t.unsqueeze(1), x[:, None], xylem.f32)
+    with pytest.raises(xylem.InvalidArgument):
+        t.unsqueeze(5)
+    flat = t.flatten()
+    assert flat.shape == (60,) and flat.shares_data_with(t)
+    check(flat, x.reshape(-1), xylem.f32)
+    strided = t.transpose(0, 2)
+    check(strided.flatten(), x.transpose(2, 1, 0).reshape(-1), xylem.f32)
+    check(strided.squeeze().unsqueeze(0), x.transpose(2, 1, 0)[None], xylem.f32)
+
+
 def test_printing(backend):
     t = put(np.array([[1.5, 2.0], [3.0, 4.0]]), xylem.f32, backend)
     assert str(t) == "[[1.5, 2], [3, 4]] shape=[2, 2], strides=[2, 1]"
