@@ -214,7 +214,7 @@ class Activation : public Layer {
 
  private:
   Kind kind_;
-  Tensor saved_;  // sigmoid and tanh keep their output, the others their input
+  Tensor saved_;  // relu, sigmoid and tanh keep their output, the others their input
 };
 /// max(x, 0).
 class ReLU : public Activation {
