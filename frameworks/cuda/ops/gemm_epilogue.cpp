@@ -163,12 +163,13 @@ bool run_on_lt(const pe::Args& e, DType dtype, const Context& ctx) {
   // A product of fewer 128 x 128 output tiles than the GPU has
   // multiprocessors (a linear layer at a small batch: VGG-A's first
   // classifier layer is [64, 25088] x [25088, 4096], 32 tiles) runs in two
-  // steps, cuBLAS's gemm then the fused tail. The reference networks' bf16
-  // forward passes slowed by the classifiers' weight sizes once their
-  // layers took cuBLASLt's epilogue (VGG-A 5.59 -> 7.01 ms, Overfeat
-  // 3.03 -> 3.42, AlexNet 2.00 -> 2.07; backward, never an epilogue, as
-  // before): the heuristic's first algorithm for such a shape seems to leave
-  // most multiprocessors idle where cuBLAS splits k. Not yet profiled.
+  // steps, cuBLAS's gemm then the fused tail. cuBLASLt's epilogue was
+  // measured on large products only ([16384, 1024] x [1024, 4096]: 1.3x
+  // PyTorch in bf16); for a skinny one with a long k, cuBLAS's gemm splits k
+  // over the idle multiprocessors, and whether the heuristic's first
+  // cuBLASLt algorithm does is not known here. The reference networks'
+  // classifier layers ran in two steps when they were last timed (their
+  // ReLU then kept its input, a second output), and stay there.
   if ((m + 127) / 128 * ((n + 127) / 128) < ctx.multiprocessors) return false;
   for (const TensorArg* t : {&e.a, &e.b, &e.y0})
     if (!aligned16(*t, element)) return false;
