@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -116,7 +116,7 @@ class Storage {
   [[nodiscard]] TransferRoutes transfer_routes() const noexcept { return routes_.snapshot(); }
 
   [[nodiscard]] DeviceCopy* find(const plugin::Device& device) noexcept;
-  [[nodiscard]] const std::deque<DeviceCopy>& copies() const noexcept { return copies_; }
+  [[nodiscard]] const std::list<DeviceCopy>& copies() const noexcept { return copies_; }
   // Another copy than `copy` holds the latest version.
   [[nodiscard]] bool current_elsewhere(const DeviceCopy& copy) const noexcept;
   // The copy on `device`, made and allocated if needed (throws out_of_memory).
@@ -153,7 +153,11 @@ class Storage {
 
   std::size_t bytes_;
   std::uint64_t latest_ = 0;
-  std::deque<DeviceCopy> copies_;  // one per device touched; a deque keeps references stable
+  // One per device touched, allocated as each is (most tensors touch one
+  // device, many never allocate at all); a list keeps references stable.
+  // (libstdc++'s deque allocates its map and a first block when constructed:
+  // two mallocs and two frees for every tensor made.)
+  std::list<DeviceCopy> copies_;
   RouteCounters routes_;
 };
 
