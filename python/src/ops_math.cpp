@@ -44,16 +44,22 @@ namespace {
 constexpr const char* kOutDoc =
     " With `out` (the result's shape and dtype; may be an input or a view), written there and returned.";
 
+// axis: an int or a sequence of ints (not None).
+std::vector<int> axes_of(nb::handle axis) {
+  std::vector<int> axes;
+  if (PyLong_Check(axis.ptr())) {
+    axes.push_back(nb::cast<int>(axis));
+  } else {
+    for (nb::handle a : axis) axes.push_back(nb::cast<int>(a));
+  }
+  return axes;
+}
+
 // axis: None, an int or a sequence of ints.
 Reduction reduction(nb::handle axis, bool keepdims) {
   Reduction r;
   r.keepdim = keepdims;
-  if (axis.is_none()) return r;
-  if (PyLong_Check(axis.ptr())) {
-    r.axes.push_back(nb::cast<int>(axis));
-  } else {
-    for (nb::handle a : axis) r.axes.push_back(nb::cast<int>(a));
-  }
+  if (!axis.is_none()) r.axes = axes_of(axis);
   return r;
 }
 
@@ -88,13 +94,7 @@ Tensor squeezed(const Tensor& t, nb::handle axis) {
   if (axis.is_none()) {
     for (int a = 0; a < v.rank(); ++a) drop[std::size_t(a)] = v.dims()[std::size_t(a)] == 1;
   } else {
-    std::vector<int> axes;
-    if (PyLong_Check(axis.ptr())) {
-      axes.push_back(nb::cast<int>(axis));
-    } else {
-      for (nb::handle a : axis) axes.push_back(nb::cast<int>(a));
-    }
-    for (int a : axes) {
+    for (int a : axes_of(axis)) {
       const int at = a < 0 ? a + v.rank() : a;
       if (at < 0 || at >= v.rank())
         throw Error(ErrorCode::invalid_argument, "squeeze: axis " + std::to_string(a) + " of a tensor of rank " +

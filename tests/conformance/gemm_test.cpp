@@ -224,6 +224,13 @@ TEST_P(Gemm, matmul) {
                     (void)xylem::blas::matmul(backend, input<T>(ViewKind::contiguous, {k}).view, a3.view));
     XY_EXPECT_ERROR(xylem::ErrorCode::shape_mismatch,
                     (void)xylem::blas::matmul(backend, xylem::Tensor::from(std::vector<double>{1.0}).reshape(std::span<const std::int64_t>{}), a3.view));
+    // Batches that broadcast to 2^40 products: out of memory, raised by the
+    // call, the operands as they were.
+    const Arg wide_a = input<T>(ViewKind::contiguous, {1 << 20, 1, 1, 1});
+    const Arg wide_b = input<T>(ViewKind::contiguous, {1 << 20, 1, 1});
+    const std::vector<double> wide_kept = wide_a.values();
+    XY_EXPECT_ERROR(xylem::ErrorCode::out_of_memory, (void)xylem::blas::matmul(backend, wide_a.view, wide_b.view));
+    EXPECT_EQ(wide_a.values(), wide_kept);
     EXPECT_EQ(a3.values(), kept);
   });
 }
