@@ -13,7 +13,8 @@
 //   softmax   nn::softmax, log_softmax and layer_norm along the rows of 8192 x 8192 f32,
 //             read + write bytes per second (a one-pass kernel's bound)
 //   bias add  add of a [1,K,1,1] f32 bias over [128,96,55,55] and
-//             [128,256,13,13] (odd H*W, AlexNet's), read + write bytes per second
+//             [128,256,13,13] (odd H*W, AlexNet's) and [128,96,56,56], read +
+//             write bytes per second; bias and ReLU fused over 55 and 56
 //   gemm      blas::gemm 8192^3 f32: full fp32 (the default), then TF32 with
 //             XYLEM_CUDA_TF32=1 (the user's opt-in); then f16 and bf16
 //             inputs and output with f32 accumulation (tensor cores)
@@ -387,7 +388,8 @@ int main(int argc, char** argv) try {
       int iters;  // the smaller one takes ~15 us: enough calls per batch to hide the host
     };
     for (const Bias& c : {Bias{"bias_add_55_gbs", "bias add 128x96x55x55 f32", 96, 55, 20},
-                          Bias{"bias_add_13_gbs", "bias add 128x256x13x13", 256, 13, 200}}) {
+                          Bias{"bias_add_13_gbs", "bias add 128x256x13x13", 256, 13, 200},
+                          Bias{"bias_add_56_gbs", "bias add 128x96x56x56 f32", 96, 56, 20}}) {
       const std::int64_t batch = o.quick ? 8 : 128;
       const xylem::Tensor x = xylem::uniform(be, xylem::Layout{batch, c.channels, c.side, c.side}, xylem::f32, gen, -1, 1);
       const xylem::Tensor bias = xylem::uniform(be, xylem::Layout{1, c.channels, 1, 1}, xylem::f32, gen, -1, 1);
@@ -395,13 +397,16 @@ int main(int argc, char** argv) try {
       const double moved = 2.0 * double(x.numel()) * sizeof(float);
       const double t = time_per_call(o.reps, c.iters, [&] { xylem::add(be, x, bias, y); }, sync);
       rows.push_back({c.key, c.what, "GB/s", moved / t / 1e9, true});
-      if (c.side != 55) continue;
+      if (c.side == 13) continue;
       // The bias and the ReLU after it as one fused kernel: a broadcast over
-      // a rank-3 collapsed layout, the fused kernel's general path.
+      // a rank-3 collapsed layout, the fused kernel's general path for an
+      // odd H*W (55), its broadcast vector kernel for whole vectors (56).
       xylem::FusedProgram p;
       p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
       const double tf = time_per_call(o.reps, c.iters, [&] { xylem::fused(be, p, {x, bias}, {y}); }, sync);
-      rows.push_back({"bias_relu_55_gbs", "fused bias + relu 128x96x55x55", "GB/s", moved / tf / 1e9, true});
+      const std::string side = std::to_string(c.side);
+      rows.push_back({"bias_relu_" + side + "_gbs", "fused bias + relu 128x96x" + side + "x" + side, "GB/s",
+                      moved / tf / 1e9, true});
     }
   }
 
@@ -656,7 +661,8 @@ int main(int argc, char** argv) try {
   const auto stats = dev.memory_stats();
   for (const Row& r : rows)
     for (const char* key : {"sigmoid_gbs", "softmax_gbs", "log_softmax_gbs", "layer_norm_gbs", "bias_add_55_gbs",
-                            "bias_add_13_gbs", "embedding_gbs"})
+                            "bias_add_13_gbs", "bias_add_56_gbs", "bias_relu_55_gbs", "bias_relu_56_gbs",
+                            "embedding_gbs"})
       if (r.key == key)
         for (const Row& c : rows)
           if (c.key == "copy_gbs")

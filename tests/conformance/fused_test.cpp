@@ -297,6 +297,10 @@ TEST_P(Fused, ShapesAndOutputs) {
         {{1000}, {{{1000}}, {{1000}}, {{1000}}, {{1000}}, {{1000}}}, L::strided},
         {{37, 29}, {{{37, 29}, L::transposed}, {{29}}, {{37, 1}, L::padded}, {{37, 29}, L::strided}, {{}}}, L::transposed},
         {{3, 1, 7}, {{{3, 1, 7}}, {{7}}, {{3, 1, 1}}, {{1, 7}}, {{3, 1, 7}, L::strided}}, L::strided},
+        // Biases over channels and rows, innermost dims of whole 16-byte
+        // vectors (CUDA's broadcast vector kernel), a partial last tile.
+        {{3, 40, 72}, {{{3, 40, 72}}, {{40, 1}}, {{72}}, {{3, 40, 72}}, {{1, 40, 72}}}, L::contiguous},
+        {{130, 64}, {{{130, 64}}, {{64}}, {{130, 1}}, {{130, 64}}, {{1, 64}}}, L::contiguous},
         {{}, {{{}}, {{}}, {{}}, {{}}, {{}}}, L::contiguous},
         {{0}, {{{0}}, {{1}}, {{0}}, {{}}, {{0}}}, L::contiguous},
         {{4, 0}, {{{4, 1}}, {{0}}, {{}}, {{4, 0}}, {{1, 0}}}, L::contiguous},

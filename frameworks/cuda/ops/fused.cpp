@@ -65,7 +65,8 @@ std::int64_t vector_steps(std::size_t element_bytes) {
   return element_bytes == 2 ? std::max(1, steps / 2) : steps;
 }
 
-// XYLEM_CUDA_FUSED_VECTOR=0 keeps dense calls on xy_fused_dense (to compare).
+// XYLEM_CUDA_FUSED_VECTOR=0 keeps dense calls on xy_fused_dense and
+// broadcasts on xy_fused (to compare).
 bool disable_vector_kernel() {
   static const bool off = [] {
     const char* v = std::getenv("XYLEM_CUDA_FUSED_VECTOR");
@@ -116,13 +117,7 @@ std::string typed_prelude(DType dtype) {
 // 0 or 1: the strides s<t> read once at the kernel's start).
 struct UsedViews {
   bool used[pf::kViews] = {};
-  explicit UsedViews(const pf::Program& p) {
-    for (int k = 0; k < p.size; ++k) {
-      const pf::Instruction& in = p.code[std::size_t(k)];
-      if (in.kind == pf::Kind::load) used[in.a] = true;
-      if (in.kind == pf::Kind::store) used[pf::kMaxInputs + in.dst] = true;
-    }
-  }
+  explicit UsedViews(const pf::Program& p) { pf::mark_used_views(p, used); }
   [[nodiscard]] std::string strides() const {
     std::string src;
     for (int t = 0; t < pf::kViews; ++t)
@@ -251,6 +246,59 @@ std::string vector_kernel_source(const pf::Words& words) {
   return src;
 }
 
+// A fourth kernel, xy_fused_vecb, for the broadcasts a network makes most (a
+// bias over a linear layer's rows, over a convolution's channels): the
+// vector kernel's tiles over a rank-2 or 3 layout whose innermost dim is a
+// whole number of 16-byte vectors. Each view steps through that dim by 1
+// (a vector per 16 bytes) or 0 (one element splat); each vector's offsets
+// come from small_divisors_source's divisions. s<t> says how view t is read:
+// 0 one element splat, 1 streamed vectors (.cs: read once), 2 vectors kept
+// in cache (a view read again along an outer dim, as a bias over rows).
+std::string broadcast_vector_kernel_source(const pf::Words& words) {
+  const pf::Program p = pf::decode_program(words);
+  const UsedViews views(p);
+  const auto s = [](int v) { return std::to_string(v); };
+  std::string src =
+      "\n__device__ __forceinline__ void xy_ldv(xy_v16& q, const ST* p) {\n"
+      "  const uint4 w = *reinterpret_cast<const uint4*>(p);\n  q.w[0] = w.x; q.w[1] = w.y; q.w[2] = w.z; q.w[3] = w.w;\n}\n"
+      "__device__ __forceinline__ xy_vl xy_vb_load(const ST* p, const xy_long* o, xy_long s) {\n  xy_vl r;\n"
+      "#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n    if (!s) {\n      const T x = XY_LD(p, o[u]);\n"
+      "#pragma unroll\n      for (int k = 0; k < XY_VW; ++k) r.v[u * XY_VW + k] = x;\n      continue;\n    }\n"
+      "    xy_v16 q;\n    if (s == 1) xy_ldcs(q, p + o[u]); else xy_ldv(q, p + o[u]);\n#pragma unroll\n"
+      "    for (int k = 0; k < XY_VW; ++k) r.v[u * XY_VW + k] = XY_LD(q.v, k);\n  }\n  return r;\n}\n"
+      "__device__ __forceinline__ void xy_vb_store(ST* p, const xy_long* o, const xy_vl& x) {\n"
+      "#pragma unroll\n  for (int u = 0; u < XY_VU; ++u) {\n    xy_v16 q;\n#pragma unroll\n"
+      "    for (int k = 0; k < XY_VW; ++k) XY_ST(q.v, k, x.v[u * XY_VW + k]);\n    xy_stcs(p + o[u], q);\n  }\n}\n"
+      "#define XY_VB_LOAD(p, o, s) xy_vb_load(p, o, s)\n#define XY_VB_STORE(p, o, x) xy_vb_store(p, o, x)\n\n";
+  src += kernel_signature("xy_fused_vecb");
+  src += pf::small_divisors_source();
+  for (int t = 0; t < pf::kViews; ++t) {
+    if (!views.used[t]) continue;
+    const std::string st = "l.strides[" + s(t) + "]";
+    src += "  const xy_long s" + s(t) + " = " + st + "[l.rank - 1] == 0 ? 0 : " + st + "[0] == 0 || " + st +
+           "[1] == 0 ? 2 : 1;\n";
+  }
+  src += "  const xy_long B = blockDim.x, tile = (xy_long)XY_VW * XY_VU * B, g = (xy_long)blockIdx.x * tile;\n";
+  src += "  if (g + tile <= n) {\n";
+  for (int t = 0; t < pf::kViews; ++t)
+    if (views.used[t]) src += "    xy_long o" + s(t) + "[XY_VU];\n";
+  src += "#pragma unroll\n    for (int u = 0; u < XY_VU; ++u) {\n"
+         "      const unsigned int xy_u = (unsigned int)(g + ((xy_long)threadIdx.x + (xy_long)u * B) * XY_VW);\n";
+  for (int t = 0; t < pf::kViews; ++t)
+    if (views.used[t]) src += "      o" + s(t) + "[u] = l.offsets[" + s(t) + "];\n";
+  src += pf::small_offsets_source(views.used, "[u]", "      ");
+  src += "    }\n";
+  src += pf::program_steps(p, "xy_vl", "XY_VB_LOAD", "xy_vl_unary", "xy_vl_binary", "XY_VB_STORE", "    ");
+  src += "    return;\n  }\n  for (xy_long i = g + threadIdx.x; i < n; i += B) {\n"
+         "    const unsigned int xy_u = (unsigned int)i;\n";
+  for (int t = 0; t < pf::kViews; ++t)
+    if (views.used[t]) src += "    xy_long o" + s(t) + " = l.offsets[" + s(t) + "];\n";
+  src += pf::small_offsets_source(views.used, "", "    ");
+  src += pf::program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "    ");
+  src += "  }\n}\n";
+  return src;
+}
+
 std::string program_source(const pf::Words& words, DType dtype) {
   std::string source(kPrelude);
   source += sources::math_h;
@@ -259,12 +307,14 @@ std::string program_source(const pf::Words& words, DType dtype) {
   source += pf::kernel_source(words);
   source += dense_kernel_source(words);
   source += vector_kernel_source(words);
+  source += broadcast_vector_kernel_source(words);
   return source;
 }
 
-// A program's three kernels: any layout, xy_fused_dense, xy_fused_vec.
+// A program's four kernels: any layout, xy_fused_dense, xy_fused_vec,
+// xy_fused_vecb.
 struct FusedKernels {
-  cudaKernel_t any = nullptr, dense = nullptr, vec = nullptr;
+  cudaKernel_t any = nullptr, dense = nullptr, vec = nullptr, vecb = nullptr;
 };
 
 // Whether xy_fused_dense serves the call: one axis, inputs of stride 0 or
@@ -284,6 +334,29 @@ bool dense_call(const pf::Call& c) {
 bool vector_call(const pf::Call& c, std::size_t element_bytes) {
   for (int t = 0; t < pf::kViews; ++t) {
     if (c.tensors[std::size_t(t)]->data == nullptr || c.layout.strides[t][0] == 0) continue;
+    const auto start = reinterpret_cast<std::uintptr_t>(c.tensors[std::size_t(t)]->data) +
+                       std::uintptr_t(c.layout.offsets[t]) * element_bytes;
+    if (start % 16 != 0) return false;
+  }
+  return true;
+}
+
+// Whether xy_fused_vecb serves the call: rank 2 or 3, fewer than 2^31
+// elements (small_divisors_source), an innermost dim of whole vectors;
+// every view steps through it by 1 or 0 (outputs by 1), and each of stride
+// 1 starts on 16 bytes and moves along the outer dims by whole vectors.
+bool broadcast_vector_call(const pf::Call& c, std::size_t element_bytes) {
+  const std::int64_t rank = c.layout.rank, width = std::int64_t(16 / element_bytes);
+  if ((rank != 2 && rank != 3) || c.numel >= (std::int64_t{1} << 31) || c.layout.dims[rank - 1] % width != 0)
+    return false;
+  for (int t = 0; t < pf::kViews; ++t) {
+    if (c.tensors[std::size_t(t)]->data == nullptr) continue;
+    const std::int64_t* strides = c.layout.strides[t];
+    const std::int64_t inner = strides[rank - 1];
+    if (inner == 0 && t < pf::kMaxInputs) continue;
+    if (inner != 1) return false;
+    for (std::int64_t d = 0; d + 1 < rank; ++d)
+      if (strides[d] % width != 0) return false;
     const auto start = reinterpret_cast<std::uintptr_t>(c.tensors[std::size_t(t)]->data) +
                        std::uintptr_t(c.layout.offsets[t]) * element_bytes;
     if (start % 16 != 0) return false;
@@ -360,7 +433,7 @@ FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
   const opencl::ProgramCache cache = opencl::ProgramCache::from_environment();
   std::vector<unsigned char> cubin;
   bool from_cache = false;
-  constexpr const char* kNames = "xy_fused xy_fused_dense xy_fused_vec";
+  constexpr const char* kNames = "xy_fused xy_fused_dense xy_fused_vec xy_fused_vecb";
   if (auto entry = cache.load(cache_key); entry && entry->kernel_names == kNames && !entry->binary.empty()) {
     cubin = std::move(entry->binary);
     from_cache = true;
@@ -382,6 +455,7 @@ FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
   XY_CUDA(cudaLibraryGetKernel(&made.any, library, "xy_fused"), device, label);
   XY_CUDA(cudaLibraryGetKernel(&made.dense, library, "xy_fused_dense"), device, label);
   XY_CUDA(cudaLibraryGetKernel(&made.vec, library, "xy_fused_vec"), device, label);
+  XY_CUDA(cudaLibraryGetKernel(&made.vecb, library, "xy_fused_vecb"), device, label);
   if (!from_cache) (void)cache.store(cache_key, opencl::CacheEntry{kNames, cubin});
   kernels.emplace(key, made);
   return made;
@@ -396,8 +470,10 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   const FusedKernels made = kernels_for(c.words, D, ctx.device);
   const bool dense = dense_call(c);
   const std::size_t element_bytes = size_of(D);
-  const bool vector = dense && vector_call(c, element_bytes) && !disable_vector_kernel();
-  const cudaKernel_t kernel = vector ? made.vec : dense ? made.dense : made.any;
+  const bool vector_dense = dense && vector_call(c, element_bytes) && !disable_vector_kernel();
+  const bool vector_broadcast = !dense && !disable_vector_kernel() && broadcast_vector_call(c, element_bytes);
+  const bool vector = vector_dense || vector_broadcast;
+  const cudaKernel_t kernel = vector_broadcast ? made.vecb : vector ? made.vec : dense ? made.dense : made.any;
   pf::FusedLayout layout = c.layout;
   std::int64_t n = c.numel;
 

@@ -109,15 +109,64 @@ struct FusedLayout {
   return out;
 }
 
-// The kernel's text for a valid program (validate() said "").
-[[nodiscard]] inline std::string kernel_source(const Words& words) {
-  const Program p = decode_program(words);
-  bool used[kViews] = {};
+// Which views (x0..x4, y0..y2) the program loads or stores.
+inline void mark_used_views(const Program& p, bool (&used)[kViews]) {
   for (int k = 0; k < p.size; ++k) {
     const Instruction& in = p.code[std::size_t(k)];
     if (in.kind == Kind::load) used[in.a] = true;
     if (in.kind == Kind::store) used[kMaxInputs + in.dst] = true;
   }
+}
+
+// Ranks 2 and 3 (a broadcast bias over rows, or over a convolution's
+// channels) where every index fits 31 bits: the innermost dims divide by a
+// multiply and a shift (Granlund and Montgomery), worked out once per
+// thread, instead of the 64-bit divisions of the general path (bias and
+// ReLU over a bf16 [16384, 4096] took twice as long fused as unfused).
+// Declares xy_small (whether they apply), the divisors xy_d0, xy_d1 and
+// their shifts and multipliers.
+[[nodiscard]] inline std::string small_divisors_source() {
+  return "  const int xy_small = n < 2147483648L && (l.rank == 2 || l.rank == 3);\n"
+         "  const unsigned int xy_d0 = xy_small ? (unsigned int)l.dims[l.rank - 1] : 1;\n"
+         "  const unsigned int xy_d1 = xy_small && l.rank == 3 ? (unsigned int)l.dims[1] : 1;\n"
+         "  unsigned int xy_h0 = 0, xy_h1 = 0;\n"
+         "  while (xy_h0 < 32 && ((unsigned long)1 << xy_h0) < xy_d0) ++xy_h0;\n"
+         "  while (xy_h1 < 32 && ((unsigned long)1 << xy_h1) < xy_d1) ++xy_h1;\n"
+         "  const unsigned long xy_two32 = (unsigned long)1 << 32;\n"
+         "  const unsigned int xy_m0 =\n"
+         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h0) - xy_d0) / xy_d0 + 1);\n"
+         "  const unsigned int xy_m1 =\n"
+         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h1) - xy_d1) / xy_d1 + 1);\n";
+}
+
+// Adds to o<t><suffix> of every used view the offset of element xy_u (an
+// unsigned int in scope) of a rank-2 or 3 layout, by small_divisors_source's
+// divisions.
+[[nodiscard]] inline std::string small_offsets_source(const bool (&used)[kViews], const std::string& suffix,
+                                                      const std::string& indent) {
+  const auto s = [](int v) { return std::to_string(v); };
+  std::string src = indent + "const unsigned int xy_q = (XY_MULHI(xy_u, xy_m0) + xy_u) >> xy_h0;\n" +  // xy_u / xy_d0
+                    indent + "const unsigned int xy_c2 = xy_u - xy_q * xy_d0;\n" +
+                    // xy_q / xy_d1 (xy_q itself at rank 2, where xy_d1 is 1)
+                    indent + "const unsigned int xy_c0 = (XY_MULHI(xy_q, xy_m1) + xy_q) >> xy_h1;\n" + indent +
+                    "const unsigned int xy_c1 = xy_q - xy_c0 * xy_d1;\n" + indent + "if (l.rank == 2) {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t])
+      src += indent + "  o" + s(t) + suffix + " += xy_q * l.strides[" + s(t) + "][0] + xy_c2 * l.strides[" + s(t) +
+             "][1];\n";
+  src += indent + "} else {\n";
+  for (int t = 0; t < kViews; ++t)
+    if (used[t])
+      src += indent + "  o" + s(t) + suffix + " += xy_c0 * l.strides[" + s(t) + "][0] + xy_c1 * l.strides[" + s(t) +
+             "][1] + xy_c2 * l.strides[" + s(t) + "][2];\n";
+  return src + indent + "}\n";
+}
+
+// The kernel's text for a valid program (validate() said "").
+[[nodiscard]] inline std::string kernel_source(const Words& words) {
+  const Program p = decode_program(words);
+  bool used[kViews] = {};
+  mark_used_views(p, used);
   const auto s = [](int v) { return std::to_string(v); };
   std::string src =
       "typedef struct {\n  xy_long rank;\n  xy_long dims[8];\n  xy_long strides[8][8];\n  xy_long offsets[8];\n"
@@ -132,22 +181,7 @@ struct FusedLayout {
   src += " XY_FUSED_PARAMS) {\n";
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "  const xy_long s" + s(t) + " = l.strides[" + s(t) + "][0];\n";
-  // Ranks 2 and 3 (a broadcast bias over rows, or over a convolution's
-  // channels) where every index fits 31 bits: the innermost dims divide by a
-  // multiply and a shift (Granlund and Montgomery), worked out once per
-  // thread, instead of the 64-bit divisions of the general path (bias and
-  // ReLU over a bf16 [16384, 4096] took twice as long fused as unfused).
-  src += "  const int xy_small = n < 2147483648L && (l.rank == 2 || l.rank == 3);\n"
-         "  const unsigned int xy_d0 = xy_small ? (unsigned int)l.dims[l.rank - 1] : 1;\n"
-         "  const unsigned int xy_d1 = xy_small && l.rank == 3 ? (unsigned int)l.dims[1] : 1;\n"
-         "  unsigned int xy_h0 = 0, xy_h1 = 0;\n"
-         "  while (xy_h0 < 32 && ((unsigned long)1 << xy_h0) < xy_d0) ++xy_h0;\n"
-         "  while (xy_h1 < 32 && ((unsigned long)1 << xy_h1) < xy_d1) ++xy_h1;\n"
-         "  const unsigned long xy_two32 = (unsigned long)1 << 32;\n"
-         "  const unsigned int xy_m0 =\n"
-         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h0) - xy_d0) / xy_d0 + 1);\n"
-         "  const unsigned int xy_m1 =\n"
-         "      (unsigned int)(xy_two32 * (((unsigned long)1 << xy_h1) - xy_d1) / xy_d1 + 1);\n";
+  src += small_divisors_source();
   src += "  XY_FUSED_RANGE(i, end, n)\n#ifdef XY_FUSED_VECTOR\n";
   // One axis, every input dense or broadcast, every output dense.
   src += "  if (l.rank == 1";
@@ -171,22 +205,8 @@ struct FusedLayout {
   for (int t = 0; t < kViews; ++t)
     if (used[t]) src += "      o" + s(t) + " += i * s" + s(t) + ";\n";
   src += "    } else if (xy_small) {\n"
-         "      const unsigned int xy_u = (unsigned int)i;\n"
-         "      const unsigned int xy_q = (XY_MULHI(xy_u, xy_m0) + xy_u) >> xy_h0;\n"  // i / xy_d0
-         "      const unsigned int xy_c2 = xy_u - xy_q * xy_d0;\n"
-         // xy_q / xy_d1 (xy_q itself at rank 2, where xy_d1 is 1)
-         "      const unsigned int xy_c0 = (XY_MULHI(xy_q, xy_m1) + xy_q) >> xy_h1;\n"
-         "      const unsigned int xy_c1 = xy_q - xy_c0 * xy_d1;\n"
-         "      if (l.rank == 2) {\n";
-  for (int t = 0; t < kViews; ++t)
-    if (used[t])
-      src += "        o" + s(t) + " += xy_q * l.strides[" + s(t) + "][0] + xy_c2 * l.strides[" + s(t) + "][1];\n";
-  src += "      } else {\n";
-  for (int t = 0; t < kViews; ++t)
-    if (used[t])
-      src += "        o" + s(t) + " += xy_c0 * l.strides[" + s(t) + "][0] + xy_c1 * l.strides[" + s(t) +
-             "][1] + xy_c2 * l.strides[" + s(t) + "][2];\n";
-  src += "      }\n";
+         "      const unsigned int xy_u = (unsigned int)i;\n";
+  src += small_offsets_source(used, "", "      ");
   src += "    } else {\n      xy_long rest = i;\n      for (int d = (int)l.rank - 1; d >= 0; --d) {\n"
          "        const xy_long c = rest % l.dims[d];\n        rest /= l.dims[d];\n";
   for (int t = 0; t < kViews; ++t)
