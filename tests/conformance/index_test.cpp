@@ -163,8 +163,9 @@ TEST_P(Index, index_select_and_embedding_every_dtype) {
         }
       }
       // embedding: rows of a [V, D] table at [2, 3, 5] indices (D odd and
-      // even, so the GPU row copies take both paths).
-      for (std::int64_t d : {5, 64}) {
+      // even, so the GPU row copies take each path: element, 16-byte word,
+      // a warp a row of 2 KiB and more, in one round, two, and a part).
+      for (std::int64_t d : {5, 64, 1000, 2048}) {
         const std::int64_t v = 37;
         auto weight = data(dtype, ViewKind::contiguous, {v, d});
         auto index = index_arg(it, ViewKind::contiguous, {2, 3, 5}, v);

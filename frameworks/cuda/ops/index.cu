@@ -90,6 +90,37 @@ __global__ void __launch_bounds__(kMapThreads)
   }
 }
 
+// A warp per row of `width` 16-byte words, for rows of whole 16-byte words
+// (an embedding's rows): each lane loads kRowUnroll words, a warp's width
+// apart, before it stores any (one row of 1024 f32 in one round: eight
+// loads in flight a thread, where a block per row had one), and stores
+// with the streaming hint (a gathered row is not read again here).
+constexpr int kRowUnroll = 8;
+template <class I>
+__global__ void __launch_bounds__(kMapThreads)
+    gather_rows_by_warp(const I* index, uint4* y, const uint4* x, std::int64_t rows, std::int64_t width,
+                        std::int64_t index_stride, std::int64_t y_stride, std::int64_t x_stride, std::int64_t n,
+                        std::int64_t step) {
+  const int lane = int(threadIdx.x % 32u);
+  const std::int64_t warps = std::int64_t(blockDim.x / 32u);
+  for (std::int64_t r = std::int64_t(blockIdx.x) * warps + threadIdx.x / 32u; r < rows;
+       r += std::int64_t(gridDim.x) * warps) {
+    const std::int64_t v = index[r * index_stride];
+    uint4* to = y + r * y_stride;
+    const bool in_range = v >= 0 && v < n;
+    const uint4* from = x + r * x_stride + (in_range ? v * step : 0);
+    std::int64_t j = lane;
+    for (; j + 32 * (kRowUnroll - 1) < width; j += 32 * kRowUnroll) {
+      uint4 words[kRowUnroll];
+#pragma unroll
+      for (int u = 0; u < kRowUnroll; ++u) words[u] = in_range ? __ldg(from + j + 32 * u) : uint4{};
+#pragma unroll
+      for (int u = 0; u < kRowUnroll; ++u) __stcs(to + j + 32 * u, words[u]);
+    }
+    for (; j < width; j += 32) __stcs(to + j, in_range ? __ldg(from + j) : uint4{});
+  }
+}
+
 template <class Word, class I>
 void gather_as(const plugin::args::index_gather<plugin::TensorArg>& a, const Context& ctx) {
   const std::int64_t count = a.y.view.numel();
@@ -109,6 +140,15 @@ void gather_as(const plugin::args::index_gather<plugin::TensorArg>& a, const Con
     if (width % kPer == 0 && l.strides[1][0] % kPer == 0 && l.strides[2][0] % kPer == 0 && step % kPer == 0 &&
         aligned(y) && aligned(x)) {
       const std::int64_t w = width / kPer;
+      if (w >= 32 * kRowUnroll / 2) {  // rows of 2 KiB and more: a warp each
+        constexpr std::int64_t kWarps = kMapThreads / 32;
+        const int blocks = int(std::min<std::int64_t>((rows + kWarps - 1) / kWarps, 1 << 30));
+        gather_rows_by_warp<I><<<blocks, kMapThreads, 0, ctx.stream>>>(
+            index, reinterpret_cast<uint4*>(y), reinterpret_cast<const uint4*>(x), rows, w, l.strides[0][0],
+            l.strides[1][0] / kPer, l.strides[2][0] / kPer, n, step / kPer);
+        XY_CUDA_LAUNCHED(ctx.device, "index::gather");
+        return;
+      }
       const int threads = int(std::clamp<std::int64_t>((w + 31) / 32 * 32, 32, kMapThreads));
       gather_rows<uint4, I><<<grid, threads, 0, ctx.stream>>>(
           index, reinterpret_cast<uint4*>(y), reinterpret_cast<const uint4*>(x), rows, w, l.strides[0][0],
