@@ -5,7 +5,10 @@
 ///
 /// Dtypes: the float dtypes f16, bf16, f32 and f64 (f16 and bf16 are storage
 /// types: the math runs in f32 and results are rounded to the storage type).
-/// cast takes all eight dtypes.
+/// cast takes all eight dtypes. i32 and i64 take add, sub, mul (wrapping as
+/// two's complement), maximum, minimum, the comparisons, neg, abs, where and
+/// sum (an i64 result), max, min, argmax, argmin; booleans take sum (the
+/// count of trues, i64). Any other op on them raises dtype_mismatch.
 ///
 /// Each op has two forms: one writing into `out` (which must have the result's
 /// shape and dtype; it may be an input, or a view), and one returning a new

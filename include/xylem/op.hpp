@@ -82,14 +82,15 @@ namespace xylem {
   X(blas, gemm_batched, XY_IN(a) XY_IN(b) XY_ACC(c, beta),                                    \
     XY_INT(transpose_a) XY_INT(transpose_b), XY_REAL(alpha) XY_REAL(beta))                    \
   /* y = f(x), same dims (y may be x); code = XY_UN_* (math.h), param0, param1 its            \
-     parameters. Float dtypes. */                                                             \
+     parameters. Float dtypes; i32 and i64 for abs and neg. */                                \
   X(math, unary, XY_IN(x) XY_OUT(y), XY_INT(code), XY_REAL(param0) XY_REAL(param1))           \
   /* y = f(a, b), same dims (the core broadcasts: a broadcast input arrives with stride 0     \
-     along its broadcast axes); y may alias a or b exactly; code = XY_BIN_*. Float dtypes. */ \
+     along its broadcast axes); y may alias a or b exactly; code = XY_BIN_*. Float dtypes;    \
+     i32, i64 for add, sub, mul (wrapping), maximum, minimum (math.h). */                     \
   X(math, binary, XY_IN(a) XY_IN(b) XY_OUT(y), XY_INT(code), XY_REAL(param0) XY_REAL(param1)) \
-  /* as binary; code = XY_CMP_*; y is boolean (0 or 1). Float dtypes. */                      \
+  /* as binary; code = XY_CMP_*; y is boolean (0 or 1). Float dtypes, i32, i64. */            \
   X(math, compare, XY_IN(a) XY_IN(b) XY_OUT(y), XY_INT(code), )                               \
-  /* y = cond ? a : b, cond boolean. Dispatch dtype: a's. Float dtypes. */                    \
+  /* y = cond ? a : b, cond boolean. Dispatch dtype: a's. Float dtypes, i32, i64. */          \
   X(math, where, XY_IN(a) XY_IN(b) XY_IN(cond) XY_OUT(y), , )                                 \
   /* same dims, any two dtypes (all 8), dispatch on x's. Float to integer truncates toward    \
      zero, saturating at the integer type's range, NaN -> 0; integer to integer saturates     \
@@ -101,7 +102,8 @@ namespace xylem {
      x[o, j, i]; code = XY_RED_*; var divides by r - correction (<= 0 gives Inf or NaN as     \
      0/0). r >= 1 (the core handles empty reductions). argmax/argmin: y is i64, the first     \
      index of the extreme, NaN counting as both extremes (the first NaN wins); max/min        \
-     propagate NaN. y's dtype is x's otherwise. Float dtypes. */                              \
+     propagate NaN. y's dtype is x's otherwise. Float dtypes; i32 and i64 for sum (y i64,     \
+     wrapping modulo 2^64), max, min, argmax, argmin. */                                      \
   X(math, reduce, XY_IN(x) XY_OUT(y), XY_INT(code) XY_INT(correction), )                      \
   /* x, y rank 3 [outer, r, inner], along axis 1; log = 0: softmax, 1: log_softmax. r >= 1.   \
      Float dtypes. */                                                                         \

@@ -41,6 +41,28 @@ inline void require_float(std::string_view op, std::string_view arg, const Tenso
                                                describe(t) + "; expected a float dtype (f16, bf16, f32 or f64)");
 }
 
+// i32 or i64: the integer dtypes of arithmetic (add, sub, mul, maximum,
+// minimum, neg, abs), comparisons, where and sum/max/min/argmax/argmin.
+[[nodiscard]] constexpr bool is_math_integer(DType d) noexcept { return d == DType::i32 || d == DType::i64; }
+
+// A float dtype, or i32/i64 (is_math_integer).
+inline void require_arithmetic(std::string_view op, std::string_view arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  if (!is_floating(t.dtype()) && !is_math_integer(t.dtype()))
+    throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " +
+                                               describe(t) + "; expected f16, bf16, f32, f64, i32 or i64");
+}
+
+// An integer `t` given to an op that has no integer form (`has_form`
+// false): integer tensors take only `takes`.
+inline void require_integer_form(bool has_form, std::string_view op, std::string_view arg, const Tensor& t,
+                                 std::string_view takes) {
+  if (has_form || !is_math_integer(t.dtype())) return;
+  throw Error(ErrorCode::dtype_mismatch, std::string(op) + ": argument '" + std::string(arg) + "' is " + describe(t) +
+                                             "; " + std::string(op) + " takes float dtypes only (integer tensors take " +
+                                             std::string(takes) + "; cast to a float dtype first)");
+}
+
 inline void require_dtype(std::string_view op, std::string_view arg, const Tensor& t, DType dtype) {
   require_defined(op, arg, t);
   if (t.dtype() != dtype)

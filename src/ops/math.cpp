@@ -22,9 +22,13 @@ void unary(const Backend& b, std::string_view name, int code, const Tensor& x, T
 // a (op) b into out, broadcasting; `op` is math::binary or math::compare.
 void binary(const Backend& b, std::string_view name, OpId op, int code, const Tensor& x, const Tensor& y,
             Tensor& out) {
-  ops::require_float(name, "x", x);
-  ops::require_float(name, "y", y);
+  ops::require_arithmetic(name, "x", x);
+  ops::require_arithmetic(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
+  // Integer tensors: every comparison; of the arithmetic, what math.h gives
+  // an integer formula (wrapping add, sub, mul; maximum, minimum).
+  ops::require_integer_form(op == OpId::math_compare || xy_int_binary_code(code) != 0, name, "x", x,
+                            "add, sub, mul, maximum, minimum and the comparisons");
   const Layout dims = ops::broadcast(name, x.layout(), y.layout());
   ops::require_dims(name, "out", out, dims);
   ops::require_dtype(name, "out", out, op == OpId::math_compare ? DType::boolean : x.dtype());
@@ -48,7 +52,7 @@ Tensor binary_result(std::string_view name, OpId op, const Tensor& x, const Tens
 #define XYLEM_UNARY_DEF(fn, code)                                                                      \
   void fn(const Backend& b, const Tensor& x, Tensor& out) { unary(b, #fn, code, x, out); }           \
   Tensor fn(const Backend& b, const Tensor& x) {                                                      \
-    ops::require_float(#fn, "x", x);                                                                  \
+    ops::require_arithmetic(#fn, "x", x);                                                             \
     Tensor out(Layout(x.layout().dims()), x.dtype());                                                   \
     fn(b, x, out);                                                                                    \
     return out;                                                                                       \
@@ -102,8 +106,8 @@ XYLEM_BINARY_DEF(ge, OpId::math_compare, XY_CMP_GE)
 void where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& y, Tensor& out) {
   constexpr std::string_view name = "where";
   ops::require_dtype(name, "cond", cond, DType::boolean);
-  ops::require_float(name, "x", x);
-  ops::require_float(name, "y", y);
+  ops::require_arithmetic(name, "x", x);
+  ops::require_arithmetic(name, "y", y);
   ops::require_same_dtype(name, "x", x, "y", y);
   const Layout dims = ops::broadcast(name, ops::broadcast(name, cond.layout(), x.layout()), y.layout());
   ops::require_dims(name, "out", out, dims);
@@ -115,7 +119,7 @@ void where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& 
 }
 Tensor where(const Backend& b, const Tensor& cond, const Tensor& x, const Tensor& y) {
   ops::require_defined("where", "cond", cond);
-  ops::require_float("where", "x", x);
+  ops::require_arithmetic("where", "x", x);
   ops::require_defined("where", "y", y);
   Tensor out(ops::broadcast("where", ops::broadcast("where", cond.layout(), x.layout()), y.layout()), x.dtype());
   where(b, cond, x, y, out);

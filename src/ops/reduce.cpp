@@ -55,14 +55,34 @@ Layout reduced_dims(const Layout& x, const std::vector<int>& axes, bool keepdim)
   return Layout(std::span<const std::int64_t>(dims.data(), n));
 }
 
-DType result_dtype(int code, DType x) { return code == XY_RED_ARGMAX || code == XY_RED_ARGMIN ? DType::i64 : x; }
+// argmax/argmin give i64 indices; an integer or boolean sum is i64 whatever
+// x's dtype (NumPy's on Linux and PyTorch's: i32 and bool sums are i64).
+DType result_dtype(int code, DType x) {
+  if (code == XY_RED_ARGMAX || code == XY_RED_ARGMIN) return DType::i64;
+  return code == XY_RED_SUM && (ops::is_math_integer(x) || x == DType::boolean) ? DType::i64 : x;
+}
+
+// Integer tensors take sum, max, min, argmax and argmin; mean and var are
+// float only. A boolean tensor takes sum (the count of trues: (argmax(y) ==
+// labels).sum()).
+void require_reducible(std::string_view name, int code, const Tensor& x) {
+  ops::require_defined(name, "x", x);
+  if (code == XY_RED_SUM && x.dtype() == DType::boolean) return;
+  ops::require_arithmetic(name, "x", x);
+  ops::require_integer_form(code != XY_RED_MEAN && code != XY_RED_VAR, name, "x", x,
+                            "sum, max, min, argmax and argmin");
+}
 
 void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, const Reduction& r, Tensor& out,
             int correction = 0) {
-  ops::require_float(name, "x", x);
+  require_reducible(name, code, x);
   const std::vector<int> axes = normalise_axes(name, x.layout(), r);
   ops::require_dims(name, "out", out, reduced_dims(x.layout(), axes, r.keepdim));
   ops::require_dtype(name, "out", out, result_dtype(code, x.dtype()));
+  if (x.dtype() == DType::boolean) {  // a count: the i64 sum of 0s and 1s
+    reduce(b, name, code, cast(b, x, DType::i64), r, out, correction);
+    return;
+  }
 
   std::int64_t count = 1;
   for (int a : axes) count *= x.layout().dims()[std::size_t(a)];
@@ -129,7 +149,7 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
 }
 
 Tensor reduce_result(std::string_view name, int code, const Tensor& x, const Reduction& r) {
-  ops::require_float(name, "x", x);
+  require_reducible(name, code, x);
   return Tensor(reduced_dims(x.layout(), normalise_axes(name, x.layout(), r), r.keepdim),
                 result_dtype(code, x.dtype()));
 }

@@ -115,6 +115,31 @@ TEST_P(AutoFusion, ChainOfTemporariesRunsAsOneKernel) {
   }
 }
 
+// Integer calls never join a chain (fusion's programs are float only): a
+// chain of i32 and i64 calls runs call by call, each result stored, twice
+// (so OpenCL and CUDA would have compiled a float chain of that shape).
+TEST_P(AutoFusion, IntegerCallsRunUnfused) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  for (DType dtype : {xylem::i32, xylem::i64}) {
+    SCOPED_TRACE(name(dtype));
+    if (!backend.supports(xylem::Op::math_binary, dtype)) continue;
+    std::vector<double> xv;
+    const Tensor x = xylem::cast(Backend::native(), random(Layout{37, 65}, xylem::f64, xv, -1000, 1000), dtype);
+    xv = x.to_doubles();
+    Tensor three(Layout{}, dtype);
+    xylem::fill(backend, three, 3.0);
+    for (int round = 0; round < 2; ++round) {
+      CountsSince counts;
+      const Tensor y = xylem::neg(backend, xylem::maximum(backend, xylem::mul(backend, xylem::add(backend, x, x), three), x));
+      const std::vector<double> got = y.to_doubles();
+      std::vector<double> want(xv.size());
+      for (std::size_t i = 0; i < xv.size(); ++i) want[i] = -std::max(xv[i] * 2 * 3, xv[i]);
+      expect_near(got, want, 0, "-maximum((x + x) * 3, x)");
+      expect_counts(counts.now(), 0, 0, 0, 0);
+    }
+  }
+}
+
 // Named intermediates stay readable: every one still held is stored.
 TEST_P(AutoFusion, HeldIntermediatesAreStored) {
   SCOPED_TRACE(xylem_test::seed_message(seed));

@@ -3,7 +3,9 @@
 // with stride 0). The work is split into chunks that oneTBB spreads over
 // the cores; each chunk runs the vector kernel of elementwise_simd-inl.h
 // (best SIMD target for this CPU, chosen at run time) specialised on the
-// op code.
+// op code. i32 and i64 take math.h's integer codes (wrapping add, sub, mul;
+// maximum, minimum, neg, abs; the comparisons) as plain loops the compiler
+// vectorises, split into the same chunks.
 
 // SSSE3-only machines are rare; skipping that target saves compile time. They
 // still run, on Highway's portable baseline.
@@ -25,6 +27,7 @@
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
 #include "xylem/error.hpp"
+#include "xylem/plugin/math.h"
 
 namespace xylem::native {
 
@@ -164,6 +167,117 @@ void where_kernel(const OpCall& call) {
   });
 }
 
+// ---- i32 and i64 ---------------------------------------------------------
+// math.h's integer formulas for one element type.
+template <class T>
+struct IntFormulas;
+template <>
+struct IntFormulas<std::int32_t> {
+  static std::int32_t unary(int code, std::int32_t x) { return xy_int_unary_i32(code, x); }
+  static std::int32_t binary(int code, std::int32_t a, std::int32_t b) { return xy_int_binary_i32(code, a, b); }
+  static std::uint8_t compare(int code, std::int32_t a, std::int32_t b) {
+    return std::uint8_t(xy_int_compare_i32(code, a, b));
+  }
+};
+template <>
+struct IntFormulas<std::int64_t> {
+  static std::int64_t unary(int code, std::int64_t x) { return xy_int_unary_i64(code, x); }
+  static std::int64_t binary(int code, std::int64_t a, std::int64_t b) { return xy_int_binary_i64(code, a, b); }
+  static std::uint8_t compare(int code, std::int64_t a, std::int64_t b) {
+    return std::uint8_t(xy_int_compare_i64(code, a, b));
+  }
+};
+
+// y = f(x) or f(a, b) over the views `t` (inputs of T, then the output of
+// Out), in parallel chunks of runs. The dense paths (a broadcast operand
+// has stride 0) are the loops the compiler vectorises.
+template <class T, class Out, std::size_t In, class F>
+void int_map(const std::array<const plugin::TensorArg*, In + 1>& t, F f) {
+  std::array<const Layout*, In + 1> views{};
+  for (std::size_t k = 0; k <= In; ++k) views[k] = &t[k]->view;
+  const auto layout = make_layout<In + 1>(views);
+  const T* x0 = element_ptr<const T>(*t[0]);
+  [[maybe_unused]] const T* x1 = element_ptr<const T>(*t[In == 2 ? 1 : 0]);
+  Out* y = element_ptr<Out>(*t[In]);
+  const std::int64_t s0 = layout.inner_stride(0);
+  [[maybe_unused]] const std::int64_t s1 = layout.inner_stride(In == 2 ? 1 : 0);
+  const std::int64_t sy = layout.inner_stride(In);
+  parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, In + 1>& o, std::int64_t count, std::int64_t) {
+    const T* a = x0 + o[0];
+    Out* py = y + o[In];
+    if constexpr (In == 1) {
+      if (s0 == 1 && sy == 1) {
+        for (std::int64_t j = 0; j < count; ++j) py[j] = f(a[j]);
+      } else {
+        for (std::int64_t j = 0; j < count; ++j) py[j * sy] = f(a[j * s0]);
+      }
+    } else {
+      const T* b = x1 + o[1];
+      if (s0 == 1 && s1 == 1 && sy == 1) {
+        for (std::int64_t j = 0; j < count; ++j) py[j] = f(a[j], b[j]);
+      } else if (s0 == 1 && s1 == 0 && sy == 1) {  // x + 1
+        const T bv = b[0];
+        for (std::int64_t j = 0; j < count; ++j) py[j] = f(a[j], bv);
+      } else if (s0 == 0 && s1 == 1 && sy == 1) {  // 1 - x
+        const T av = a[0];
+        for (std::int64_t j = 0; j < count; ++j) py[j] = f(av, b[j]);
+      } else {
+        for (std::int64_t j = 0; j < count; ++j) py[j * sy] = f(a[j * s0], b[j * s1]);
+      }
+    }
+  });
+}
+
+// Calls body.template operator()<code>() for the code of an X-list (math.h)
+// equal to `code`: the code becomes a constant its formula's switch folds.
+#define XYLEM_NATIVE_INT_CASE(c, expression) \
+  case c:                                    \
+    body.template operator()<c>();           \
+    return true;
+
+template <Kind K, class Body>
+bool with_int_code(std::int64_t code, Body&& body) {
+  if constexpr (K == Kind::unary) {
+    switch (code) {
+      XY_INT_UNARY_FORMULAS(XYLEM_NATIVE_INT_CASE, , , )
+      default: return false;
+    }
+  } else if constexpr (K == Kind::binary) {
+    switch (code) {
+      XY_INT_BINARY_FORMULAS(XYLEM_NATIVE_INT_CASE, , , , )
+      default: return false;
+    }
+  } else {
+    switch (code) {
+      XY_COMPARE_FORMULAS(XYLEM_NATIVE_INT_CASE, , )
+      default: return false;
+    }
+  }
+}
+#undef XYLEM_NATIVE_INT_CASE
+
+template <Kind K, class T>
+void int_kernel(const OpCall& call) {
+  using F = IntFormulas<T>;
+  const auto ops = operands_of<K>(call);
+  const bool known = with_int_code<K>(ops.code, [&]<int Code>() {
+    if constexpr (K == Kind::unary) {
+      int_map<T, T, 1>({&ops.tensors[0], &ops.tensors[1]}, [](T x) { return F::unary(Code, x); });
+    } else if constexpr (K == Kind::binary) {
+      int_map<T, T, 2>({&ops.tensors[0], &ops.tensors[1], &ops.tensors[2]},
+                       [](T a, T b) { return F::binary(Code, a, b); });
+    } else {
+      int_map<T, std::uint8_t, 2>({&ops.tensors[0], &ops.tensors[1], &ops.tensors[2]},
+                                  [](T a, T b) { return F::compare(Code, a, b); });
+    }
+  });
+  if (!known) {
+    constexpr const char* op = K == Kind::unary ? "math::unary" : K == Kind::binary ? "math::binary" : "math::compare";
+    throw Error(ErrorCode::invalid_argument, std::string(op) + ": code " + std::to_string(ops.code) +
+                                                 " has no integer form (" + std::string(name(dtype_of_v<T>)) + ")");
+  }
+}
+
 template <DType D>
 void register_typed(KernelTable& table) {
   table.set(OpId::math_unary, D, &elementwise_kernel<Kind::unary, D>);
@@ -182,6 +296,14 @@ void register_elementwise(KernelTable& table) {
   table.set(OpId::math_where, DType::bf16, &where_kernel<std::uint16_t>);
   table.set(OpId::math_where, DType::f32, &where_kernel<std::uint32_t>);
   table.set(OpId::math_where, DType::f64, &where_kernel<std::uint64_t>);
+  table.set(OpId::math_unary, DType::i32, &int_kernel<Kind::unary, std::int32_t>);
+  table.set(OpId::math_binary, DType::i32, &int_kernel<Kind::binary, std::int32_t>);
+  table.set(OpId::math_compare, DType::i32, &int_kernel<Kind::compare, std::int32_t>);
+  table.set(OpId::math_where, DType::i32, &where_kernel<std::uint32_t>);
+  table.set(OpId::math_unary, DType::i64, &int_kernel<Kind::unary, std::int64_t>);
+  table.set(OpId::math_binary, DType::i64, &int_kernel<Kind::binary, std::int64_t>);
+  table.set(OpId::math_compare, DType::i64, &int_kernel<Kind::compare, std::int64_t>);
+  table.set(OpId::math_where, DType::i64, &where_kernel<std::uint64_t>);
 }
 
 }  // namespace xylem::native

@@ -1,5 +1,6 @@
 // math::reduce natively: y[o, i] = reduce over j of x[o, j, i] for sum,
-// mean, max, min, argmax, argmin and var, f16/bf16/f32/f64, any strides.
+// mean, max, min, argmax, argmin and var, f16/bf16/f32/f64, any strides;
+// sum, max, min, argmax and argmin of i32 and i64 (IntReduction below).
 //
 // Two shapes of work. Rows (each output reduces a dense run along j, or
 // inner == 1): outputs are split further into segments of kSegment elements
@@ -116,26 +117,34 @@ double finish(const Partial& p, int code, std::int64_t r, std::int64_t correctio
   }
 }
 
-template <class L>
-class Reduction {
- public:
-  using T = typename L::T;
-  using C = typename L::C;
-
-  explicit Reduction(const plugin::args::math_reduce<>& a)
-      : x_(element_ptr<const T>(a.x)), y_(a.y), code_(int(a.code)), correction_(a.correction) {
+// A call's [outer, r, inner] view of x and [outer, inner] view of y, and
+// which shape of work it is: rows (each output reduces a dense run, or
+// inner == 1) or columns.
+struct Geometry {
+  explicit Geometry(const plugin::args::math_reduce<>& a) {
     const Layout& v = a.x.view;
     outer_ = v.dims()[0], r_ = v.dims()[1], inner_ = v.dims()[2];
     so_ = v.strides()[0], sr_ = v.strides()[1], si_ = v.strides()[2];
     yo_ = a.y.view.strides()[0], yi_ = a.y.view.strides()[1];
   }
+  [[nodiscard]] bool empty() const { return outer_ * inner_ == 0; }
+  [[nodiscard]] bool by_rows() const { return sr_ == 1 || r_ == 1 || inner_ == 1; }
+
+  std::int64_t outer_ = 0, r_ = 0, inner_ = 0, so_ = 0, sr_ = 0, si_ = 0, yo_ = 0, yi_ = 0;
+};
+
+template <class L>
+class Reduction : Geometry {
+ public:
+  using T = typename L::T;
+  using C = typename L::C;
+
+  explicit Reduction(const plugin::args::math_reduce<>& a)
+      : Geometry(a), x_(element_ptr<const T>(a.x)), y_(a.y), code_(int(a.code)), correction_(a.correction) {}
 
   void run() {
-    if (outer_ * inner_ == 0) return;
-    if (sr_ == 1 || r_ == 1 || inner_ == 1)
-      rows();
-    else
-      columns();
+    if (empty()) return;
+    by_rows() ? rows() : columns();
   }
 
  private:
@@ -294,12 +303,148 @@ class Reduction {
   const plugin::TensorArg& y_;
   int code_;
   std::int64_t correction_;
-  std::int64_t outer_ = 0, r_ = 0, inner_ = 0, so_ = 0, sr_ = 0, si_ = 0, yo_ = 0, yi_ = 0;
 };
 
 template <class L>
 void reduce_kernel(const OpCall& call) {
   Reduction<L>(plugin::unpack<plugin::args::math_reduce>(call)).run();
+}
+
+// ---- i32 and i64: sum, max, min, argmax, argmin (the core refuses mean and
+// var). Sums accumulate in i64 and wrap modulo 2^64 (math.h's integer
+// reductions: an i32 sum's y is i64); max and min stay in T. Plain loops
+// the compiler vectorises, split as the float path: rows in segments of
+// kSegment, columns in blocks of kWidth.
+template <class T>
+class IntReduction : Geometry {
+ public:
+  explicit IntReduction(const plugin::args::math_reduce<>& a)
+      : Geometry(a), x_(element_ptr<const T>(a.x)), y_(a.y), code_(int(a.code)) {}
+
+  void run() {
+    if (empty()) return;
+    by_rows() ? rows() : columns();
+  }
+
+ private:
+  // The running value (a sum as i64, an extreme as T) and, for arg*, where
+  // the extreme is.
+  struct Partial {
+    std::int64_t value = 0;
+    std::int64_t index = 0;
+  };
+
+  // b (a later stretch) into a: the first extreme wins ties.
+  void combine(Partial& a, const Partial& b) const {
+    if (code_ == XY_RED_SUM)
+      a.value = xy_int_binary_i64(XY_BIN_ADD, a.value, b.value);
+    else if (wants_max(code_) ? b.value > a.value : b.value < a.value)
+      a = b;
+  }
+
+  void rows() {
+    const std::int64_t outputs = outer_ * inner_, segments = (r_ + kSegment - 1) / kSegment;
+    if (segments == 1) {
+      parallel_chunks(outputs, std::max<std::int64_t>(1, kSegment / r_), [&](std::int64_t b, std::int64_t e) {
+        for (std::int64_t k = b; k < e; ++k) write(k, segment(k, 0));
+      });
+      return;
+    }
+    std::vector<Partial> parts(std::size_t(outputs * segments));
+    parallel_chunks(outputs * segments, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t item = b; item < e; ++item) parts[std::size_t(item)] = segment(item / segments, item % segments);
+    });
+    parallel_chunks(outputs, 64, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t k = b; k < e; ++k) {
+        Partial total = parts[std::size_t(k * segments)];
+        for (std::int64_t s = 1; s < segments; ++s) combine(total, parts[std::size_t(k * segments + s)]);
+        write(k, total);
+      }
+    });
+  }
+
+  // Segment s of output k (k = o*inner + i).
+  Partial segment(std::int64_t k, std::int64_t s) const {
+    const std::int64_t j0 = s * kSegment, n = std::min(kSegment, r_ - j0);
+    const std::int64_t step = r_ == 1 ? 1 : sr_;
+    const T* p = x_ + (k / inner_) * so_ + (k % inner_) * si_ + j0 * step;
+    Partial out;
+    if (code_ == XY_RED_SUM) {
+      // Unsigned, so the compiler may reorder (vectorise) the wrapping adds.
+      std::uint64_t sum = 0;
+      if (step == 1) {
+        for (std::int64_t j = 0; j < n; ++j) sum += std::uint64_t(std::int64_t(p[j]));
+      } else {
+        for (std::int64_t j = 0; j < n; ++j) sum += std::uint64_t(std::int64_t(p[j * step]));
+      }
+      out.value = std::int64_t(sum);
+      return out;
+    }
+    const bool max = wants_max(code_);
+    T best = p[0];
+    std::int64_t at = 0;
+    if (is_arg(code_)) {
+      for (std::int64_t j = 1; j < n; ++j) {
+        const T v = p[j * step];
+        if (max ? v > best : v < best) best = v, at = j;
+      }
+    } else if (max) {
+      for (std::int64_t j = 1; j < n; ++j) best = IntFormulas::binary(XY_BIN_MAXIMUM, best, p[j * step]);
+    } else {
+      for (std::int64_t j = 1; j < n; ++j) best = IntFormulas::binary(XY_BIN_MINIMUM, best, p[j * step]);
+    }
+    out.value = best;
+    out.index = j0 + at;
+    return out;
+  }
+
+  void write(std::int64_t k, const Partial& p) const { store((k / inner_) * yo_ + (k % inner_) * yi_, p); }
+
+  void store(std::int64_t at, const Partial& p) const {
+    if (is_arg(code_))
+      element_ptr<std::int64_t>(y_)[at] = p.index;
+    else if (code_ == XY_RED_SUM)
+      element_ptr<std::int64_t>(y_)[at] = p.value;
+    else
+      element_ptr<T>(y_)[at] = T(p.value);
+  }
+
+  // j strided: blocks of kWidth outputs along i, accumulated row by row.
+  void columns() {
+    const std::int64_t blocks = (inner_ + kWidth - 1) / kWidth;
+    parallel_chunks(outer_ * blocks, 1, [&](std::int64_t b, std::int64_t e) {
+      std::vector<Partial> acc(kWidth);
+      for (std::int64_t item = b; item < e; ++item) {
+        const std::int64_t o = item / blocks, i0 = (item % blocks) * kWidth;
+        const auto w = std::size_t(std::min(kWidth, inner_ - i0));
+        const T* base = x_ + o * so_ + i0 * si_;
+        for (std::size_t i = 0; i < w; ++i) acc[i] = Partial{code_ == XY_RED_SUM ? 0 : base[std::int64_t(i) * si_], 0};
+        for (std::int64_t j = code_ == XY_RED_SUM ? 0 : 1; j < r_; ++j) {
+          const T* row = base + j * sr_;
+          for (std::size_t i = 0; i < w; ++i) combine(acc[i], Partial{row[std::int64_t(i) * si_], j});
+        }
+        for (std::size_t i = 0; i < w; ++i) store(o * yo_ + (i0 + std::int64_t(i)) * yi_, acc[i]);
+      }
+    });
+  }
+
+  struct IntFormulas {
+    static T binary(int code, T a, T b) {
+      if constexpr (sizeof(T) == 4)
+        return xy_int_binary_i32(code, a, b);
+      else
+        return xy_int_binary_i64(code, a, b);
+    }
+  };
+
+  const T* x_;
+  const plugin::TensorArg& y_;
+  int code_;
+};
+
+template <class T>
+void int_reduce_kernel(const OpCall& call) {
+  IntReduction<T>(plugin::unpack<plugin::args::math_reduce>(call)).run();
 }
 
 }  // namespace
@@ -309,6 +454,8 @@ void register_reduce(KernelTable& table) {
   table.set(OpId::math_reduce, DType::bf16, &reduce_kernel<LoopsBF16>);
   table.set(OpId::math_reduce, DType::f32, &reduce_kernel<LoopsF32>);
   table.set(OpId::math_reduce, DType::f64, &reduce_kernel<LoopsF64>);
+  table.set(OpId::math_reduce, DType::i32, &int_reduce_kernel<std::int32_t>);
+  table.set(OpId::math_reduce, DType::i64, &int_reduce_kernel<std::int64_t>);
 }
 
 }  // namespace xylem::native

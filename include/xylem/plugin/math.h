@@ -10,6 +10,8 @@
 #define XY_FN inline
 typedef uint xy_u32;
 typedef ulong xy_u64;
+typedef int xy_i32;
+typedef long xy_i64;
 #if defined(cl_khr_fp64) || defined(XY_HAS_FP64)
 #define XY_DOUBLE 1
 #endif
@@ -19,6 +21,8 @@ typedef ulong xy_u64;
 #define XY_FN __device__ __forceinline__
 typedef unsigned int xy_u32;
 typedef unsigned long long xy_u64;
+typedef int xy_i32;
+typedef long long xy_i64;
 #define XY_DOUBLE 1
 #ifndef NAN
 #define NAN __int_as_float(0x7fc00000)
@@ -29,6 +33,8 @@ typedef unsigned long long xy_u64;
 #include <cstdint>
 typedef std::uint32_t xy_u32;
 typedef std::uint64_t xy_u64;
+typedef std::int32_t xy_i32;
+typedef std::int64_t xy_i64;
 #define XY_DOUBLE 1
 #else
 #define XY_FN inline
@@ -36,6 +42,8 @@ typedef std::uint64_t xy_u64;
 #include <cstdint>
 typedef std::uint32_t xy_u32;
 typedef std::uint64_t xy_u64;
+typedef std::int32_t xy_i32;
+typedef std::int64_t xy_i64;
 #define XY_DOUBLE 1
 using std::exp;
 using std::tanh;
@@ -221,6 +229,70 @@ XY_DEFINE_SCALAR_FORMULAS(float, f, XY_LIT_F)
 #ifdef XY_DOUBLE
 XY_DEFINE_SCALAR_FORMULAS(double, d, XY_LIT_D)
 #endif
+
+/* ---- integer arithmetic (i32, i64): the codes integer tensors take.
+ * add, sub, mul, neg and abs wrap around as two's complement does (NumPy's
+ * and PyTorch's results: INT32_MAX + 1 is INT32_MIN, abs(INT32_MIN) is
+ * INT32_MIN), computed in the unsigned type U, where C defines overflow, and
+ * converted back (modular in C++20, CUDA and OpenCL alike). Comparisons are
+ * XY_COMPARE_FORMULAS. Any other code is refused on the host (xylem::add and
+ * the others check xy_int_binary_code / xy_int_unary_code first); the
+ * scalar functions give 0 for it. */
+#define XY_INT_UNARY_FORMULAS(CASE, S, U, x)       \
+  CASE(XY_UN_ABS, (x) < 0 ? (S)((U)0 - (U)(x)) : (x)) \
+  CASE(XY_UN_NEG, (S)((U)0 - (U)(x)))
+#define XY_INT_BINARY_FORMULAS(CASE, S, U, a, b) \
+  CASE(XY_BIN_ADD, (S)((U)(a) + (U)(b)))          \
+  CASE(XY_BIN_SUB, (S)((U)(a) - (U)(b)))          \
+  CASE(XY_BIN_MUL, (S)((U)(a) * (U)(b)))          \
+  CASE(XY_BIN_MAXIMUM, (a) > (b) ? (a) : (b))     \
+  CASE(XY_BIN_MINIMUM, (a) < (b) ? (a) : (b))
+
+#define XY_RETURN_TRUE(code, expression) \
+  case code:                             \
+    return 1;
+/* Whether an integer dtype takes the code (1) or not (0). */
+XY_FN int xy_int_unary_code(int op) {
+  switch (op) {
+    XY_INT_UNARY_FORMULAS(XY_RETURN_TRUE, , , )
+    default: return 0;
+  }
+}
+XY_FN int xy_int_binary_code(int op) {
+  switch (op) {
+    XY_INT_BINARY_FORMULAS(XY_RETURN_TRUE, , , , )
+    default: return 0;
+  }
+}
+
+#define XY_DEFINE_INT_FORMULAS(S, U, FS)                 \
+  XY_FN S xy_int_unary_##FS(int op, S x) {               \
+    switch (op) {                                        \
+      XY_INT_UNARY_FORMULAS(XY_RETURN_CASE, S, U, x)     \
+      default: return 0;                                 \
+    }                                                    \
+  }                                                      \
+  XY_FN S xy_int_binary_##FS(int op, S a, S b) {         \
+    switch (op) {                                        \
+      XY_INT_BINARY_FORMULAS(XY_RETURN_CASE, S, U, a, b) \
+      default: return 0;                                 \
+    }                                                    \
+  }                                                      \
+  XY_FN int xy_int_compare_##FS(int op, S a, S b) {      \
+    switch (op) {                                        \
+      XY_COMPARE_FORMULAS(XY_RETURN_CASE, a, b)          \
+      default: return 0;                                 \
+    }                                                    \
+  }
+
+XY_DEFINE_INT_FORMULAS(xy_i32, xy_u32, i32)
+XY_DEFINE_INT_FORMULAS(xy_i64, xy_u64, i64)
+
+/* Integer reductions (math::reduce over i32 and i64): sums accumulate in
+ * i64 with xy_int_binary_i64(XY_BIN_ADD, ...), wrapping modulo 2^64, and an
+ * i32 sum's result is i64 (NumPy's and PyTorch's dtype), so it is exact up
+ * to 2^63; max and min are XY_BIN_MAXIMUM and XY_BIN_MINIMUM in the
+ * input's type. */
 
 /* ---- optimizer updates of one element, PyTorch's torch.optim algorithms
  * (optim::sgd_step, optim::adam_step). Each returns the new parameter and
