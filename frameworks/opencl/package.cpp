@@ -191,6 +191,12 @@ std::string program_source(const ProgramKey& program) {
     case DType::f64:
       append_typed(source, text, "double", "double", "f64", "d");
       break;
+    case DType::i32:  // Passes::integers: math.h's xy_int_*_i32
+      append_typed(source, text, "int", "int", "i32", "i32");
+      break;
+    case DType::i64:
+      append_typed(source, text, "long", "long", "i64", "i64");
+      break;
     default:
       append_typed(source, text, "float", "float", "f32", "f");
       break;

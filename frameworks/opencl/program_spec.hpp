@@ -32,6 +32,7 @@ enum class Passes {
   once,    // the f32 pass holds every dtype's kernels (copy, cast, convert: bit patterns and casts)
   reals,   // f32 and f64 (f64 with fp64); other dtypes' kernels are in the f32 pass (creation's fill)
   floats,  // f16, bf16, f32, f64: f16 and bf16 computed in f32, moved as ST (kernels/storage.cl)
+  integers,  // i32 and i64: T = int or long, FS = SUF = i32 or i64 (kernels/integer.cl)
 };
 
 struct ProgramSpec {
@@ -72,6 +73,8 @@ struct ProgramSpec {
       return dtype == DType::f64 ? DType::f64 : DType::f32;
     case Passes::floats:
       return dtype == DType::f64 || dtype == DType::f16 || dtype == DType::bf16 ? dtype : DType::f32;
+    case Passes::integers:
+      return dtype == DType::i64 ? DType::i64 : DType::i32;
   }
   return DType::f32;
 }

@@ -20,6 +20,7 @@ extern const std::string_view convert;  // kernels/convert.cl
 extern const std::string_view elementwise;  // kernels/elementwise.cl
 extern const std::string_view cast;  // kernels/cast.cl
 extern const std::string_view reduce;  // kernels/reduce.cl
+extern const std::string_view integer;  // kernels/integer.cl
 extern const std::string_view softmax;  // kernels/softmax.cl
 extern const std::string_view cross_entropy;  // kernels/cross_entropy.cl
 extern const std::string_view dropout;  // kernels/dropout.cl

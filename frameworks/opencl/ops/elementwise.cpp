@@ -1,7 +1,8 @@
 // math::unary, binary, compare and where: kernels/elementwise.cl. One
 // program per op code and dtype, built on first use of that code; the
 // views are collapsed (launch.hpp) and walked in runs along their innermost
-// axis.
+// axis. i32 and i64: kernels/integer.cl, one program per type holding every
+// integer code (a kernel argument).
 #include <array>
 #include <string>
 
@@ -71,7 +72,7 @@ void binary(Launcher& launch, const OpCall& call, bool compare) {
 // y = cond ? a : b. The kernel writes a dense y (four strided operands
 // would not fit its layout); another view of y gets the result through a
 // scratch buffer and a copy.
-void where(Launcher& launch, const OpCall& call) {
+void where(Launcher& launch, const OpCall& call, const KernelInfo& kernel) {
   const TensorArg& a = call.t[0];
   const TensorArg& b = call.t[1];
   const TensorArg& cond = call.t[2];
@@ -86,9 +87,48 @@ void where(Launcher& launch, const OpCall& call) {
     staged.data = launch.device().scratch(0, static_cast<std::size_t>(c.numel) * size_of(y.dtype));
   }
   const TensorArg& out = dense ? y : staged;
-  launch.run_chunks(kernel_for(launch, kWhereProgram, "where", a.dtype), static_cast<std::size_t>(c.numel), size_of(y.dtype),
-                    mem_of(a), mem_of(b), mem_of(cond), mem_of(out), offset_of(out), c.layout, cl_long{c.numel});
+  launch.run_chunks(kernel, static_cast<std::size_t>(c.numel), size_of(y.dtype), mem_of(a), mem_of(b), mem_of(cond),
+                    mem_of(out), offset_of(out), c.layout, cl_long{c.numel});
   if (!dense) enqueue_copy(launch, staged, y);
+}
+
+// ---- i32 and i64 (kernels/integer.cl) -------------------------------------
+
+// The call's code, refused unless math.h gives it an integer formula.
+cl_int integer_code(Launcher& launch, bool has_form) {
+  if (!has_form)
+    throw Error(ErrorCode::invalid_argument,
+                launch.describe() + ": code " + std::to_string(launch.call().i[0]) + " has no integer form");
+  return static_cast<cl_int>(launch.call().i[0]);
+}
+
+EventPtr launch_integer(Launcher& launch) {
+  const OpCall& call = launch.call();
+  const TensorArg& a = call.t[0];
+  const auto kernel = [&](std::string_view base) -> const KernelInfo& {
+    return launch.program(kIntegerProgram, a.dtype).kernel(join({base, suffix(a.dtype)}));
+  };
+  const int code = call.i[0] >= 0 && call.i[0] < 1024 ? static_cast<int>(call.i[0]) : -1;
+  if (call.op == OpId::math_unary) {
+    const TensorArg& y = call.t[1];
+    const Collapsed c = collapse_for_runs({&a.view, &y.view});
+    const cl_int k = integer_code(launch, xy_int_unary_code(code) != 0);
+    if (c.numel > 0)
+      launch.run_chunks(kernel("iunary"), static_cast<std::size_t>(c.numel), size_of(y.dtype), mem_of(a), mem_of(y),
+                        c.layout, cl_long{c.numel}, k);
+  } else if (call.op == OpId::math_where) {
+    where(launch, call, kernel("iwhere"));
+  } else {
+    const bool compare = call.op == OpId::math_compare;
+    const TensorArg& b = call.t[1];
+    const TensorArg& y = call.t[2];
+    const Collapsed c = collapse_for_runs({&a.view, &b.view, &y.view});
+    const cl_int k = integer_code(launch, compare ? code >= 0 && code < XY_CMP_COUNT : xy_int_binary_code(code) != 0);
+    if (c.numel > 0)
+      launch.run_chunks(kernel(compare ? "icompare" : "ibinary"), static_cast<std::size_t>(c.numel),
+                        size_of(y.dtype), mem_of(a), mem_of(b), mem_of(y), c.layout, cl_long{c.numel}, k);
+  }
+  return launch.finish();
 }
 
 EventPtr launch_elementwise(Launcher& launch) {
@@ -104,7 +144,7 @@ EventPtr launch_elementwise(Launcher& launch) {
       binary(launch, call, true);
       break;
     case OpId::math_where:
-      where(launch, call);
+      where(launch, call, kernel_for(launch, kWhereProgram, "where", call.t[0].dtype));
       break;
     default:
       throw Error(ErrorCode::internal, launch.describe() + ": not an elementwise op");
@@ -116,14 +156,19 @@ constinit const OpKernel kUnary{launch_elementwise, {&kUnaryProgram}};
 constinit const OpKernel kBinary{launch_elementwise, {&kBinaryProgram}};
 constinit const OpKernel kCompare{launch_elementwise, {&kCompareProgram}};
 constinit const OpKernel kWhere{launch_elementwise, {&kWhereProgram}};
+constinit const OpKernel kInteger{launch_integer, {&kIntegerProgram}};
 
 }  // namespace
+
+constinit const ProgramSpec kIntegerProgram{"integer", {&sources::integer}, Helpers::nn, Passes::integers};
 
 void register_elementwise(KernelTable& table) {
   set_dtypes(table, OpId::math_unary, kFloatDtypes, &kUnary);
   set_dtypes(table, OpId::math_binary, kFloatDtypes, &kBinary);
   set_dtypes(table, OpId::math_compare, kFloatDtypes, &kCompare);
   set_dtypes(table, OpId::math_where, kFloatDtypes, &kWhere);
+  for (const OpId op : {OpId::math_unary, OpId::math_binary, OpId::math_compare, OpId::math_where})
+    set_dtypes(table, op, kIntegerDtypes, &kInteger);
 }
 
 }  // namespace xylem::opencl

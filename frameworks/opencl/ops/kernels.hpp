@@ -35,6 +35,12 @@ inline constexpr std::array<DType, 2> kComplexDtypes = {DType::c64, DType::c128}
 // f16 and bf16 compute in f32 (kernels/storage.cl): no device fp16 needed.
 inline constexpr std::array<DType, 4> kFloatDtypes = {DType::f16, DType::bf16, DType::f32, DType::f64};
 inline constexpr std::array<DType, 2> kRealDtypes = {DType::f32, DType::f64};
+// The integer dtypes of arithmetic, comparisons, where and reductions.
+inline constexpr std::array<DType, 2> kIntegerDtypes = {DType::i32, DType::i64};
+
+// kernels/integer.cl: i32 and i64 elementwise (ops/elementwise.cpp) and
+// reductions (ops/reduce.cpp), one program per type.
+extern const ProgramSpec kIntegerProgram;
 
 // Sets `op`'s slot for each of `dtypes`.
 void set_dtypes(KernelTable& table, plugin::OpId op, std::span<const DType> dtypes,

@@ -1,5 +1,6 @@
 // math::reduce: kernels/reduce.cl over [outer, r, inner] views, a
-// work-group or a work-item per output (ops/rows.hpp).
+// work-group or a work-item per output (ops/rows.hpp); i32 and i64:
+// kernels/integer.cl's ireduce, an item per part of an output.
 #include <algorithm>
 #include <array>
 #include <string>
@@ -107,12 +108,56 @@ EventPtr launch_reduce(Launcher& launch) {
   return launch.finish();
 }
 
+// i32 and i64: sum, max, min, argmax, argmin (the core refuses mean and
+// var). Each output's reduced axis is split into parts when the outputs
+// alone are too few to give every compute unit work; ireduce_finish then
+// combines each output's parts in order.
+EventPtr launch_integer_reduce(Launcher& launch) {
+  const plugin::OpCall& call = launch.call();
+  const auto &x = call.t[0], &y = call.t[1];
+  const std::int64_t code = call.i[0];
+  const bool known = code == XY_RED_SUM || code == XY_RED_MAX || code == XY_RED_MIN || code == XY_RED_ARGMAX ||
+                     code == XY_RED_ARGMIN;
+  if (!known)
+    throw Error(ErrorCode::invalid_argument, launch.describe() + ": code " + std::to_string(code) +
+                                                 " has no integer form");
+  const std::int64_t r = x.view.dims()[1], inner = x.view.dims()[2];
+  const std::int64_t outputs = x.view.dims()[0] * inner;
+  if (outputs > 0) {
+    const ProgramPackage& program = launch.program(kIntegerProgram, x.dtype);
+    const std::string sfx = suffix(x.dtype);
+    const KernelInfo& first = program.kernel(join({"ireduce", sfx}));
+    // Enough items for 64 per compute unit, parts of at least 256 elements.
+    const std::int64_t want = 64 * std::max<std::int64_t>(launch.device().info().compute_units, 1);
+    const std::int64_t parts =
+        std::clamp<std::int64_t>((want + outputs - 1) / outputs, 1, std::max<std::int64_t>(r / 256, 1));
+    const std::int64_t items = outputs * parts;
+    cl_mem part = parts > 1 ? launch.device().scratch(0, static_cast<std::size_t>(items) * 2 * sizeof(cl_long))
+                            : mem_of(y);  // unused: a valid buffer to pass
+    const std::size_t local = cols_local(launch.device(), first);
+    launch.run_groups(first, groups_for(items, local), local, mem_of(x), view_arg(x), mem_of(y), mem_of(y),
+                      view_arg(y), cl_long{inner}, cl_long{r}, static_cast<cl_int>(code), cl_long{parts},
+                      cl_long{items}, part);
+    if (parts > 1) {
+      const KernelInfo& second = program.kernel(join({"ireduce_finish", sfx}));
+      const std::size_t local2 = cols_local(launch.device(), second);
+      launch.run_groups(second, groups_for(outputs, local2), local2, part, cl_long{parts}, cl_long{outputs},
+                        static_cast<cl_int>(code), mem_of(y), mem_of(y), view_arg(y), cl_long{inner});
+    }
+  }
+  return launch.finish();
+}
+
 namespace {
 
 constinit const OpKernel kReduce{launch_reduce, {&kReduceProgram}};
+constinit const OpKernel kIntegerReduce{launch_integer_reduce, {&kIntegerProgram}};
 
 }  // namespace
 
-void register_reduce(KernelTable& table) { set_dtypes(table, plugin::OpId::math_reduce, kFloatDtypes, &kReduce); }
+void register_reduce(KernelTable& table) {
+  set_dtypes(table, plugin::OpId::math_reduce, kFloatDtypes, &kReduce);
+  set_dtypes(table, plugin::OpId::math_reduce, kIntegerDtypes, &kIntegerReduce);
+}
 
 }  // namespace xylem::opencl
