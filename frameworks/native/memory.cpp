@@ -1,5 +1,7 @@
 #include "frameworks/native/memory.hpp"
 
+#include <sys/sysinfo.h>
+
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +38,19 @@ constexpr std::size_t kCachedFrom = std::size_t{1} << 10;
   if (rounded < kCachedFrom) return rounded;
   const std::size_t step = std::bit_floor(rounded) / 8;
   return (rounded + step - 1) / step * step;
+}
+
+// What the host can back: its RAM and swap. A larger request can never be
+// met, but where the kernel overcommits memory (vm.overcommit_memory=1, as
+// on many GPU servers) malloc grants it and the process is killed when the
+// pages are touched; xylem refuses it instead, as out_of_memory.
+std::uint64_t host_memory_bytes() noexcept {
+  static const std::uint64_t bytes = [] {
+    struct sysinfo info {};
+    if (sysinfo(&info) != 0) return ~std::uint64_t{0};
+    return (std::uint64_t(info.totalram) + std::uint64_t(info.totalswap)) * std::uint64_t(info.mem_unit);
+  }();
+  return bytes;
 }
 
 }  // namespace
@@ -87,6 +102,10 @@ void* HostMemory::allocate(std::size_t bytes) {
     throw Error(ErrorCode::out_of_memory, "native: allocating " + std::to_string(bytes) + " bytes would exceed the " +
                                               std::to_string(limit) + "-byte limit (" + std::to_string(in_use) +
                                               " bytes allocated)");
+  if (const std::uint64_t host = host_memory_bytes(); bytes > host || in_use > host - bytes)
+    throw Error(ErrorCode::out_of_memory, "native: allocating " + std::to_string(bytes) + " bytes would exceed the " +
+                                              std::to_string(host) + " bytes of the host's RAM and swap (" +
+                                              std::to_string(in_use) + " bytes allocated by xylem)");
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   const std::size_t capacity = capacity_for(rounded);
   void* block = nullptr;
