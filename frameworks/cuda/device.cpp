@@ -29,6 +29,7 @@ CudaDevice::CudaDevice(Hardware hardware, int ordinal)
       comm_(std::make_shared<Timeline>(ordinal, &worker_)),
       memory_(ordinal, memory_limit_from_env()),
       staging_(ordinal),
+      small_reads_(ordinal),
       scratch_(ordinal, Context::kScratchBytes, "reduction scratch"),
       blas_(ordinal, compute_->stream()) {
   context_.device = ordinal;
@@ -115,6 +116,9 @@ EventPtr CudaDevice::download(void* host_dst, const void* src, std::size_t bytes
   wait_for(*transfer_, deps, "download");
   if (bytes >= kStagingThreshold && !is_pinned(host_dst, ordinal_)) {
     staging_.download(transfer_->stream(), host_dst, src, bytes);
+  } else if (bytes <= SmallReads::kSlot && !is_pinned(host_dst, ordinal_) &&
+             small_reads_.download(transfer_->stream(), host_dst, src, bytes)) {
+    // Queued without blocking (small_reads.hpp).
   } else if (bytes > 0) {
     XY_CUDA_TRANSFER(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, transfer_->stream()), ordinal_,
             "download");

@@ -13,6 +13,7 @@
 #include "memory.hpp"
 #include "ops/kernels.hpp"
 #include "queue.hpp"
+#include "small_reads.hpp"
 #include "staging.hpp"
 #include "timeline.hpp"
 #include "xylem/plugin/plugin.hpp"
@@ -110,6 +111,7 @@ class CudaDevice final : public plugin::Device {
   std::shared_ptr<Timeline> comm_;      // collectives (NCCL), beside the kernels
   CachingAllocator memory_;
   StagingPool staging_;
+  SmallReads small_reads_;
   DeviceBuffer scratch_;
   BlasState blas_;
   Context context_;
