@@ -3,7 +3,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "bindings.hpp"
@@ -81,14 +83,38 @@ Tensor index(const Tensor& t, nb::handle key) {
   return t.as_strided(Layout::strided(dims, strides, offset));
 }
 
+bool is_integer(DType d) { return d == DType::i32 || d == DType::i64; }
+
 // The other operand of an operator: a tensor, a number (a rank-0 tensor of
-// x's dtype) or anything NumPy takes (converted to x's dtype).
+// x's dtype) or anything NumPy takes (converted to x's dtype). A Python int
+// beyond 2^53 (which a double cannot hold) goes through NumPy, exactly.
 Tensor operand(nb::handle other, const Tensor& x, const Backend& b) {
   if (nb::isinstance<Tensor>(other)) return nb::cast<Tensor>(other);
+  if (PyLong_Check(other.ptr()) && is_integer(x.dtype())) {
+    const auto v = nb::cast<std::int64_t>(other);  // OverflowError beyond i64
+    if (x.dtype() == DType::i32 && (v < INT32_MIN || v > INT32_MAX))
+      throw Error(ErrorCode::invalid_argument,
+                  "Python int " + std::to_string(v) + " is out of bounds for an i32 tensor (as NumPy)");
+    if (v < -(std::int64_t{1} << 53) || v > (std::int64_t{1} << 53)) return from_python(other, x.dtype());
+  }
   if (PyFloat_Check(other.ptr()) || PyLong_Check(other.ptr())) {
     return full(b, Layout{}, x.dtype(), nb::cast<double>(other));
   }
   return from_python(other, x.dtype());
+}
+
+// Both operands of `x op other` as the op computes them. NumPy's promotion
+// for an integer x: true division and a Python float give f64 (the integer
+// operands cast to f64, as NumPy's int32 / 2 and int64 * 0.5 are float64);
+// a Python int keeps x's dtype.
+std::pair<Tensor, Tensor> operands(const Tensor& x, nb::handle other, const Backend& b, bool true_division) {
+  if (is_integer(x.dtype()) && (true_division || PyFloat_Check(other.ptr()))) {
+    Tensor wide = cast(b, x, DType::f64);
+    Tensor y = operand(other, wide, b);
+    if (is_integer(y.dtype())) y = cast(b, y, DType::f64);
+    return {wide, y};
+  }
+  return {x, operand(other, x, b)};
 }
 
 using BinaryNew = Tensor (*)(const Backend&, const Tensor&, const Tensor&);
@@ -108,13 +134,19 @@ using BinaryOut = void (*)(const Backend&, const Tensor&, const Tensor&, Tensor&
 template <BinaryNew F, bool Reflected = false>
 Tensor forward(const Tensor& x, nb::handle other) {
   const Backend b = resolve(std::nullopt);
-  Tensor y = operand(other, x, b);
+  auto [a, y] = operands(x, other, b, F == static_cast<BinaryNew>(&xylem::div));
   nb::gil_scoped_release unlocked;
-  return Reflected ? F(b, y, x) : F(b, x, y);
+  return Reflected ? F(b, y, a) : F(b, a, y);
 }
+// In place, the result keeps x's dtype: an integer x with a Python float
+// raises (NumPy's UFuncTypeError), and /= on it raises DTypeMismatch (div).
 template <BinaryOut F>
 Tensor& in_place(Tensor& x, nb::handle other) {
   const Backend b = resolve(std::nullopt);
+  if (is_integer(x.dtype()) && PyFloat_Check(other.ptr()))
+    throw Error(ErrorCode::dtype_mismatch, "an in-place operator on an " + std::string(name(x.dtype())) +
+                                               " tensor with a Python float: the f64 result cannot be stored in " +
+                                               std::string(name(x.dtype())) + " (as NumPy)");
   Tensor y = operand(other, x, b);
   nb::gil_scoped_release unlocked;
   F(b, x, y, x);
