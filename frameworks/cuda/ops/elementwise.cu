@@ -6,7 +6,9 @@
 // (dtype, code): the code's switch folds away and the inner loop stays
 // branch-free. Broadcast inputs arrive with stride 0 and take the map's
 // strided path. A code outside math.h's lists is refused on the host,
-// before any launch.
+// before any launch. i32 and i64 take math.h's integer codes (wrapping add,
+// sub, mul; maximum, minimum; neg, abs; every comparison; where), one
+// kernel per (type, code) too.
 #include <string>
 
 #include "map.cuh"
@@ -97,6 +99,73 @@ void where(const OpCall& c, const Context& ctx) {
   map_as<S, S, S, std::uint8_t>(ctx, "math::where", Select{}, args.y, args.a, args.b, args.cond);
 }
 
+// ---- i32 and i64 ---------------------------------------------------------
+template <class T, int Code>
+struct IntUnary {
+  __device__ T operator()(std::int64_t, T x) const { return int_unary_of(Code, x); }
+};
+template <class T, int Code>
+struct IntBinary {
+  __device__ T operator()(std::int64_t, T a, T b) const { return int_binary_of(Code, a, b); }
+};
+template <class T, int Code>
+struct IntCompare {
+  __device__ std::uint8_t operator()(std::int64_t, T a, T b) const { return int_compare_of(Code, a, b) ? 1 : 0; }
+};
+
+// Calls body.template operator()<code>() for the code of a math.h X-list
+// equal to `code`; false for a code outside it.
+#define XYLEM_CUDA_INT_CASE(c, expression) \
+  case c:                                  \
+    body.template operator()<c>();         \
+    return true;
+template <class Body>
+bool with_int_unary_code(std::int64_t code, Body&& body) {
+  switch (code) {
+    XY_INT_UNARY_FORMULAS(XYLEM_CUDA_INT_CASE, , , )
+    default: return false;
+  }
+}
+template <class Body>
+bool with_int_binary_code(std::int64_t code, Body&& body) {
+  switch (code) {
+    XY_INT_BINARY_FORMULAS(XYLEM_CUDA_INT_CASE, , , , )
+    default: return false;
+  }
+}
+#undef XYLEM_CUDA_INT_CASE
+
+template <class T>
+void int_unary(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_unary>(c);
+  const bool known = with_int_unary_code(
+      args.code, [&]<int Code>() { map<T>(ctx, "math::unary", IntUnary<T, Code>{}, args.y, args.x); });
+  if (!known) unknown_code("math::unary", args.code);
+}
+
+template <class T>
+void int_binary(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_binary>(c);
+  const bool known = with_int_binary_code(
+      args.code, [&]<int Code>() { map<T>(ctx, "math::binary", IntBinary<T, Code>{}, args.y, args.a, args.b); });
+  if (!known) unknown_code("math::binary", args.code);
+}
+
+template <class T>
+void int_compare(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_compare>(c);
+  const bool known = with_code<XY_CMP_COUNT>(args.code, [&]<int Code>() {
+    map_as<std::uint8_t, T, T>(ctx, "math::compare", IntCompare<T, Code>{}, args.y, args.a, args.b);
+  });
+  if (!known) unknown_code("math::compare", args.code);
+}
+
+template <class T>
+void int_where(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_where>(c);
+  map_as<T, T, T, std::uint8_t>(ctx, "math::where", Select{}, args.y, args.a, args.b, args.cond);
+}
+
 }  // namespace
 
 void register_elementwise(KernelTable& table) {
@@ -105,6 +174,12 @@ void register_elementwise(KernelTable& table) {
     table.set(plugin::OpId::math_binary, D, &binary<D>);
     table.set(plugin::OpId::math_compare, D, &compare<D>);
     table.set(plugin::OpId::math_where, D, &where<D>);
+  });
+  for_each_integer([&]<DType D, class T>() {
+    table.set(plugin::OpId::math_unary, D, &int_unary<T>);
+    table.set(plugin::OpId::math_binary, D, &int_binary<T>);
+    table.set(plugin::OpId::math_compare, D, &int_compare<T>);
+    table.set(plugin::OpId::math_where, D, &int_where<T>);
   });
 }
 

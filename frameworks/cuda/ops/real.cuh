@@ -66,6 +66,30 @@ __device__ __forceinline__ double binary_of(int code, double a, double b, double
 __device__ __forceinline__ int compare_of(int code, float a, float b) { return xy_compare_f(code, a, b); }
 __device__ __forceinline__ int compare_of(int code, double a, double b) { return xy_compare_d(code, a, b); }
 
+// math.h's integer formulas (i32, i64), chosen by the type.
+__device__ __forceinline__ std::int32_t int_unary_of(int code, std::int32_t x) { return xy_int_unary_i32(code, x); }
+__device__ __forceinline__ std::int64_t int_unary_of(int code, std::int64_t x) { return xy_int_unary_i64(code, x); }
+__device__ __forceinline__ std::int32_t int_binary_of(int code, std::int32_t a, std::int32_t b) {
+  return xy_int_binary_i32(code, a, b);
+}
+__device__ __forceinline__ std::int64_t int_binary_of(int code, std::int64_t a, std::int64_t b) {
+  return xy_int_binary_i64(code, a, b);
+}
+__device__ __forceinline__ int int_compare_of(int code, std::int32_t a, std::int32_t b) {
+  return xy_int_compare_i32(code, a, b);
+}
+__device__ __forceinline__ int int_compare_of(int code, std::int64_t a, std::int64_t b) {
+  return xy_int_compare_i64(code, a, b);
+}
+
+// Instantiates body for each integer dtype math takes:
+// body.template operator()<D, T>() with T its element type.
+template <class Body>
+void for_each_integer(Body&& body) {
+  body.template operator()<DType::i32, std::int32_t>();
+  body.template operator()<DType::i64, std::int64_t>();
+}
+
 // Calls body.template operator()<C>() for the C in [0, Count) equal to
 // code: one instantiation per code, chosen once per launch on the host.
 // Returns false for a code outside the range.

@@ -7,9 +7,12 @@
 // split over the lanes of a block (lanes.cuh) and, when there are too few
 // outputs to fill the GPU, over several blocks whose partial states a
 // second kernel merges in a fixed order: results never depend on timing.
+// i32 and i64 (IntReducer): sum, max, min, argmax, argmin; sums accumulate
+// in i64, wrapping modulo 2^64 (math.h), and an i32 sum's y is i64.
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -158,6 +161,62 @@ struct Reducer {
   __device__ static C xy_binary_min(C a, C b) { return (a < b || a != a) ? a : b; }
 };
 
+// The element type as run_reduce loads it: an integer is its own compute type.
+template <class T>
+struct IntLoad {
+  using storage = T;
+  using compute = T;
+  __device__ static T load(T v) { return v; }
+};
+
+// Reducer's interface for i32 and i64 (the core refuses mean and var).
+template <class T, int Code>
+struct IntReducer {
+  using R = IntLoad<T>;
+  using C = T;
+  using In = T;
+  static constexpr bool kArg = Code == XY_RED_ARGMAX || Code == XY_RED_ARGMIN;
+  static constexpr bool kSum = Code == XY_RED_SUM;
+  using Out = std::conditional_t<kArg || kSum, std::int64_t, T>;
+  using State = std::conditional_t<kArg, Extreme<T>, std::conditional_t<kSum, std::int64_t, T>>;
+  using Acc = State;
+  static constexpr bool kShifted = false;
+
+  __device__ static Acc start(C) { return init(); }
+  __device__ static void fold(Acc& a, C v, std::int64_t j) { push(a, v, j); }
+  __device__ static State finish_thread(const Acc& a) { return a; }
+  __device__ static State init() {
+    constexpr T lowest = std::numeric_limits<T>::lowest(), highest = std::numeric_limits<T>::max();
+    if constexpr (kArg)
+      return {is_max(Code) ? lowest : highest, INT64_MAX};
+    else if constexpr (kSum)
+      return 0;
+    else
+      return is_max(Code) ? lowest : highest;
+  }
+  __device__ static State merge(const State& a, const State& b) {
+    if constexpr (kArg)
+      return beats<is_max(Code)>(b.value, b.index, a.value, a.index) ? b : a;
+    else if constexpr (kSum)
+      return xy_int_binary_i64(XY_BIN_ADD, a, b);
+    else
+      return int_binary_of(is_max(Code) ? XY_BIN_MAXIMUM : XY_BIN_MINIMUM, a, b);
+  }
+  __device__ static void push(State& s, C v, std::int64_t j) {
+    if constexpr (kArg) {
+      if (beats<is_max(Code)>(v, j, s.value, s.index)) s = {v, j};
+    } else {
+      s = merge(s, State(v));
+    }
+  }
+  __device__ static Out finish(const State& s, std::int64_t, std::int64_t) {
+    if constexpr (kArg)
+      return s.index;
+    else
+      return s;
+  }
+};
+
 struct ReduceArgs {
   std::int64_t outer, r, inner;
   std::int64_t xs0, xs1, xs2;  // x's strides
@@ -252,10 +311,27 @@ void reduce(const OpCall& c, const Context& ctx) {
   if (!known) throw Error(ErrorCode::invalid_argument, "math::reduce: unknown code " + std::to_string(args.code));
 }
 
+template <class T>
+void int_reduce(const OpCall& c, const Context& ctx) {
+  const auto args = plugin::unpack<plugin::args::math_reduce>(c);
+  const auto run = [&]<int Code>() { run_reduce<IntReducer<T, Code>>(args, ctx); };
+  switch (args.code) {
+    case XY_RED_SUM: run.template operator()<XY_RED_SUM>(); break;
+    case XY_RED_MAX: run.template operator()<XY_RED_MAX>(); break;
+    case XY_RED_MIN: run.template operator()<XY_RED_MIN>(); break;
+    case XY_RED_ARGMAX: run.template operator()<XY_RED_ARGMAX>(); break;
+    case XY_RED_ARGMIN: run.template operator()<XY_RED_ARGMIN>(); break;
+    default:
+      throw Error(ErrorCode::invalid_argument,
+                  "math::reduce: code " + std::to_string(args.code) + " has no integer form");
+  }
+}
+
 }  // namespace
 
 void register_reduce(KernelTable& table) {
   for_each_real([&]<DType D>() { table.set(plugin::OpId::math_reduce, D, &reduce<D>); });
+  for_each_integer([&]<DType D, class T>() { table.set(plugin::OpId::math_reduce, D, &int_reduce<T>); });
 }
 
 }  // namespace xylem::cuda
