@@ -11,6 +11,7 @@ shape, so the mask is read, as ``torch`` does with ``x[mask]``).
 """
 from __future__ import annotations
 
+import builtins
 import numbers
 from collections.abc import Sequence
 
@@ -150,7 +151,7 @@ def _is_int_sequence(key) -> bool:
         return key.dtype in (DType.i32, DType.i64)
     if isinstance(key, np.ndarray):
         return key.dtype.kind in "iu"
-    return isinstance(key, list) and len(key) > 0 and all(
+    return isinstance(key, list) and len(key) > 0 and builtins.all(
         isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in key)
 
 
@@ -185,7 +186,7 @@ def _getitem(self: Tensor, key):
         return _select_rows(flat, np.flatnonzero(mask))
     if _is_int_sequence(key):
         return _select_rows(self, key)
-    if key is None or (isinstance(key, tuple) and any(k is None for k in key)):
+    if key is None or (isinstance(key, tuple) and builtins.any(k is None for k in key)):
         parts = key if isinstance(key, tuple) else (key,)
         used = sum(1 for k in parts if k is not None and k is not Ellipsis)
         expanded: list = []
@@ -212,6 +213,48 @@ def _getitem(self: Tensor, key):
     return _basic_getitem(self, key)
 
 
+# Logic on boolean tensors (``(x > 0) & (x < 1)``, ``~mask``, ``mask.any()``):
+# through 0/1 in f32, where minimum is "and", maximum "or", inequality
+# "xor" and the comparisons give booleans back. Other dtypes raise TypeError,
+# as bitwise integer ops are not built.
+def _as_mask(t, what: str) -> Tensor:
+    if isinstance(t, (bool, np.bool_)):
+        return _xylem.full([], 1.0 if t else 0.0)
+    if not isinstance(t, Tensor) or t.dtype != DType.bool:
+        raise TypeError(f"{what} takes boolean tensors (or Python bools), not {getattr(t, 'dtype', type(t).__name__)}")
+    return t.astype(DType.f32)
+
+
+def logical_and(a, b, **kw) -> Tensor:
+    """Element-wise a and b of boolean tensors (broadcasting)."""
+    return _xylem.ne(_xylem.minimum(_as_mask(a, "&"), _as_mask(b, "&"), **kw), _xylem.full([], 0.0), **kw)
+
+
+def logical_or(a, b, **kw) -> Tensor:
+    """Element-wise a or b of boolean tensors (broadcasting)."""
+    return _xylem.ne(_xylem.maximum(_as_mask(a, "|"), _as_mask(b, "|"), **kw), _xylem.full([], 0.0), **kw)
+
+
+def logical_xor(a, b, **kw) -> Tensor:
+    """Element-wise a xor b of boolean tensors (broadcasting)."""
+    return _xylem.ne(_as_mask(a, "^"), _as_mask(b, "^"), **kw)
+
+
+def logical_not(a, **kw) -> Tensor:
+    """Element-wise not of a boolean tensor."""
+    return _xylem.eq(_as_mask(a, "~"), _xylem.full([], 0.0), **kw)
+
+
+def any(x: Tensor, axis=None, keepdims: bool = False, **kw) -> Tensor:  # noqa: A001 - NumPy's name
+    """Whether any element (along `axis`) of a boolean tensor is true."""
+    return _xylem.gt(_xylem.max(_as_mask(x, "any"), axis, keepdims, **kw), _xylem.full([], 0.0), **kw)
+
+
+def all(x: Tensor, axis=None, keepdims: bool = False, **kw) -> Tensor:  # noqa: A001 - NumPy's name
+    """Whether every element (along `axis`) of a boolean tensor is true."""
+    return _xylem.gt(_xylem.min(_as_mask(x, "all"), axis, keepdims, **kw), _xylem.full([], 0.0), **kw)
+
+
 def _int(self: Tensor) -> int:
     if self.size != 1:
         raise TypeError(f"only a tensor of one element converts to int, not one of shape {list(self.shape)}")
@@ -231,7 +274,14 @@ Tensor.copy = copy
 Tensor.clone = copy
 Tensor.clip = clip
 Tensor.std = std
+Tensor.__and__ = Tensor.__rand__ = logical_and
+Tensor.__or__ = Tensor.__ror__ = logical_or
+Tensor.__xor__ = Tensor.__rxor__ = logical_xor
+Tensor.__invert__ = logical_not
+Tensor.any = any
+Tensor.all = all
 
 __all__ = ["float16", "half", "bfloat16", "float32", "single", "float64", "double", "int32", "int64", "uint8",
            "bool_", "complex64", "complex128", "zeros_like", "ones_like", "full_like", "eye", "linspace", "rand",
-           "randn", "array", "copy", "clip", "std", "where"]
+           "randn", "array", "copy", "clip", "std", "where", "logical_and", "logical_or", "logical_xor",
+           "logical_not", "any", "all"]

@@ -92,3 +92,22 @@ def test_int_and_index_conversions(backend):
         int(x)
     with pytest.raises(TypeError):
         [1, 2][x[0, 1]]  # a float tensor is no index
+
+
+def test_boolean_logic(backend, rng):
+    a = _random(rng, (5, 6))
+    x = xylem.asarray(a)
+    p, q = a > 0, a < 0.5
+    assert np.array_equal(((x > 0) & (x < 0.5)).numpy(), p & q)
+    assert np.array_equal(((x > 0) | (x < 0.5)).numpy(), p | q)
+    assert np.array_equal(((x > 0) ^ (x < 0.5)).numpy(), p ^ q)
+    assert np.array_equal((~(x > 0)).numpy(), ~p)
+    assert np.array_equal(((x > 0) & True).numpy(), p) and np.array_equal((False | (x > 0)).numpy(), p)
+    assert np.array_equal(xylem.logical_and(x > 0, x < 0.5).numpy(), np.logical_and(p, q))
+    assert (x > 0).any().item() == p.any() and (x > -3).all().item() and not (x > 3).any().item()
+    for axis in (0, 1):
+        assert np.array_equal((x > 0).any(axis=axis).numpy(), p.any(axis=axis))
+        assert np.array_equal((x > 0).all(axis=axis, keepdims=True).numpy(), p.all(axis=axis, keepdims=True))
+    assert np.array_equal(x[(x > 0) & (x < 0.5)].numpy(), a[p & q])
+    with pytest.raises(TypeError):
+        x & x  # not booleans
