@@ -16,7 +16,9 @@ Rows:
              figures are printed beside ours with the ratio Python / C++
              (time for the us rows, throughput for GB/s and GFLOP/s). The
              two sides alternate --pairs times; each prints its medians.
-Medians of --rounds rounds after warm-up. --json FILE writes the rows.
+Medians of --rounds rounds after warm-up; NumPy's rows alternate with
+xylem's (--numpy-pairs runs of each at the least) and the small ops' ratios
+to NumPy close the table. --json FILE writes the rows.
 """
 import argparse
 import json
@@ -128,21 +130,25 @@ def main():
     p.add_argument("--gemm", type=int, default=512, help="gemm n")
     p.add_argument("--cxx-bin", help="xylem_bench_same_ops, run for each backend to compare with")
     p.add_argument("--pairs", type=int, default=3, help="Python and C++ runs, alternated; the median of each")
+    p.add_argument("--numpy-pairs", type=int, default=3, help="NumPy and xylem runs, alternated, at the least")
     p.add_argument("--json")
     args = p.parse_args()
 
     load = os.getloadavg()
     pairs = args.pairs if args.cxx_bin else 1
-    rows, cxx = numpy_rows(args), {}
+    rows, cxx, numpy_runs = {}, {}, []
     for spec in args.backends.split(","):
-        # Python and C++ alternate, so that drift in the machine's load hits both alike.
+        # NumPy, Python and C++ alternate, so that drift in the machine's load
+        # hits them alike.
         ours, theirs = [], []
-        for _ in range(pairs):
+        for _ in range(max(pairs, args.numpy_pairs)):
+            numpy_runs.append(numpy_rows(args))
             ours.append(xylem_rows(xylem.Backend.open(spec), args))
-            if args.cxx_bin:
+            if args.cxx_bin and len(theirs) < pairs:
                 theirs.append(cxx_rows(args.cxx_bin, spec, args))
         rows.update(medians(ours))
         cxx.update(medians(theirs))
+    rows = {**medians(numpy_runs), **rows}
     if "cuda" in args.backends:
         for peer in (torch_rows, cupy_rows):
             try:
@@ -157,6 +163,11 @@ def main():
         ref = cxx.get(key)
         extra = f" {ref:10.3f} {value / ref:7.3f}" if ref else ""
         print(f"{key:44} {value:10.3f}{extra}")
+    for spec in args.backends.split(","):
+        for op in ("small_op_exp_us", "small_op_exp_new_us"):
+            ours, numpys = rows.get(f"{op}/xylem-{spec}"), rows.get(f"{op}/numpy")
+            if ours and numpys:
+                print(f"{op}: xylem {spec} / NumPy {ours / numpys:.3f} (<= 1: xylem's host time per call is NumPy's or less)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"benchmark": "python_small_op", "rows": rows, "cxx": cxx,
