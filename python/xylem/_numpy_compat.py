@@ -15,7 +15,10 @@ import builtins
 import numbers
 from collections.abc import Sequence
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # the package imports without NumPy (the stub generator's build env has none)
+    np = None
 
 from . import _xylem
 from ._xylem import DType, Tensor
@@ -93,13 +96,19 @@ def randn(*shape, dtype: DType = DType.f32, **kw) -> Tensor:
     return _xylem.normal(dims, dtype, 0.0, 1.0, **kw)
 
 
+def _numpy():
+    if np is None:
+        raise ImportError("this needs NumPy: pip install numpy")
+    return np
+
+
 def array(obj, dtype: DType | None = None) -> Tensor:
     """A new tensor holding a copy of `obj` (a sequence, a scalar, an
     ndarray, a tensor), as np.array; asarray shares memory where it can."""
     if isinstance(obj, Tensor):
         out = copy(obj)
         return out if dtype is None or dtype == out.dtype else out.astype(dtype)
-    return _xylem.asarray(np.array(obj, copy=True), dtype)
+    return _xylem.asarray(_numpy().array(obj, copy=True), dtype)
 
 
 def copy(x: Tensor, **kw) -> Tensor:
@@ -149,7 +158,7 @@ _basic_getitem = Tensor.__getitem__
 def _is_int_sequence(key) -> bool:
     if isinstance(key, Tensor):
         return key.dtype in (DType.i32, DType.i64)
-    if isinstance(key, np.ndarray):
+    if np is not None and isinstance(key, np.ndarray):
         return key.dtype.kind in "iu"
     return isinstance(key, list) and len(key) > 0 and builtins.all(
         isinstance(k, numbers.Integral) and not isinstance(k, bool) for k in key)
@@ -158,12 +167,13 @@ def _is_int_sequence(key) -> bool:
 def _is_mask(key) -> bool:
     if isinstance(key, Tensor):
         return key.dtype == DType.bool
-    if isinstance(key, np.ndarray):
+    if np is not None and isinstance(key, np.ndarray):
         return key.dtype == np.bool_
     return False
 
 
 def _select_rows(x: Tensor, rows) -> Tensor:
+    np = _numpy()
     n = x.shape[0] if x.ndim > 0 else 0
     idx = np.asarray(rows.numpy() if isinstance(rows, Tensor) else rows, dtype=np.int64).reshape(-1)
     bad = (idx < -n) | (idx >= n)
@@ -176,6 +186,7 @@ def _select_rows(x: Tensor, rows) -> Tensor:
 
 def _getitem(self: Tensor, key):
     if _is_mask(key):
+        np = _numpy()
         mask = key.numpy() if isinstance(key, Tensor) else key
         if tuple(mask.shape) != tuple(self.shape[:mask.ndim]):
             raise _xylem.ShapeMismatch(
@@ -218,7 +229,7 @@ def _getitem(self: Tensor, key):
 # "xor" and the comparisons give booleans back. Other dtypes raise TypeError,
 # as bitwise integer ops are not built.
 def _as_mask(t, what: str) -> Tensor:
-    if isinstance(t, (bool, np.bool_)):
+    if isinstance(t, bool) or (np is not None and isinstance(t, np.bool_)):
         return _xylem.full([], 1.0 if t else 0.0)
     if not isinstance(t, Tensor) or t.dtype != DType.bool:
         raise TypeError(f"{what} takes boolean tensors (or Python bools), not {getattr(t, 'dtype', type(t).__name__)}")
