@@ -1,8 +1,11 @@
 #pragma once
 // The ops fuzzer's math families: unary math and activations, broadcasting
 // binary ops and comparisons, where, casts, reductions and fills.
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "run.hpp"
 
@@ -65,6 +68,14 @@ inline Dims maybe_wrong(Picker& p, const Dims& dims) {
 }
 inline DType maybe_wrong(Picker& p, DType t) { return p.one_in(16) ? p.from(kAllDTypes) : t; }
 
+// i32 and i64: the integer dtypes elementwise math and reductions take
+// (xylem/math.hpp): neg, abs, add, sub, mul, maximum, minimum, the
+// comparisons, where; sum (into i64), max, min, argmax, argmin.
+inline bool math_integer(DType t) { return t == DType::i32 || t == DType::i64; }
+inline bool named(const char* name, std::initializer_list<std::string_view> names) {
+  return std::find(names.begin(), names.end(), std::string_view(name)) != names.end();
+}
+
 inline void fuzz_unary(Ctx& c) {
   const UnaryOp& op = kUnary[c.p.pick(std::size(kUnary))];
   static constexpr double values[] = {-1, 0, 0.01, 0.5, 1, 2, 20, -0.25};
@@ -76,7 +87,8 @@ inline void fuzz_unary(Ctx& c) {
   const Dims dims = pick_dims(c.p, int(c.p.pick(5)));
   const Arg x = make_arg(c.backend, c.p, t, dims);
   const Arg y = make_out(c.backend, c.p, maybe_wrong(c.p, t), maybe_wrong(c.p, dims), {&x});
-  const bool valid = params_ok && xylem::is_floating(t) && y.dtype == t && y.dims == dims;
+  const bool dtype_ok = xylem::is_floating(t) || (math_integer(t) && named(op.name, {"neg", "abs"}));
+  const bool valid = params_ok && dtype_ok && y.dtype == t && y.dims == dims;
   const std::string what = std::string(op.name) + "(" + std::to_string(p0) + ", " + std::to_string(p1) + ") x " +
                            x.describe() + " -> y " + y.describe();
   run(op.name, what, valid, {&x}, &y, [&] { Tensor out = y.view; op.into(c.backend, x.view, out, p0, p1); },
@@ -139,7 +151,9 @@ inline void fuzz_binary(Ctx& c) {
   const Arg x = make_arg(c.backend, c.p, t, broadcast_operand(c.p, full));
   const Arg y = make_arg(c.backend, c.p, ty, broadcast_operand(c.p, full));
   const auto out = xylem_ref::broadcast(x.dims, y.dims);
-  const bool inputs_ok = out && xylem::is_floating(t) && t == ty;
+  const bool dtype_ok = xylem::is_floating(t) ||
+                        (math_integer(t) && (op.compare || named(op.name, {"add", "sub", "mul", "maximum", "minimum"})));
+  const bool inputs_ok = out && dtype_ok && t == ty;
   const DType out_t = op.compare ? DType::boolean : t;
   const std::string what = std::string(op.name) + " x " + x.describe() + ", y " + y.describe();
   const auto expect = [&] { return elementwise(x, y, *out, op.ref); };
@@ -165,7 +179,8 @@ inline void fuzz_where(Ctx& c) {
   auto out = xylem_ref::broadcast(cond.dims, x.dims);
   if (out) out = xylem_ref::broadcast(*out, y.dims);
   const Arg o = make_out(c.backend, c.p, maybe_wrong(c.p, t), maybe_wrong(c.p, out ? *out : full), {&x, &y});
-  const bool valid = out && cond.dtype == DType::boolean && xylem::is_floating(t) && y.dtype == t && o.dtype == t &&
+  const bool valid = out && cond.dtype == DType::boolean && (xylem::is_floating(t) || math_integer(t)) && y.dtype == t &&
+                     o.dtype == t &&
                      o.dims == *out;
   run("where", "where cond " + cond.describe() + ", x " + x.describe() + ", y " + y.describe() + " -> " + o.describe(),
       valid, {&cond, &x, &y}, &o, [&] { Tensor w = o.view; xylem::where(c.backend, cond.view, x.view, y.view, w); },
@@ -230,9 +245,12 @@ inline void fuzz_reduce(Ctx& c) {
   std::int64_t count = 1;
   for (int a : axes) count *= x.dims[std::size_t(a)];
   const bool has_identity = kind == R::sum || kind == R::mean || kind == R::var;
-  const DType out_t = kind == R::argmax || kind == R::argmin ? DType::i64 : x.dtype;
+  const bool counts = kind == R::sum && (math_integer(x.dtype) || x.dtype == DType::boolean);  // into i64
+  const DType out_t = kind == R::argmax || kind == R::argmin || counts ? DType::i64 : x.dtype;
   const Dims out = axes_ok ? xylem_ref::reduced_dims(x.dims, axes, r.keepdim) : Dims{};
-  const bool inputs_ok = axes_ok && xylem::is_floating(x.dtype) && (count > 0 || has_identity);
+  const bool dtype_ok = xylem::is_floating(x.dtype) || counts ||
+                        (math_integer(x.dtype) && kind != R::mean && kind != R::var);
+  const bool inputs_ok = axes_ok && dtype_ok && (count > 0 || has_identity);
   const Arg o = make_out(c.backend, c.p, maybe_wrong(c.p, out_t), maybe_wrong(c.p, out), {&x});
   const bool valid = inputs_ok && o.dims == out && o.dtype == out_t;
   std::string axes_text;
