@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <random>
 
 #include "conformance/math_common.hpp"
 
@@ -423,6 +424,33 @@ TEST_P(Integer, counting_correct_predictions) {
   const Tensor count = xylem::sum(backend, hits);  // a boolean sum: the count of trues, i64
   ASSERT_EQ(count.dtype(), DType::i64);
   EXPECT_EQ(count.to_vector<std::int64_t>(), std::vector<std::int64_t>{2});
+}
+
+// An output overlapping its input (y is x shifted by one element): the
+// result is computed from x as it was; a shape of 2^40 elements is the
+// call's out_of_memory and changes nothing.
+TEST_P(Integer, overlapping_output_and_absurd_shape) {
+  if (!runs_int<std::int64_t>(OpId::math_binary, DType::i64)) return;
+  std::vector<std::int64_t> values(1001);
+  std::mt19937_64 pick(std::random_device{}());
+  for (auto& v : values) v = std::int64_t(pick() % 2001) - 1000;
+  Tensor base = xylem::contiguous(backend, Tensor::from(values));
+  const Tensor x = base.as_strided(Layout::strided(std::vector<std::int64_t>{1000}, std::vector<std::int64_t>{1}, 0));
+  Tensor y = base.as_strided(Layout::strided(std::vector<std::int64_t>{1000}, std::vector<std::int64_t>{1}, 1));
+  const Tensor three = Tensor::from(std::vector<std::int64_t>{3});
+  xylem::mul(backend, x, three, y);
+  const auto got = base.to_vector<std::int64_t>();
+  EXPECT_EQ(got[0], values[0]);
+  for (std::size_t k = 0; k < 1000; ++k) ASSERT_EQ(got[k + 1], values[k] * 3) << "element " << k + 1;
+
+  const Tensor huge_a = Tensor::from(std::vector<std::int64_t>{1, 2}).reshape({2, 1});
+  const Tensor before = xylem::contiguous(backend, huge_a);
+  XY_EXPECT_ERROR(xylem::ErrorCode::out_of_memory,
+                  (void)xylem::add(backend, huge_a.as_strided(Layout::strided(std::vector<std::int64_t>{std::int64_t{1} << 20, 1},
+                                                                                std::vector<std::int64_t>{0, 1}, 0)),
+                                   Tensor::from(std::vector<std::int64_t>(1, 5)).as_strided(Layout::strided(
+                                       std::vector<std::int64_t>{1, std::int64_t{1} << 20}, std::vector<std::int64_t>{0, 0}, 0))));
+  EXPECT_EQ(huge_a.to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 2}));
 }
 
 }  // namespace
