@@ -28,6 +28,13 @@ bool poll(Ready&& ready) {
   return false;
 }
 
+struct Item {
+  std::function<void()> work;
+  std::shared_ptr<WorkEvent> event;
+};
+
+void perform(std::function<void()>& work, WorkEvent& event);
+
 class WorkQueue {
  public:
   // Leaked on purpose: work may still be queued while statics are destroyed.
@@ -36,7 +43,7 @@ class WorkQueue {
     return *queue;
   }
 
-  void push(std::function<void()> item) {
+  void push(Item item) {
     bool sleeping = false;
     {
       std::lock_guard lock(mutex_);
@@ -47,32 +54,72 @@ class WorkQueue {
     if (sleeping) wake_.notify_one();
   }
 
+  // Whether the queue was idle; if so the caller holds it until release().
+  bool hold_if_idle() {
+    std::lock_guard lock(mutex_);
+    if (held_ || !items_.empty()) return false;
+    held_ = true;
+    return true;
+  }
+
+  void release() {
+    bool wake = false;
+    {
+      std::lock_guard lock(mutex_);
+      held_ = false;
+      wake = sleeping_ && !items_.empty();
+    }
+    if (wake) wake_.notify_one();
+  }
+
  private:
   WorkQueue() { std::thread([this] { loop(); }).detach(); }
 
   void loop() {
     for (;;) {
       poll([&] { return queued_.load(std::memory_order_acquire) > 0; });
-      std::function<void()> item;
+      Item item;
       {
         std::unique_lock lock(mutex_);
         sleeping_ = true;
-        wake_.wait(lock, [&] { return !items_.empty(); });
+        wake_.wait(lock, [&] { return !items_.empty() && !held_; });
         sleeping_ = false;
+        held_ = true;
         item = std::move(items_.front());
         items_.pop_front();
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
-      item();
+      perform(item.work, *item.event);
     }
   }
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> items_;
+  std::deque<Item> items_;
   std::atomic<std::size_t> queued_{0};  // items_.size(), read without the lock
-  bool sleeping_ = false;               // under mutex_: whether push() must notify
+  bool sleeping_ = false;               // under mutex_: whether push() and release() must notify
+  bool held_ = false;                   // under mutex_: work runs, here or on a caller's thread
 };
+
+// Runs `work` (the queue held, by its thread or an InlineWork), gives the
+// queue back, then completes `event` with the outcome. Given back first,
+// so that the waiter, woken, finds the queue idle and may run its next
+// small call itself.
+void perform(std::function<void()>& work, WorkEvent& event) {
+  std::exception_ptr error;
+  try {
+    work();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  WorkQueue::instance().release();
+  // What the work holds (a communicator's group) goes before the waiter
+  // wakes: a program that then exits must find the group released. The
+  // queue is free by then, so a last group's release, which enqueues its
+  // transport's and waits, does not wait on itself.
+  work = nullptr;
+  event.finish(std::move(error));
+}
 
 }  // namespace
 
@@ -103,19 +150,22 @@ void WorkEvent::finish(std::exception_ptr error) {
 
 std::shared_ptr<const WorkEvent> enqueue(std::function<void()> work) {
   auto event = std::make_shared<WorkEvent>();
-  WorkQueue::instance().push([event, work = std::move(work)]() mutable {
-    std::exception_ptr error;
-    try {
-      work();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    // What the work holds (a communicator's group) goes before the waiter
-    // wakes: a program that then exits must find the group released.
-    work = nullptr;
-    event->finish(std::move(error));
-  });
+  WorkQueue::instance().push(Item{std::move(work), event});
   return event;
+}
+
+std::optional<InlineWork> InlineWork::claim() {
+  if (!WorkQueue::instance().hold_if_idle()) return std::nullopt;
+  return InlineWork();
+}
+
+InlineWork::~InlineWork() {
+  if (event_) WorkQueue::instance().release();
+}
+
+void InlineWork::run(std::function<void()> work) && {
+  const auto event = std::move(event_);
+  perform(work, *event);
 }
 
 }  // namespace xylem::dist::detail

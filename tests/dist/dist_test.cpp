@@ -151,6 +151,48 @@ TEST(Collectives, ResultFeedsTheNextOp) {
   ref().expect_near(want, doubled.to_doubles(), DType::f32, "all_reduce then add");
 }
 
+// A small call on host data with nothing pending runs on the caller's
+// thread (the queue idle), so its future is done when the call returns.
+TEST(Collectives, SmallCallOnAnIdleQueueIsDoneOnReturn) {
+  int done_on_return = 0;
+  for (int i = 0; i < 8; ++i) {
+    Tensor t = tensor_of({1.0, 2.0}, DType::f32);
+    auto f = comm().all_reduce(t);
+    done_on_return += f.ready() ? 1 : 0;
+    EXPECT_EQ(f.get().to_doubles(), (std::vector<double>{double(comm().size()), 2.0 * comm().size()}));
+  }
+  // The first may meet the queue's thread still finishing earlier work;
+  // after a call that ran here the queue is idle.
+  EXPECT_GE(done_on_return, 7);
+}
+
+// ... but never ahead of work enqueued before it: a small call made while a
+// large one is queued or running completes after it (every rank sees the
+// calls in program order), and one on a tensor an op still writes runs
+// after that op.
+TEST(Collectives, SmallCallsKeepProgramOrder) {
+  const int rank = comm().rank(), size = comm().size();
+  const std::int64_t large_n = std::int64_t(1) << 20;  // 4 MiB of f32: always the queue's
+  for (std::uint64_t salt = 600; salt < 603; ++salt) {
+    Tensor large = tensor_of(ref().values_of(rank, large_n, DType::f32, salt), DType::f32);
+    Tensor small = tensor_of(ref().values_of(rank, 7, DType::f64, salt), DType::f64);
+    auto first = comm().all_reduce(large);
+    auto second = comm().all_reduce(small, ReduceOp::max);
+    (void)second.get();
+    EXPECT_TRUE(first.ready()) << "a small all_reduce overtook the large one called before it";
+    ref().expect_near(ref().reference(7, DType::f64, ReduceOp::max, salt, size), small.to_doubles(), DType::f64,
+                      label("small all_reduce after a large one", DType::f64, 7));
+    ref().expect_near(ref().reference(large_n, DType::f32, ReduceOp::sum, salt, size), first.get().to_doubles(),
+                      DType::f32, label("large all_reduce", DType::f32, large_n));
+  }
+  const Tensor x = tensor_of(ref().values_of(rank, 9, DType::f32, 610), DType::f32);
+  Tensor written = add(Backend::native(), x, x);  // maybe still pending
+  (void)comm().all_reduce(written).get();
+  auto want = ref().reference(9, DType::f32, ReduceOp::sum, 610, size);
+  for (auto& v : want) v *= 2;
+  ref().expect_near(want, written.to_doubles(), DType::f32, "all_reduce of an op's output");
+}
+
 TEST(Collectives, OpenClTensorsGoThroughTheirHostCopy) {
   std::optional<Backend> cl;
   try {
@@ -627,7 +669,11 @@ TEST(Failure, SkippedCollectiveTimesOut) {
   }
   Tensor t = tensor_of({1.0, 2.0}, DType::f32);
   const auto start = std::chrono::steady_clock::now();
-  XY_EXPECT_ERROR(ErrorCode::timeout, (void)comm().all_reduce(t).get());
+  // Small and idle, so it runs on this thread: the call itself returns
+  // (at the deadline), and its future carries the typed error.
+  auto f = comm().all_reduce(t);
+  EXPECT_TRUE(f.ready());
+  XY_EXPECT_ERROR(ErrorCode::timeout, (void)f.get());
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_GE(took, limit);
   EXPECT_LT(took, limit + std::chrono::seconds(5));
