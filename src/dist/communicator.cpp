@@ -108,7 +108,11 @@ EventPtr submit(const std::shared_ptr<detail::Group>& group, std::vector<TensorU
       name.c_str());
 }
 
-Signature signature_of(std::string call, const Tensor& t) { return Signature{std::move(call), describe(t), t.dtype()}; }
+// Only the checked mode compares (and so needs) the shape; describing it
+// was a fifth of a small unchecked all_reduce's time.
+Signature signature_of(const detail::Group& g, std::string call, const Tensor& t) {
+  return Signature{std::move(call), g.checked() ? describe(t) : std::string(), t.dtype()};
+}
 
 // A collective on device memory: the transport and the device it runs on.
 struct DeviceRoute {
@@ -280,15 +284,16 @@ Future<Tensor> Communicator::all_reduce(const Tensor& t, ReduceOp op) const {
   require_dense(t, call);
   require_reducible(t.dtype(), op, call);
   const std::vector<TensorUse> uses{{t, true, true}};
-  if (group().local()) return tensor_future(submit_local(group(), Kind::all_reduce, signature_of(call, t), uses, op), t);
-  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+  const Signature signature = signature_of(group(), call, t);
+  if (group().local()) return tensor_future(submit_local(group(), Kind::all_reduce, signature, uses, op), t);
+  if (const DeviceRoute r = route(group_, t, signature))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(t), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
                                                                                     auto d) {
                                          return tr.all_reduce(data[0], count, dtype, reduction_of(op), deps, d);
                                        }),
                          t);
-  EventPtr done = submit(group_, uses, signature_of(call, t),
+  EventPtr done = submit(group_, uses, signature,
                          [count = count_of(t), dtype = t.dtype(), op](Transport& tr, Deadline d, auto data) {
                            reduce_in_place(tr, data[0], count, dtype, op, d);
                          });
@@ -303,7 +308,7 @@ Future<std::vector<Tensor>> Communicator::all_reduce(std::vector<Tensor> tensors
     require_dense(t, call);
     require_reducible(t.dtype(), op, call);
     uses.push_back({t, true, true});
-    shapes += (shapes.empty() ? "" : ", ") + describe(t);
+    if (group().checked()) shapes += (shapes.empty() ? "" : ", ") + describe(t);
   }
   const Signature signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()};
   if (group().local()) {
@@ -374,16 +379,17 @@ Future<Tensor> Communicator::broadcast(const Tensor& t, int root) const {
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
   const std::vector<TensorUse> uses{{t, is_root, !is_root}};
+  const Signature signature = signature_of(group(), call, t);
   if (group().local())
-    return tensor_future(submit_local(group(), Kind::broadcast, signature_of(call, t), uses, ReduceOp::sum, root), t);
-  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_local(group(), Kind::broadcast, signature, uses, ReduceOp::sum, root), t);
+  if (const DeviceRoute r = route(group_, t, signature))
     return tensor_future(
         submit_device(*group_, r, uses, call,
                       [bytes = count_of(t) * size_of(t.dtype()), root](auto& tr, auto data, auto deps, auto d) {
                         return tr.broadcast(data[0], bytes, root, deps, d);
                       }),
         t);
-  EventPtr done = submit(group_, uses, signature_of(call, t),
+  EventPtr done = submit(group_, uses, signature,
                          [bytes = count_of(t) * size_of(t.dtype()), root](Transport& tr, Deadline d, auto data) {
                            tr.broadcast(data[0], bytes, root, d);
                          });
@@ -401,7 +407,7 @@ Future<std::vector<Tensor>> Communicator::broadcast(std::vector<Tensor> tensors,
     require_dense(t, call);
     uses.push_back({t, is_root, !is_root});
     bytes.push_back(count_of(t) * size_of(t.dtype()));
-    shapes += (shapes.empty() ? "" : ", ") + describe(t);
+    if (group().checked()) shapes += (shapes.empty() ? "" : ", ") + describe(t);
   }
   const Signature signature{call, shapes, tensors.empty() ? DType::f32 : tensors.front().dtype()};
   auto state = std::make_shared<xylem::detail::FutureState<std::vector<Tensor>>>();
@@ -428,15 +434,16 @@ Future<Tensor> Communicator::reduce(const Tensor& t, int root, ReduceOp op) cons
   require_rank(root, size(), "root", call);
   const bool is_root = rank() == root;
   const std::vector<TensorUse> uses{{t, true, is_root}};
-  if (group().local()) return tensor_future(submit_local(group(), Kind::reduce, signature_of(call, t), uses, op, root), t);
-  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+  const Signature signature = signature_of(group(), call, t);
+  if (group().local()) return tensor_future(submit_local(group(), Kind::reduce, signature, uses, op, root), t);
+  if (const DeviceRoute r = route(group_, t, signature))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(t), dtype = t.dtype(), op, root](auto& tr, auto data,
                                                                                           auto deps, auto d) {
                                          return tr.reduce(data[0], count, dtype, reduction_of(op), root, deps, d);
                                        }),
                          t);
-  EventPtr done = submit(group_, uses, signature_of(call, t),
+  EventPtr done = submit(group_, uses, signature,
                          [count = count_of(t), dtype = t.dtype(), op, root](Transport& tr, Deadline d, auto data) {
                            tr.reduce(data[0], count, dtype, combine_of(op), root, d);
                            if (op == ReduceOp::avg && tr.rank() == root) detail::divide(data[0], count, dtype, tr.size());
@@ -478,15 +485,16 @@ Future<Tensor> Communicator::all_gather(const Tensor& t, const Tensor& out) cons
   require_dense(t, call);
   require_output(t, out, t.numel() * size(), "the group's size times those", call);
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
-  if (group().local()) return tensor_future(submit_local(group(), Kind::all_gather, signature_of(call, t), uses), out);
-  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+  const Signature signature = signature_of(group(), call, t);
+  if (group().local()) return tensor_future(submit_local(group(), Kind::all_gather, signature, uses), out);
+  if (const DeviceRoute r = route(group_, t, signature))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [bytes = count_of(t) * size_of(t.dtype())](auto& tr, auto data, auto deps,
                                                                                   auto d) {
                                          return tr.all_gather(data[0], data[1], bytes, deps, d);
                                        }),
                          out);
-  EventPtr done = submit(group_, uses, signature_of(call, t),
+  EventPtr done = submit(group_, uses, signature,
                          [bytes = count_of(t) * size_of(t.dtype())](Transport& tr, Deadline d, auto data) {
                            tr.all_gather(data[0], data[1], bytes, d);
                          });
@@ -516,9 +524,10 @@ Future<Tensor> Communicator::reduce_scatter(const Tensor& t, const Tensor& out, 
                                                " equal blocks, one per rank");
   require_output(t, out, t.numel() / n, "one block", call);
   const std::vector<TensorUse> uses{{t, true, false}, {out, false, true}};
+  const Signature signature = signature_of(group(), call, t);
   if (group().local())
-    return tensor_future(submit_local(group(), Kind::reduce_scatter, signature_of(call, t), uses, op), out);
-  if (const DeviceRoute r = route(group_, t, signature_of(call, t)))
+    return tensor_future(submit_local(group(), Kind::reduce_scatter, signature, uses, op), out);
+  if (const DeviceRoute r = route(group_, t, signature))
     return tensor_future(submit_device(*group_, r, uses, call,
                                        [count = count_of(out), dtype = t.dtype(), op](auto& tr, auto data, auto deps,
                                                                                       auto d) {
@@ -526,7 +535,7 @@ Future<Tensor> Communicator::reduce_scatter(const Tensor& t, const Tensor& out, 
                                                                   deps, d);
                                        }),
                          out);
-  EventPtr done = submit(group_, uses, signature_of(call, t),
+  EventPtr done = submit(group_, uses, signature,
                          [count = count_of(out), dtype = t.dtype(), op](Transport& tr, Deadline d, auto data) {
                            tr.reduce_scatter(data[0], data[1], count, dtype, combine_of(op), d);
                            if (op == ReduceOp::avg) detail::divide(data[1], count, dtype, tr.size());
@@ -547,14 +556,14 @@ Future<Tensor> Communicator::point_to_point(const Tensor& t, int peer, int tag, 
   auto g = std::make_shared<detail::Group>(group().link(), group().timeout(), false, group().device());
   const std::vector<TensorUse> uses{{t, sending, !sending}};
   const std::size_t bytes = count_of(t) * size_of(t.dtype());
-  if (const DeviceRoute r = route(g, t, signature_of(call, t)))
+  if (const DeviceRoute r = route(g, t, signature_of(*g, call, t)))
     return tensor_future(submit_device(*g, r, uses, call,
                                        [bytes, peer, sending](auto& tr, auto data, auto deps, auto d) {
                                          return sending ? tr.send(data[0], bytes, peer, deps, d)
                                                         : tr.recv(data[0], bytes, peer, deps, d);
                                        }),
                          t);
-  EventPtr done = submit(g, uses, signature_of(call, t), [bytes, peer, tag, sending](Transport& tr, Deadline d, auto data) {
+  EventPtr done = submit(g, uses, signature_of(*g, call, t), [bytes, peer, tag, sending](Transport& tr, Deadline d, auto data) {
     if (sending) {
       tr.send(data[0], bytes, peer, tag, d);
     } else {
