@@ -19,8 +19,9 @@ class LocalGroup;
 
 // One transport and whether it is still usable: after a timeout or a lost
 // peer its ranks no longer agree on what comes next, so every later call
-// fails at once with the first failure's message. Touched only on the
-// work queue's thread, where every transport call runs.
+// fails at once with the first failure's message. Touched only by whoever
+// holds the work queue (its thread, or a caller running a small call
+// itself), as every transport call is.
 struct Link {
   explicit Link(std::shared_ptr<plugin::dist::Transport> t) : transport(std::move(t)) {}
   ~Link();
@@ -56,7 +57,7 @@ class Group {
   [[nodiscard]] bool checked() const noexcept { return checked_; }
   [[nodiscard]] const std::string& device() const noexcept { return device_; }  // Options::device
 
-  // On the work queue: refuses a failed link, compares signatures in the
+  // Holding the work queue: refuses a failed link, compares signatures in the
   // checked mode, then runs `body` against the call's deadline. A timeout
   // or communication error marks the link failed.
   void run(const Signature& signature,
