@@ -5,6 +5,10 @@
 /// any dtype. Each call is enqueued like an op and returns a future; the
 /// tensor's coherence brings its data where the transport needs it and
 /// marks the result written, so later ops simply read it.
+/// A small call (256 KiB at most) on host data that is ready, made while
+/// no other is queued or running, runs on the calling thread instead, as
+/// MPI_Allreduce does: its future is done on return, and the call returns
+/// once every rank has joined it (or the timeout has passed).
 ///
 /// The transport is MPI when the program runs under mpirun and the
 /// optional module libxylem_mpi.so loads; else a TCP exchange bootstrapped
