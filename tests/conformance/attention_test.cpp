@@ -80,6 +80,10 @@ std::vector<Case> long_cases() {
       {2, 2, 2, 129, 257, 64, 64, MaskKind::boolean, {2, 1, 129, 257}},
       {1, 1, 1, 200, 240, 256, 256, MaskKind::none, {}, true},
       {1, 2, 2, 64, 64, 32, 32, MaskKind::none, {}, false, 0, 2.5},
+      // Unmasked, not causal: what CUDA hands to cuDNN's fused attention
+      // (with a head dimension of v unlike q's, and grouped heads).
+      {2, 4, 1, 150, 90, 96, 64},
+      {1, 2, 2, 513, 127, 128, 128},
   };
 }
 

@@ -9,10 +9,13 @@
 // keys per query row, dk and dv the queries of every head of the group per
 // key row, so every output element has one writer and no atomics are needed.
 // Sums in the compute type (f32 for f16/bf16). f16 and bf16 run on tensor
-// cores instead when the call suits them (attention_mma.hpp).
+// cores instead when the call suits them (attention_mma.hpp), the forward
+// through cuDNN's fused attention first where it takes the call
+// (attention_cudnn.hpp).
 #include <algorithm>
 #include <cmath>
 
+#include "attention_cudnn.hpp"
 #include "attention_mma.hpp"
 #include "block.cuh"
 
@@ -329,7 +332,7 @@ template <DType D>
 void forward(const OpCall& call, const Context& ctx) {
   using C = ComputeT<D>;
   if constexpr (D == DType::f16 || D == DType::bf16) {
-    if (attention_forward_mma(call, ctx)) return;
+    if (attention_forward_cudnn(call, ctx) || attention_forward_mma(call, ctx)) return;
   }
   const auto x = plugin::unpack<plugin::args::nn_attention>(call);
   const std::int64_t dv = x.v.view.dims()[3];

@@ -24,49 +24,18 @@
 #include <vector>
 
 #include "../check.hpp"
+#include "cudnn_graph.hpp"
 #include "cudnn_package.hpp"
 #include "xylem/error.hpp"
 
 namespace xylem::cuda {
 namespace {
 
-// cuDNN 9.19 deprecates the handle attributes in favour of device-property
-// descriptors, which older cuDNN 9 releases (9.14 on the H100 machine) lack;
-// every cuDNN 9 still reads the handle.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-constexpr cudnnBackendAttributeName_t kGraphHandle = CUDNN_ATTR_OPERATIONGRAPH_HANDLE;
-constexpr cudnnBackendAttributeName_t kPlanHandle = CUDNN_ATTR_EXECUTION_PLAN_HANDLE;
-#pragma GCC diagnostic pop
-
 // How many buildable candidates of each heuristics list
 // XYLEM_CUDA_CUDNN_FIND times (PyTorch's default cudnn.benchmark_limit).
 constexpr int kMaxTimed = 10;
 
-// One backend descriptor, destroyed with its owner.
-class Descriptor {
- public:
-  Descriptor(const CudnnLibrary& lib, cudnnBackendDescriptorType_t type, int device, const char* what) : lib_(&lib) {
-    XY_CUDNN(lib, cudnnBackendCreateDescriptor(type, &d_), device, what);
-  }
-  ~Descriptor() {
-    if (d_) (void)lib_->cudnnBackendDestroyDescriptor(d_);  // errors ignored: destructors run at exit too
-  }
-  Descriptor(Descriptor&& o) noexcept : lib_(o.lib_), d_(std::exchange(o.d_, nullptr)) {}
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  Descriptor& operator=(Descriptor&& o) noexcept {
-    std::swap(lib_, o.lib_);
-    std::swap(d_, o.d_);
-    return *this;
-  }
-
-  [[nodiscard]] cudnnBackendDescriptor_t get() const noexcept { return d_; }
-
- private:
-  const CudnnLibrary* lib_;
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
+using Descriptor = CudnnDescriptor;
 
 // A CUDA event with timing, for XYLEM_CUDA_CUDNN_FIND, destroyed with its owner.
 class TimingEvent {
@@ -166,12 +135,12 @@ class GraphEngine {
  private:
   int device() const { return ctx_.device; }
 
-  Descriptor make(cudnnBackendDescriptorType_t type) const { return Descriptor(lib_, type, device(), what_); }
+  Descriptor make(cudnnBackendDescriptorType_t type) const { return calls_.make(type); }
   void set(const Descriptor& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
            std::int64_t count, const void* values) const {
-    XY_CUDNN(lib_, cudnnBackendSetAttribute(d.get(), name, type, count, values), device(), what_);
+    calls_.set(d, name, type, count, values);
   }
-  void finalize(const Descriptor& d) const { XY_CUDNN(lib_, cudnnBackendFinalize(d.get()), device(), what_); }
+  void finalize(const Descriptor& d) const { calls_.finalize(d); }
 
   Descriptor tensor(std::int64_t uid, const Dims& dims, const void* data) const {
     const std::int64_t strides[4] = {dims.v[1] * dims.v[2] * dims.v[3], dims.v[2] * dims.v[3], dims.v[3], 1};
@@ -238,44 +207,7 @@ class GraphEngine {
     set(op, a.in0, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in0_d);
     set(op, a.in1, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in1_d);
     set(op, a.out, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out_d);
-    if (const cudnnStatus_t st = lib_.cudnnBackendFinalize(op.get()); st != CUDNN_STATUS_SUCCESS) {
-      why = std::string("operation: ") + lib_.cudnnGetErrorString(st);
-      return std::nullopt;
-    }
-    Descriptor g = make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    const cudnnBackendDescriptor_t op_d = op.get();
-    const cudnnHandle_t handle = pkg_.handle();
-    set(g, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op_d);
-    set(g, kGraphHandle, CUDNN_TYPE_HANDLE, 1, &handle);
-    if (const cudnnStatus_t st = lib_.cudnnBackendFinalize(g.get()); st != CUDNN_STATUS_SUCCESS) {
-      why = std::string("operation graph: ") + lib_.cudnnGetErrorString(st);
-      return std::nullopt;
-    }
-    return g;  // the graph keeps what it needs of the operation and tensors
-  }
-
-  // The engine configurations cuDNN's heuristics list for the graph, best first.
-  std::vector<Descriptor> configurations(const Descriptor& graph, cudnnBackendHeurMode_t mode) const {
-    Descriptor heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    const cudnnBackendDescriptor_t graph_d = graph.get();
-    set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph_d);
-    set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-    std::vector<Descriptor> configs;
-    // A heuristics mode cuDNN cannot serve for the graph lists nothing.
-    std::int64_t count = 0;
-    if (lib_.cudnnBackendFinalize(heur.get()) != CUDNN_STATUS_SUCCESS ||
-        lib_.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                      &count, nullptr) != CUDNN_STATUS_SUCCESS)
-      return configs;
-    configs.reserve(std::size_t(count));
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (std::int64_t i = 0; i < count; ++i) raw.push_back(configs.emplace_back(make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)).get());
-    std::int64_t returned = 0;
-    if (lib_.cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
-                                      &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
-      returned = 0;
-    configs.erase(configs.begin() + std::clamp<std::int64_t>(returned, 0, count), configs.end());
-    return configs;
+    return calls_.graph(pkg_.handle(), {op.get()}, why);
   }
 
   // Whether the configuration's numerics suit the call, as PyTorch decides:
@@ -299,23 +231,6 @@ class GraphEngine {
     return true;
   }
 
-  // The configuration built into an execution plan, or none where cuDNN
-  // cannot build it for this device (expected for some configurations).
-  std::optional<Descriptor> build(const Descriptor& config, std::int64_t& workspace) const {
-    Descriptor plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-    const cudnnHandle_t handle = pkg_.handle();
-    const cudnnBackendDescriptor_t config_d = config.get();
-    set(plan, kPlanHandle, CUDNN_TYPE_HANDLE, 1, &handle);
-    set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &config_d);
-    if (lib_.cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) return std::nullopt;
-    std::int64_t n = 0;
-    if (lib_.cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
-                                      &workspace) != CUDNN_STATUS_SUCCESS)
-      return std::nullopt;
-    if (workspace < 0 || std::uint64_t(workspace) > kMaxCudnnWorkspace) return std::nullopt;
-    return plan;
-  }
-
   std::unique_ptr<GraphPlan> make_plan(bool tf32, bool timed) const {
     auto result = std::make_unique<GraphPlan>();
     const std::optional<Descriptor> g = graph(result->why_not);
@@ -330,11 +245,11 @@ class GraphEngine {
     std::size_t from_heuristics = 0;                          // how many of them mode A listed
     for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
       const std::size_t before = built.size();
-      for (const Descriptor& config : configurations(*g, mode)) {
+      for (const Descriptor& config : calls_.configurations(*g, mode)) {
         if (built.size() - before == std::size_t(timed ? kMaxTimed : 1)) break;
         if (!numerics_allowed(config, tf32)) continue;
         std::int64_t workspace = 0;
-        if (std::optional<Descriptor> plan = build(config, workspace)) built.emplace_back(std::move(*plan), workspace);
+        if (std::optional<Descriptor> plan = calls_.build(pkg_.handle(), config, workspace, kMaxCudnnWorkspace)) built.emplace_back(std::move(*plan), workspace);
       }
       if (mode == CUDNN_HEUR_MODE_A) from_heuristics = built.size();
       if (!timed && !built.empty()) break;
@@ -387,13 +302,8 @@ class GraphEngine {
 
   void execute(cudnnBackendDescriptor_t plan, void* workspace) const {
     const std::int64_t uids[3] = {1, 2, 3};
-    void* pointers[3] = {const_cast<void*>(ops_.in0), const_cast<void*>(ops_.in1), ops_.out};
-    Descriptor pack = make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
-    set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers);
-    set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-    finalize(pack);
-    XY_CUDNN(lib_, cudnnBackendExecute(pkg_.handle(), plan, pack.get()), device(), what_);
+    void* const pointers[3] = {const_cast<void*>(ops_.in0), const_cast<void*>(ops_.in1), ops_.out};
+    calls_.execute(pkg_.handle(), plan, 3, uids, pointers, workspace);
   }
 
   CudnnPackage& pkg_;
@@ -404,6 +314,7 @@ class GraphEngine {
   const ConvOperands& ops_;
   const Context& ctx_;
   const char* what_;
+  CudnnGraphCalls calls_{lib_, ctx_.device, what_};
 };
 
 }  // namespace

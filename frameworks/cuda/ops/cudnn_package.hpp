@@ -90,6 +90,10 @@ class CudnnPackage final : public plugin::Package {
   // The recurrent stacks' descriptors per shape (rnn_cudnn.cpp), keyed as
   // that file's RnnKey says.
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>>& rnn_plans() noexcept { return rnn_plans_; }
+  // Attention's fused plans per call layout (attention_cudnn.cpp's AttentionKey).
+  std::map<std::array<std::int64_t, 24>, std::unique_ptr<CudnnPlan>>& attention_plans() noexcept {
+    return attention_plans_;
+  }
 
  private:
   int device_;
@@ -99,6 +103,7 @@ class CudnnPackage final : public plugin::Package {
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
   std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>> rnn_plans_;
+  std::map<std::array<std::int64_t, 24>, std::unique_ptr<CudnnPlan>> attention_plans_;
 };
 
 // The two engines: each returns false (nothing enqueued) when it has no
