@@ -54,6 +54,8 @@
 #                          embedding, attention and fft rows beside
 #                          scripts/torch_peer.py, then xylem_bench_capture
 #                          beside bench/torch_capture.py
+#   scripts/gpu.sh attention  there, attention's CUDA conformance and its
+#                          rows beside PyTorch's SDPA with each cuDNN
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
@@ -207,6 +209,34 @@ ops() {
   return $rc
 }
 
+# Attention on the H100: the CUDA conformance cases of attention (and the
+# convolutions, which share cuDNN's graph helper), then the attention rows
+# beside PyTorch's SDPA: xylem with the system's cuDNN, with its own
+# tensor-core kernels (XYLEM_CUDA_CUDNN_ATTENTION=0), and with the cuDNN
+# PyTorch loads (its wheel's, often newer), as PyTorch runs.
+attention() {
+  setup
+  local rc=0
+  echo "== conformance: attention and convolutions on CUDA"
+  timeout 300 "$build/bin/xylem_conformance_test" '--gtest_filter=*Attention*cuda*:*Conv*/cuda_*' \
+    >"$out/attention_conformance.log" 2>&1 || rc=1
+  grep -E '^\[  (PASSED|FAILED) |FAILED  \]|Failure|error' "$out/attention_conformance.log" | head -20
+  torch_cudnn_dir=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
+  echo "== attention beside PyTorch (its cuDNN: ${torch_cudnn_dir:-not found})"
+  "$python" "$root/scripts/torch_peer.py" --json "$out/torch_peer.json" >"$out/torch_peer.log" 2>&1 || rc=1
+  local label env
+  for label in cudnn own torch_cudnn; do
+    env=()
+    [ $label = own ] && env=(XYLEM_CUDA_CUDNN_ATTENTION=0)
+    [ $label = torch_cudnn ] && { [ -d "${torch_cudnn_dir:-}" ] || continue; env=(LD_LIBRARY_PATH="$torch_cudnn_dir:$LD_LIBRARY_PATH"); }
+    echo "-- xylem, $label:"
+    env "${env[@]}" timeout 200 "$build/bin/xylem_bench_cuda" --only attention --peer "$out/torch_peer.json" \
+      --json "$out/attention_$label.json" >"$out/attention_$label.log" 2>&1 || rc=1
+    grep -E 'sdpa|xylem cuda' "$out/attention_$label.log" || tail -5 "$out/attention_$label.log"
+  done
+  return $rc
+}
+
 # The Fashion-MNIST step on cuda:0 three ways, in one call: eager with
 # fusion on, eager with XYLEM_FUSE=0, and captured (--capture). Carry
 # .fmnist; TRAIN_EPOCHS (default 3) epochs each, samples/s per epoch.
@@ -348,6 +378,7 @@ case "${1:-}" in
   run) run ;;
   conv) conv ;;
   ops) ops ;;
+  attention) attention ;;
   python) python_checks ;;
   convnets) convnets ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
