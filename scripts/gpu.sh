@@ -218,7 +218,7 @@ attention() {
   setup
   local rc=0
   echo "== conformance: attention and convolutions on CUDA"
-  timeout 300 "$build/bin/xylem_conformance_test" '--gtest_filter=*Attention*cuda*:*Conv*/cuda_*' \
+  XYLEM_CUDA_CONV_TF32=0 timeout 300 "$build/bin/xylem_conformance_test" '--gtest_filter=*Attention*cuda*:*Conv*/cuda_*' \
     >"$out/attention_conformance.log" 2>&1 || rc=1
   grep -E '^\[  (PASSED|FAILED) |FAILED  \]|Failure|error' "$out/attention_conformance.log" | head -20
   torch_cudnn_dir=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)

@@ -200,7 +200,8 @@ def rnn(r, a, dev):
 
 
 def attention(r, a, dev):
-    # scaled_dot_product_attention, bf16 [8, 16, 4096, 128] (flash), the
+    # scaled_dot_product_attention, bf16 [8, 16, 4096, 128] (the backend PyTorch
+    # picks: cuDNN's fused attention on the H100, twice its flash kernel), the
     # FLOP counts of xylem's rows: forward 4*B*H*S*S*D (half when causal),
     # forward+backward 3.5 times that.
     s = 1024 if a.quick else 4096

@@ -230,6 +230,12 @@ namespace xylem {
   X(nn, attention_grad_kv, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN_OPT(mask) XY_IN(dout)             \
     XY_IN(stats) XY_OUT(dk) XY_OUT(dv), XY_INT(causal) XY_INT(seed) XY_INT(offset),           \
     XY_REAL(scale) XY_REAL(p))                                                                 \
+  /* The three gradients in one call, for attention without mask or dropout (causal or not): \
+     what a vendor's fused backward computes (cuDNN's). Optional: the core calls it where the  \
+     framework supports it and else the three ops above. out and lse as nn::attention made    \
+     them. */                                                                                  \
+  X(nn, attention_grad, XY_IN(q) XY_IN(k) XY_IN(v) XY_IN(out) XY_IN(dout) XY_IN(lse)           \
+    XY_OUT(dq) XY_OUT(dk) XY_OUT(dv), XY_INT(causal), XY_REAL(scale))                          \
   /* discrete Fourier transforms. x and y contiguous, never overlapping, rank 2 [batch, n]    \
      (a 1-D transform of each row) or rank 3 [batch, n0, n1] (a 2-D transform of each        \
      matrix), every transform length >= 1. y = scale * sum_k x[k] exp(-+2 pi i j k / n),      \

@@ -1,6 +1,7 @@
 // xylem::nn::scaled_dot_product_attention: checks, the empty cases, and the
 // launches (one forward kernel; the backward as per-row statistics, then
-// dq, then dk and dv, so no kernel needs atomics).
+// dq, then dk and dv, so no kernel needs atomics, or as one fused call where
+// the framework has one: cuDNN's).
 #include "xylem/attention.hpp"
 
 #include <cmath>
@@ -141,6 +142,22 @@ AttentionGrads scaled_dot_product_attention_grad(const Backend& b, const Tensor&
   }
   const Tensor qu = unit_rows(b, q), ku = unit_rows(b, k), vu = unit_rows(b, v), du = unit_rows(b, dout);
   const Tensor lse = forward.lse.layout().is_contiguous() ? forward.lse : contiguous(b, forward.lse);
+  if (!mask.defined() && forward.dropout.p == 0 && b.supports(OpId::nn_attention_grad, q.dtype())) {
+    detail::launch(b,
+                   detail::args::nn_attention_grad<Tensor>{.q = qu,
+                                                           .k = ku,
+                                                           .v = vu,
+                                                           .out = unit_rows(b, forward.out),
+                                                           .dout = du,
+                                                           .lse = lse,
+                                                           .dq = g.dq,
+                                                           .dk = g.dk,
+                                                           .dv = g.dv,
+                                                           .causal = options.causal ? 1 : 0,
+                                                           .scale = scale_of(options, d)},
+                   name);
+    return g;
+  }
   Tensor stats(Layout{d.B, d.H, d.Sq, 2}, stat_dtype(q.dtype()));
   detail::launch(b,
                  detail::args::nn_attention_grad_rows<Tensor>{

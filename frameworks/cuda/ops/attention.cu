@@ -390,6 +390,38 @@ void grad_kv(const OpCall& call, const Context& ctx) {
   XY_CUDA_LAUNCHED(ctx.device, "nn::attention_grad_kv");
 }
 
+// The three gradients in one call: cuDNN's fused backward where it takes
+// the call, else the three kernels above with the row statistics in a
+// temporary.
+template <DType D>
+void grad_fused(const OpCall& call, const Context& ctx) {
+  if (attention_grad_cudnn(call, ctx)) return;
+  const auto x = plugin::unpack<plugin::args::nn_attention_grad>(call);
+  const auto od = x.out.view.dims();
+  TempBuffer stats_memory = ctx.temp(std::size_t(od[0] * od[1] * od[2] * 2) * sizeof(float));
+  const TensorArg stats{stats_memory.get(), Layout{od[0], od[1], od[2], 2}, DType::f32};
+  grad_rows<D>(plugin::pack(plugin::args::nn_attention_grad_rows<TensorArg>{
+                   .out = x.out, .dout = x.dout, .lse = x.lse, .stats = stats}),
+               ctx);
+  const auto inputs = [&](auto args) {
+    args.q = x.q;
+    args.k = x.k;
+    args.v = x.v;
+    args.dout = x.dout;
+    args.stats = stats;
+    args.causal = x.causal;
+    args.scale = x.scale;
+    return args;
+  };
+  auto q = inputs(plugin::args::nn_attention_grad_q<TensorArg>{});
+  q.dq = x.dq;
+  grad_q<D>(plugin::pack(q), ctx);
+  auto kv = inputs(plugin::args::nn_attention_grad_kv<TensorArg>{});
+  kv.dk = x.dk;
+  kv.dv = x.dv;
+  grad_kv<D>(plugin::pack(kv), ctx);
+}
+
 }  // namespace
 
 void register_attention(KernelTable& table) {
@@ -399,6 +431,9 @@ void register_attention(KernelTable& table) {
     table.set(OpId::nn_attention_grad_q, D, &grad_q<D>);
     table.set(OpId::nn_attention_grad_kv, D, &grad_kv<D>);
   });
+  // Only where cuDNN may take it: f32 and f64 keep the three ops.
+  table.set(OpId::nn_attention_grad, DType::f16, &grad_fused<DType::f16>);
+  table.set(OpId::nn_attention_grad, DType::bf16, &grad_fused<DType::bf16>);
 }
 
 }  // namespace xylem::cuda

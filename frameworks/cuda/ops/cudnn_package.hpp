@@ -1,5 +1,6 @@
 #pragma once
-// What the two cuDNN convolution engines share (see conv2d.hpp): the
+// What the cuDNN users share (the two convolution engines of conv2d.hpp,
+// the recurrent stacks, attention): the
 // per-device cuDNN handle, bound to the compute stream, and the plans chosen
 // per shape, in the device's package cache.
 //
@@ -15,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "conv2d.hpp"
 #include "cudnn_library.hpp"
@@ -90,8 +92,8 @@ class CudnnPackage final : public plugin::Package {
   // The recurrent stacks' descriptors per shape (rnn_cudnn.cpp), keyed as
   // that file's RnnKey says.
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>>& rnn_plans() noexcept { return rnn_plans_; }
-  // Attention's fused plans per call layout (attention_cudnn.cpp's AttentionKey).
-  std::map<std::array<std::int64_t, 24>, std::unique_ptr<CudnnPlan>>& attention_plans() noexcept {
+  // Attention's fused plans per call layout (attention_cudnn.cpp's key_of).
+  std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>>& attention_plans() noexcept {
     return attention_plans_;
   }
 
@@ -103,7 +105,7 @@ class CudnnPackage final : public plugin::Package {
   std::unordered_map<CudnnKey, std::unique_ptr<CudnnPlan>, CudnnKeyHash> plans_;
   std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>> rnn_plans_;
-  std::map<std::array<std::int64_t, 24>, std::unique_ptr<CudnnPlan>> attention_plans_;
+  std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>> attention_plans_;
 };
 
 // The two engines: each returns false (nothing enqueued) when it has no

@@ -21,7 +21,7 @@ struct TensorArg {
   DType dtype = DType::f32;
 };
 
-inline constexpr std::size_t kMaxOpTensors = 8;
+inline constexpr std::size_t kMaxOpTensors = 9;  // nn::attention_grad has 9
 inline constexpr std::size_t kMaxOpReals = 8;
 inline constexpr std::size_t kMaxOpIntegers = 8;
 
