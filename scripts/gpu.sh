@@ -222,6 +222,12 @@ attention() {
     >"$out/attention_conformance.log" 2>&1 || rc=1
   grep -E '^\[  (PASSED|FAILED) |FAILED  \]|Failure|error' "$out/attention_conformance.log" | head -20
   torch_cudnn_dir=$("$python" -c 'import nvidia.cudnn as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null)
+  if [ -d "${torch_cudnn_dir:-}" ]; then
+    echo "== conformance: attention on CUDA with PyTorch's cuDNN"
+    LD_LIBRARY_PATH="$torch_cudnn_dir:$LD_LIBRARY_PATH" timeout 300 "$build/bin/xylem_conformance_test" \
+      '--gtest_filter=*Attention*cuda*' >"$out/attention_conformance_torch_cudnn.log" 2>&1 || rc=1
+    grep -E '^\[  (PASSED|FAILED) |FAILED  \]|Failure|error' "$out/attention_conformance_torch_cudnn.log" | head -20
+  fi
   echo "== attention beside PyTorch (its cuDNN: ${torch_cudnn_dir:-not found})"
   "$python" "$root/scripts/torch_peer.py" --json "$out/torch_peer.json" >"$out/torch_peer.log" 2>&1 || rc=1
   local label env

@@ -80,10 +80,16 @@ std::vector<Case> long_cases() {
       {2, 2, 2, 129, 257, 64, 64, MaskKind::boolean, {2, 1, 129, 257}},
       {1, 1, 1, 200, 240, 256, 256, MaskKind::none, {}, true},
       {1, 2, 2, 64, 64, 32, 32, MaskKind::none, {}, false, 0, 2.5},
-      // Unmasked, not causal: what CUDA hands to cuDNN's fused attention
-      // (with a head dimension of v unlike q's, and grouped heads).
+      // Unmasked: what CUDA hands to cuDNN's fused attention (a head
+      // dimension of v unlike q's, grouped heads, ragged tiles).
       {2, 4, 1, 150, 90, 96, 64},
       {1, 2, 2, 513, 127, 128, 128},
+      // Key counts of whole 128-key tiles, heads alike: where CUDA's
+      // backward also goes to cuDNN (every cuDNN 9); causal with fewer keys
+      // than queries.
+      {1, 2, 2, 100, 256, 64, 64},
+      {2, 2, 2, 256, 256, 128, 128, MaskKind::none, {}, true},
+      {1, 2, 2, 200, 128, 64, 64, MaskKind::none, {}, true},
   };
 }
 
