@@ -102,13 +102,18 @@ void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 struct Row {
   std::string op, shape;
   double seconds = 0;
-  int timings = 0;
+  int timings = 0;  // 0: measured for memory only
   std::string extra;  // more JSON fields, ", \"key\": value" each
 };
 
+// Runs the rows and keeps their JSON lines, each written to --json FILE as
+// soon as it is measured (so a run cut short by a timeout keeps its rows).
 class Bench {
  public:
-  Bench(const Options& o, xylem::Backend be) : o_(o), be_(std::move(be)) {}
+  // `fields`: the JSON fields every line ends with.
+  Bench(const Options& o, xylem::Backend be, std::string fields) : o_(o), be_(std::move(be)), fields_(std::move(fields)) {
+    if (!o.json.empty()) json_ = xylem_bench::open_json(o.json);
+  }
 
   bool wants(const std::string& op) const {
     return o_.only.empty() || std::find(o_.only.begin(), o_.only.end(), op) != o_.only.end();
@@ -139,20 +144,31 @@ class Bench {
     }
   }
 
-  void add(Row row) {
+  void add(const Row& row) {
     if (row.timings > 0)
       std::printf("%-22s %-40s %10.4g ms  (%d timings)\n", row.op.c_str(), row.shape.c_str(), row.seconds * 1e3,
                   row.timings);
     std::fflush(stdout);
-    rows_.push_back(std::move(row));
+    std::ostringstream line;
+    line.precision(6);
+    line << "{\"op\": \"" << row.op << "\", \"seconds\": ";
+    if (row.timings > 0)
+      line << row.seconds;
+    else
+      line << "null";
+    line << ", \"shape\": \"" << row.shape << "\", \"timings\": " << row.timings << row.extra << fields_ << "}";
+    lines_.push_back(line.str());
+    if (json_.is_open()) json_ << lines_.back() << std::endl;
   }
 
-  [[nodiscard]] const std::vector<Row>& rows() const { return rows_; }
+  [[nodiscard]] const std::vector<std::string>& lines() const { return lines_; }
 
  private:
   const Options& o_;
   xylem::Backend be_;
-  std::vector<Row> rows_;
+  std::string fields_;
+  std::ofstream json_;
+  std::vector<std::string> lines_;
 };
 
 std::string dims(std::initializer_list<std::int64_t> d) {
@@ -437,26 +453,11 @@ int main(int argc, char** argv) {
                 be.framework().c_str(), be.hardware().name.c_str(), threads.c_str(), o.quick ? "quick" : "full",
                 o.reps);
     std::printf("%-22s %-40s %13s\n", "op", "shape", "per call");
-    Bench bench(o, be);
+    Bench bench(o, be,
+                ", \"library\": \"xylem\", \"backend\": \"" + be.framework() + "\", \"threads\": \"" + threads +
+                    "\", \"quick\": " + (o.quick ? "true" : "false"));
     run_all(be, o, bench);
-
-    std::ofstream json;
-    if (!o.json.empty()) json = xylem_bench::open_json(o.json);
-    for (const Row& row : bench.rows()) {
-      std::ostringstream line;
-      line.precision(6);
-      line << "{\"op\": \"" << row.op << "\", \"seconds\": ";
-      if (row.timings > 0)
-        line << row.seconds;
-      else
-        line << "null";  // measured for memory only
-      line << ", \"shape\": \"" << row.shape
-           << "\", \"library\": \"xylem\", \"backend\": \"" << be.framework() << "\", \"threads\": \"" << threads
-           << "\", \"quick\": " << (o.quick ? "true" : "false") << ", \"timings\": " << row.timings << row.extra
-           << "}";
-      std::cout << line.str() << "\n";
-      if (json.is_open()) json << line.str() << "\n";
-    }
+    for (const std::string& line : bench.lines()) std::cout << line << "\n";
   } catch (const std::exception& e) {
     std::cerr << "xylem_bench_host_ops2: " << e.what() << "\n";
     return 1;

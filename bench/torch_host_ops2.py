@@ -57,6 +57,9 @@ except ImportError:
 
 only = set(filter(None, args.only.split(",")))
 rows = []
+# Each row goes to --json FILE as soon as it is measured: a run cut short by
+# a timeout keeps its rows.
+json_file = open(args.json, "w") if args.json else None
 
 
 def wants(op):
@@ -80,6 +83,9 @@ def timed(fn, calls=1):
 def add(op, shape, library, seconds, timings, **extra):
     rows.append(dict(op=op, seconds=seconds, shape=shape, library=library, threads=args.threads,
                      quick=args.quick, timings=timings, **extra))
+    if json_file:
+        json_file.write(json.dumps(rows[-1]) + "\n")
+        json_file.flush()
     if seconds is not None:
         print(f"{op:<22} {library:<6} {shape:<40} {seconds * 1e3:10.4g} ms  ({timings} timings)", flush=True)
 
@@ -380,8 +386,4 @@ if torch is not None:
     bench("kl_div", f"{dims(R, 4096)} f32 batchmean", {
         "torch": no_grad(lambda: F.kl_div(kin, kprob, reduction="batchmean"))})
 
-lines = [json.dumps(r) for r in rows]
-print("\n".join(lines))
-if args.json:
-    with open(args.json, "w") as f:
-        f.write("\n".join(lines) + "\n")
+print("\n".join(json.dumps(r) for r in rows))

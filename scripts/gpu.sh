@@ -59,6 +59,13 @@
 #   scripts/gpu.sh conv    there, the short check of the convolution engines:
 #                          the CUDA conv tests through each cuDNN API alone,
 #                          then one round of the gemm and conv2d rows.
+#   scripts/gpu.sh host_ops2  there, issue 18's op set 2 on the host's CPU:
+#                          xylem_bench_host_ops2 on native beside
+#                          bench/torch_host_ops2.py (PyTorch CPU, NumPy) with 16
+#                          threads, then 1, and scripts/host_ops2_compare.py's
+#                          table (within 2x of the best peer; attention at
+#                          S = 4096 without an SxS buffer). A pack of
+#                          XYLEM_GPU_TARGETS needs xylem_bench_host_ops2.
 #
 # cuDNN: the CUDA plugin dlopens libcudnn.so.9 at first use (it is not
 # linked, so ldd does not list it and nothing is packed: cuDNN 9 is ~500 MB).
@@ -261,6 +268,37 @@ train_modes() {
   return $rc
 }
 
+# Issue 18's op set 2 on the host: xylem_bench_host_ops2 and
+# bench/torch_host_ops2.py with the same thread count, for each of
+# HOST_OPS2_THREADS (default "16 1"), then scripts/host_ops2_compare.py.
+# HOST_OPS2_BACKENDS (default native; "native opencl" adds OpenCL's CPU
+# device, where there is one) picks xylem's frameworks; HOST_OPS2_ARGS
+# (say --quick) goes to both programs.
+host_ops2() {
+  setup
+  local n backend rc=0 extra
+  read -ra extra <<<"${HOST_OPS2_ARGS:-}"
+  echo "$(nproc) cores: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2-)"
+  for n in ${HOST_OPS2_THREADS:-16 1}; do
+    for backend in ${HOST_OPS2_BACKENDS:-native}; do
+      echo "== xylem $backend, $n threads"
+      XYLEM_NATIVE_THREADS=$n timeout 150 "$build/bin/xylem_bench_host_ops2" --backend "$backend" "${extra[@]}" \
+        --json "$out/host_ops2_${backend}_$n.json" >"$out/host_ops2_${backend}_$n.log" 2>&1 || rc=1
+      grep -E 'skipped|SxS|^xylem' "$out/host_ops2_${backend}_$n.log"
+    done
+    echo "== PyTorch and NumPy, $n threads"
+    PYTHONUNBUFFERED=1 timeout 150 "$python" "$root/bench/torch_host_ops2.py" --threads "$n" "${extra[@]}" \
+      --json "$out/host_ops2_torch_$n.json" >"$out/host_ops2_torch_$n.log" 2>&1 || rc=1
+    grep -E 'skipped|SxS|^host ops' "$out/host_ops2_torch_$n.log"
+    for backend in ${HOST_OPS2_BACKENDS:-native}; do
+      echo "== xylem $backend / best of PyTorch and NumPy, $n threads"
+      "$python" "$root/scripts/host_ops2_compare.py" "$out/host_ops2_${backend}_$n.json" "$out/host_ops2_torch_$n.json" |
+        tee "$out/host_ops2_compare_${backend}_$n.txt"
+    done
+  done
+  return $rc
+}
+
 # The reference networks, xylem and PyTorch alternately per dtype, then
 # the ratio table. CONVNETS_REPS (default 10) sets the timed runs,
 # CONVNETS_DTYPES (default "f32 tf32 bf16") the dtypes.
@@ -387,6 +425,7 @@ case "${1:-}" in
   attention) attention ;;
   python) python_checks ;;
   convnets) convnets ;;
+  host_ops2) host_ops2 ;;
   fashion) setup; "$root/scripts/gpu_fashion_mnist.sh" ;;
   train_modes) train_modes ;;
   dist) setup; dist_cuda; [ $nccl_rc -eq 0 ] ;;
