@@ -27,17 +27,21 @@ def mib(v):
 def main(paths):
     if not paths:
         sys.exit(__doc__)
-    ours, peers, order, settings = {}, {}, [], set()
+    ours, peers, order, settings = {}, {}, [], {}
     for r in rows(paths):
-        settings.add((r["library"] == "xylem", str(r.get("threads")), r.get("quick")))
+        settings.setdefault("xylem" if r["library"] == "xylem" else "peers", set()).add(
+            (str(r.get("threads")), r.get("quick")))
         if r["library"] == "xylem":
             ours[r["op"]] = r
         else:
             peers.setdefault(r["op"], {})[r["library"]] = r
         if r["op"] not in order:
             order.append(r["op"])
-    if len({s[1:] for s in settings}) > 2:
-        print(f"warning: rows of several settings (xylem?, threads, quick): {sorted(settings, key=str)}")
+    # Both sides should be of one thread count and size (xylem's "all":
+    # XYLEM_NATIVE_THREADS unset).
+    if len(set().union(*settings.values())) > 1:
+        print("warning: rows of different settings (threads, quick): "
+              + "; ".join(f"{side} {sorted(s, key=str)}" for side, s in settings.items()))
 
     print(f"{'op':<22} {'shape':<40} {'xylem ms':>10} {'best ms':>10} {'peer':<6} {'xylem/best':>10}  within {BAR:g}x")
     within, over, xylem_only, peer_only = [], [], [], []
