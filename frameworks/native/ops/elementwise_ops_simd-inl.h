@@ -140,17 +140,29 @@ template <int K, class C>
 struct UnaryOp {
   C p0, p1;
 
+  // f32 exp, sigmoid, tanh, silu and gelu_tanh use elementwise_math_simd-inl.h's lean forms.
+  static constexpr bool kLean = std::is_same_v<C, float>;
+
   static constexpr Reach kReach =
       (K == XY_UN_EXP || K == XY_UN_LOG || K == XY_UN_SIN || K == XY_UN_COS || K == XY_UN_SIGMOID ||
-       K == XY_UN_TANH || K == XY_UN_ELU || K == XY_UN_SOFTPLUS)
+       K == XY_UN_TANH || K == XY_UN_ELU || K == XY_UN_SOFTPLUS || (kLean && (K == XY_UN_SILU || K == XY_UN_GELU_TANH)))
           ? Reach::checked
           : (K == XY_UN_SQRT || K == XY_UN_RSQRT || K == XY_UN_ABS || K == XY_UN_NEG || K == XY_UN_CLAMP ||
              K == XY_UN_RELU || K == XY_UN_LEAKY_RELU)
                 ? Reach::every_lane
-                : Reach::none;  // gelu (erf)
+                : Reach::none;  // gelu (erf); f64 silu and gelu_tanh
 
-  // f32 exp, sigmoid and tanh use elementwise_math_simd-inl.h's lean forms.
-  static constexpr bool kLean = std::is_same_v<C, float>;
+  // gelu_tanh's sigmoid argument, 2 sqrt(2/pi) (x + kappa x^3) (math.h's XY_GELU_TANH_S).
+  template <class D>
+  static HWY_INLINE hn::Vec<D> GeluTanhArg(D d, hn::Vec<D> x) {
+    const auto cube = hn::Mul(hn::Mul(x, x), x);
+    return hn::Mul(hn::Set(d, C(2.0 * XY_SQRT_2_OVER_PI)), hn::MulAdd(hn::Set(d, C(XY_GELU_KAPPA)), cube, x));
+  }
+  // 1 + exp(-t) with exp(-t) below 2^-125 clamped (LeanExp's domain), as the sigmoid's lean form.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> OnePlusExpNeg(D d, hn::Vec<D> t) {
+    return hn::Add(hn::Set(d, C(1)), LeanExp(d, hn::Max(hn::Neg(t), hn::Set(d, kLeanExpLow))));
+  }
 
   C scalar(C x) const { return ScalarUnary(K, x, p0, p1); }
 
@@ -193,6 +205,10 @@ struct UnaryOp {
     } else if constexpr (K == XY_UN_ELU) {
       const auto em1 = hn::Mul(hn::Set(d, p0), hn::Expm1(d, hn::Min(x, zero)));
       return hn::IfThenElse(hn::Gt(x, zero), x, em1);
+    } else if constexpr (K == XY_UN_SILU) {  // x / (1 + exp(-x))
+      return hn::Div(x, OnePlusExpNeg(d, x));
+    } else if constexpr (K == XY_UN_GELU_TANH) {  // x sigmoid(2u)
+      return hn::Div(x, OnePlusExpNeg(d, GeluTanhArg(d, x)));
     } else if constexpr (K == XY_UN_SOFTPLUS) {
       const auto beta = hn::Set(d, p0);
       const auto t = hn::Mul(x, beta);
@@ -217,6 +233,10 @@ struct UnaryOp {
       return hn::Le(hn::Abs(x), hn::Set(d, kTrigMax<C>));
     } else if constexpr (K == XY_UN_SIGMOID && kLean) {
       return hn::Ge(x, hn::Set(d, -kLeanExpHigh));  // +Inf included (gives 1); NaN not
+    } else if constexpr (K == XY_UN_SILU) {  // -Inf (NaN in both) and NaN take the scalar form
+      return hn::Ge(x, hn::Set(d, -kLeanExpHigh));
+    } else if constexpr (K == XY_UN_GELU_TANH) {
+      return hn::Ge(GeluTanhArg(d, x), hn::Set(d, -kLeanExpHigh));
     } else if constexpr (K == XY_UN_SIGMOID) {
       return hn::And(Finite(d, x), hn::Le(hn::Neg(x), hn::Set(d, kExpMax<C>)));
     } else if constexpr (K == XY_UN_TANH && kLean) {
