@@ -11,7 +11,8 @@
 // least 1 KiB (smaller ones glibc's per-thread cache serves) goes to a cache by
 // size class (sizes rounded up to an eighth of their power of two, so a
 // block serves every later request of its class) while the cache holds no
-// more than the peak of allocated bytes (and, under a limit, while
+// more than the peak of allocated bytes, plus the eighth a capacity may
+// round up (and, under a limit, while
 // allocated plus cached bytes stay within it); a failing allocation first
 // empties the cache. Frees arrive after the work that used the block
 // (NativeDevice::release makes them then, or queues them), so a cached
