@@ -227,6 +227,11 @@ void step_reshape(FuzzedDataProvider& in, State& st) {
     product *= plain ? d : 1;
   }
   plain = plain && product == from.numel();
+  // Its strides must fit beside the offset like every Layout's: an empty
+  // source at an offset near 2^63 cannot take dims whose strides reach past
+  // it, though it addresses nothing (the result would be a Layout the
+  // constructor refuses).
+  plain = plain && model(dims, contiguous_strides(dims), from.offset()).valid;
   const auto s = attempt(step, plain ? std::optional<bool>(false) : std::nullopt, [&] { return from.reshape(dims); });
   if (!s) return;
   if (s->numel() != from.numel() || s->offset() != from.offset()) fail(step, "gave " + describe(*s));
