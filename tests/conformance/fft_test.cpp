@@ -254,6 +254,18 @@ TEST_P(Fft, fft) {
   for_each_dtype([&](auto r) { c2c<decltype(r)>(1, {1024}); });
 }
 
+// Calls of 2^16 elements and more: native plans them for its threads
+// (FFTW's parallel loops on oneTBB), a path the small cases never take.
+TEST_P(Fft, ThreadedPlans) {
+  if (!runs_transform(OpId::fft_c2c, DType::c128)) return;
+  for_each_dtype([&](auto r) {
+    using R = decltype(r);
+    c2c<R>(512, {256});
+    c2c<R>(1, {256, 257});
+    real<R>(129, {512});
+  });
+}
+
 TEST_P(Fft, fft2) {
   if (!runs_transform(OpId::fft_c2c, DType::c128)) return;
   each_case(false, 2);
