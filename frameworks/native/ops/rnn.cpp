@@ -1,6 +1,22 @@
 // nn::lstm_cell, nn::gru_cell and their gradients natively, f32 and f64,
-// contiguous tensors: one parallel loop over the (row, unit) pairs, each by
-// rnn_math.h's formula (the one every framework runs).
+// contiguous tensors: one parallel loop over the rows of the batch. f32
+// rows go through rnn_simd-inl.h (whole vectors of units, lean exp and
+// tanh) on the best SIMD target for this CPU; f64 rows element by element
+// through rnn_math.h's formula (the one every framework runs).
+
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "frameworks/native/ops/rnn_simd-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h: the static target's copy.
+#include "frameworks/native/ops/rnn_simd-inl.h"
+
+#if HWY_ONCE
+#include <algorithm>
 #include <cstdint>
 
 #include "frameworks/native/ops/kernels.hpp"
@@ -9,50 +25,72 @@
 
 namespace xylem::native {
 
+HWY_EXPORT(LstmRowF32);
+HWY_EXPORT(LstmGradRowF32);
+HWY_EXPORT(GruRowF32);
+HWY_EXPORT(GruGradRowF32);
+
 namespace {
 
 using plugin::OpCall;
 using plugin::OpId;
 
-// Two transcendentals and a dozen loads and stores per element.
-constexpr std::int64_t kGrain = 4 * 1024;
+// Elements (row units) per task. A step of a layer is small (32 x 256
+// units in the benchmarks); vectorised, such a step is a few microseconds
+// of work, so it is split only where each piece is worth a task.
+constexpr std::int64_t kGrain = 8 * 1024;
 
-// rnn_math.h's formulas, chosen by the element type.
-template <class T>
-inline void lstm_of(T* i, T* f, T* g, T* o, T c_prev, T* c, T* h) {
-  if constexpr (sizeof(T) == 4)
-    xy_lstm_cell_f(i, f, g, o, c_prev, c, h);
-  else
-    xy_lstm_cell_d(i, f, g, o, c_prev, c, h);
-}
-template <class T>
-inline void lstm_grad_of(T i, T f, T g, T o, T c_prev, T c, T dy, T dh, T dc, T* di, T* df, T* dg, T* d_o,
-                         T* dc_prev) {
-  if constexpr (sizeof(T) == 4)
-    xy_lstm_cell_grad_f(i, f, g, o, c_prev, c, dy, dh, dc, di, df, dg, d_o, dc_prev);
-  else
-    xy_lstm_cell_grad_d(i, f, g, o, c_prev, c, dy, dh, dc, di, df, dg, d_o, dc_prev);
-}
-template <class T>
-inline T gru_of(T* r, T* z, T* n, T hr, T hz, T hn, T h_prev) {
-  if constexpr (sizeof(T) == 4)
-    return xy_gru_cell_f(r, z, n, hr, hz, hn, h_prev);
-  else
-    return xy_gru_cell_d(r, z, n, hr, hz, hn, h_prev);
-}
-template <class T>
-inline T gru_grad_of(T r, T z, T n, T hn, T h_prev, T dy, T dh, T* dr, T* dz, T* dxn, T* dhn) {
-  if constexpr (sizeof(T) == 4)
-    return xy_gru_cell_grad_f(r, z, n, hn, h_prev, dy, dh, dr, dz, dxn, dhn);
-  else
-    return xy_gru_cell_grad_d(r, z, n, hn, h_prev, dy, dh, dr, dz, dxn, dhn);
+// body(row) for each row of a [rows, hidden] state, rows spread over the cores.
+template <class Body>
+void for_rows(std::int64_t rows, std::int64_t hidden, Body&& body) {
+  if (hidden == 0) return;
+  parallel_chunks(rows, std::max<std::int64_t>(1, kGrain / hidden), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t r = begin; r < end; ++r) body(r);
+  });
 }
 
-// Element k of an [N, H] state is unit k % H of row k / H: the offset of its
-// first gate in a [N, gates*H] tensor (gate q is q*H further).
-inline std::int64_t gate_of(std::int64_t k, std::int64_t hidden, std::int64_t gates) {
-  const std::int64_t row = k / hidden;
-  return row * gates * hidden + (k - row * hidden);
+// Rows of the f64 cells, unit by unit (the f32 ones are rnn_simd-inl.h's).
+inline void lstm_row(double* gates, const double* c_prev, double* c, double* h, std::int64_t hidden) {
+  for (std::int64_t j = 0; j < hidden; ++j) {
+    double* g = gates + j;
+    xy_lstm_cell_d(g, g + hidden, g + 2 * hidden, g + 3 * hidden, c_prev[j], c + j, h + j);
+  }
+}
+inline void lstm_grad_row(const double* gates, const double* c_prev, const double* c, const double* dy,
+                          const double* dh, const double* dc, double* dgates, double* dc_prev, std::int64_t hidden) {
+  for (std::int64_t j = 0; j < hidden; ++j) {
+    const double* g = gates + j;
+    double* d = dgates + j;
+    xy_lstm_cell_grad_d(g[0], g[hidden], g[2 * hidden], g[3 * hidden], c_prev[j], c[j], dy[j], dh[j], dc[j], d,
+                         d + hidden, d + 2 * hidden, d + 3 * hidden, dc_prev + j);
+  }
+}
+inline void gru_row(double* xg, const double* hg, const double* h_prev, double* h, std::int64_t hidden) {
+  for (std::int64_t j = 0; j < hidden; ++j) {
+    double* x = xg + j;
+    const double* r = hg + j;
+    h[j] = xy_gru_cell_d(x, x + hidden, x + 2 * hidden, r[0], r[hidden], r[2 * hidden], h_prev[j]);
+  }
+}
+inline void gru_grad_row(const double* gates, const double* hg, const double* h_prev, const double* dy,
+                         const double* dh, double* dxg, double* dhg, double* dh_prev, std::int64_t hidden) {
+  for (std::int64_t j = 0; j < hidden; ++j) {
+    const double* g = gates + j;
+    double* dx = dxg + j;
+    double* dr = dhg + j;
+    dh_prev[j] = xy_gru_cell_grad_d(g[0], g[hidden], g[2 * hidden], hg[j + 2 * hidden], h_prev[j], dy[j], dh[j], dx,
+                                     dx + hidden, dx + 2 * hidden, dr + 2 * hidden);
+    dr[0] = dx[0];
+    dr[hidden] = dx[hidden];
+  }
+}
+
+// The hidden size of a [N, H] state (0 for an empty one: nothing to do).
+inline std::int64_t hidden_of(const plugin::TensorArg& state) {
+  return state.view.rank() == 2 ? state.view.dim(1) : 0;
+}
+inline std::int64_t rows_of(const plugin::TensorArg& state) {
+  return state.view.rank() == 2 ? state.view.dim(0) : 0;
 }
 
 template <class T>
@@ -62,13 +100,13 @@ void lstm_kernel(const OpCall& call) {
   const T* c_prev = element_ptr<const T>(a.c_prev);
   T* c = element_ptr<T>(a.c);
   T* h = element_ptr<T>(a.h);
-  const std::int64_t hidden = a.c.view.rank() == 2 ? a.c.view.dim(1) : 0;
-  parallel_chunks(a.c.view.numel(), kGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t k = begin; k < end; ++k) {
-      const std::int64_t q = gate_of(k, hidden, 4);
-      T* g = gates + q;
-      lstm_of<T>(g, g + hidden, g + 2 * hidden, g + 3 * hidden, c_prev[k], c + k, h + k);
-    }
+  const std::int64_t hidden = hidden_of(a.c), g = 4 * hidden;
+  for_rows(rows_of(a.c), hidden, [&](std::int64_t r) {
+    const std::int64_t k = r * hidden;
+    if constexpr (sizeof(T) == 4)
+      HWY_DYNAMIC_DISPATCH(LstmRowF32)(gates + r * g, c_prev + k, c + k, h + k, hidden);
+    else
+      lstm_row(gates + r * g, c_prev + k, c + k, h + k, hidden);
   });
 }
 
@@ -83,15 +121,14 @@ void lstm_grad_kernel(const OpCall& call) {
   const T* dc = element_ptr<const T>(a.dc);
   T* dgates = element_ptr<T>(a.dgates);
   T* dc_prev = element_ptr<T>(a.dc_prev);
-  const std::int64_t hidden = a.c.view.rank() == 2 ? a.c.view.dim(1) : 0;
-  parallel_chunks(a.c.view.numel(), kGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t k = begin; k < end; ++k) {
-      const std::int64_t q = gate_of(k, hidden, 4);
-      const T* g = gates + q;
-      T* d = dgates + q;
-      lstm_grad_of<T>(g[0], g[hidden], g[2 * hidden], g[3 * hidden], c_prev[k], c[k], dy[k], dh[k], dc[k], d,
-                      d + hidden, d + 2 * hidden, d + 3 * hidden, dc_prev + k);
-    }
+  const std::int64_t hidden = hidden_of(a.c), g = 4 * hidden;
+  for_rows(rows_of(a.c), hidden, [&](std::int64_t r) {
+    const std::int64_t k = r * hidden;
+    if constexpr (sizeof(T) == 4)
+      HWY_DYNAMIC_DISPATCH(LstmGradRowF32)(gates + r * g, c_prev + k, c + k, dy + k, dh + k, dc + k, dgates + r * g,
+                                           dc_prev + k, hidden);
+    else
+      lstm_grad_row(gates + r * g, c_prev + k, c + k, dy + k, dh + k, dc + k, dgates + r * g, dc_prev + k, hidden);
   });
 }
 
@@ -102,14 +139,13 @@ void gru_kernel(const OpCall& call) {
   const T* hg = element_ptr<const T>(a.hg);
   const T* h_prev = element_ptr<const T>(a.h_prev);
   T* h = element_ptr<T>(a.h);
-  const std::int64_t hidden = a.h.view.rank() == 2 ? a.h.view.dim(1) : 0;
-  parallel_chunks(a.h.view.numel(), kGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t k = begin; k < end; ++k) {
-      const std::int64_t q = gate_of(k, hidden, 3);
-      T* x = xg + q;
-      const T* r = hg + q;
-      h[k] = gru_of<T>(x, x + hidden, x + 2 * hidden, r[0], r[hidden], r[2 * hidden], h_prev[k]);
-    }
+  const std::int64_t hidden = hidden_of(a.h), g = 3 * hidden;
+  for_rows(rows_of(a.h), hidden, [&](std::int64_t r) {
+    const std::int64_t k = r * hidden;
+    if constexpr (sizeof(T) == 4)
+      HWY_DYNAMIC_DISPATCH(GruRowF32)(xg + r * g, hg + r * g, h_prev + k, h + k, hidden);
+    else
+      gru_row(xg + r * g, hg + r * g, h_prev + k, h + k, hidden);
   });
 }
 
@@ -124,18 +160,14 @@ void gru_grad_kernel(const OpCall& call) {
   T* dxg = element_ptr<T>(a.dxg);
   T* dhg = element_ptr<T>(a.dhg);
   T* dh_prev = element_ptr<T>(a.dh_prev);
-  const std::int64_t hidden = a.h_prev.view.rank() == 2 ? a.h_prev.view.dim(1) : 0;
-  parallel_chunks(a.h_prev.view.numel(), kGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t k = begin; k < end; ++k) {
-      const std::int64_t q = gate_of(k, hidden, 3);
-      const T* g = gates + q;
-      T* dx = dxg + q;
-      T* dr = dhg + q;
-      dh_prev[k] = gru_grad_of<T>(g[0], g[hidden], g[2 * hidden], hg[q + 2 * hidden], h_prev[k], dy[k], dh[k],
-                                  dx, dx + hidden, dx + 2 * hidden, dr + 2 * hidden);
-      dr[0] = dx[0];
-      dr[hidden] = dx[hidden];
-    }
+  const std::int64_t hidden = hidden_of(a.h_prev), g = 3 * hidden;
+  for_rows(rows_of(a.h_prev), hidden, [&](std::int64_t r) {
+    const std::int64_t k = r * hidden, q = r * g;
+    if constexpr (sizeof(T) == 4)
+      HWY_DYNAMIC_DISPATCH(GruGradRowF32)(gates + q, hg + q, h_prev + k, dy + k, dh + k, dxg + q, dhg + q,
+                                          dh_prev + k, hidden);
+    else
+      gru_grad_row(gates + q, hg + q, h_prev + k, dy + k, dh + k, dxg + q, dhg + q, dh_prev + k, hidden);
   });
 }
 
@@ -153,3 +185,4 @@ void register_rnn(KernelTable& table) {
 }
 
 }  // namespace xylem::native
+#endif  // HWY_ONCE
