@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -36,11 +37,9 @@ void check_kernel(const OpCall& call) {
   std::atomic<bool> bad{false};
   parallel_runs(layout, kGrain, [&](const std::array<std::int64_t, 1>& o, std::int64_t count, std::int64_t) {
     const I* p = index + o[0];
+    // Without a branch per element: a negative index is a huge unsigned one.
     bool any = false;
-    for (std::int64_t j = 0; j < count; ++j) {
-      const std::int64_t v = p[j * s];
-      any = any || v < 0 || v >= n;
-    }
+    for (std::int64_t j = 0; j < count; ++j) any |= std::uint64_t(std::int64_t(p[j * s])) >= std::uint64_t(n);
     if (any) bad.store(true, std::memory_order_relaxed);
   });
   if (bad.load()) *element_ptr<std::int32_t>(a.flag) = 1;
@@ -70,9 +69,19 @@ void gather_as(const plugin::TensorArg& x, const plugin::TensorArg& index, const
       }
       return;
     }
+    const auto within = [n](std::int64_t v) { return std::uint64_t(v) < std::uint64_t(n); };
+    if (sx == 0 && si == 1 && sy == 1) {
+      // One line of x for the whole run, index and y dense
+      // (take_along_axis on the last axis): a table look-up.
+      for (std::int64_t j = 0; j < count; ++j) {
+        const std::int64_t v = in[j];
+        to[j] = within(v) ? from[v * step] : Word{};
+      }
+      return;
+    }
     for (std::int64_t j = 0; j < count; ++j) {
       const std::int64_t v = in[j * si];
-      to[j * sy] = v >= 0 && v < n ? from[j * sx + v * step] : Word{};
+      to[j * sy] = within(v) ? from[j * sx + v * step] : Word{};
     }
   });
 }
@@ -103,6 +112,32 @@ void scatter_as(const plugin::args::index_scatter<plugin::TensorArg>& a) {
   // At least a few hundred columns per task, so that each step along the
   // axis reads a stretch of src (a row of an embedding gradient), not a word.
   const std::int64_t grain = std::max<std::int64_t>(256, kGrain / std::max<std::int64_t>(k, 1));
+  const auto put = [&](T& dst, const T& value) {
+    if constexpr (Sum) {
+      dst = from_compute<T>(to_compute(dst) + to_compute(value));
+    } else {
+      dst = value;
+    }
+  };
+  const auto within = [&](std::int64_t v) { return v != skip && std::uint64_t(v) < std::uint64_t(n); };
+  // Index and src dense along the axis (take_along_axis's put and add on
+  // the last axis): each column in turn, its line read straight through.
+  // Walking across columns there would read one word per line of index
+  // and src at every step.
+  if (std::abs(is) + std::abs(ss) < std::abs(ci) + std::abs(cs)) {
+    parallel_runs(layout, grain, [&](const std::array<std::int64_t, 3>& o, std::int64_t count, std::int64_t) {
+      for (std::int64_t c = 0; c < count; ++c) {
+        const I* in = ip + o[0] + c * ci;
+        const T* from = sp + o[1] + c * cs;
+        T* to = yp + o[2] + c * cy;
+        for (std::int64_t j = 0; j < k; ++j) {
+          const std::int64_t v = in[j * is];
+          if (within(v)) put(to[v * ys], from[j * ss]);
+        }
+      }
+    });
+    return;
+  }
   // Along the axis outside, across the run's columns inside: each column
   // still sees its indices in order, and a row of the run (an embedding
   // gradient's row of dy) is read while it is in cache.
@@ -113,13 +148,7 @@ void scatter_as(const plugin::args::index_scatter<plugin::TensorArg>& a) {
       T* to = yp + o[2];
       for (std::int64_t c = 0; c < count; ++c) {
         const std::int64_t v = in[c * ci];
-        if (v == skip || v < 0 || v >= n) continue;
-        T& dst = to[c * cy + v * ys];
-        if constexpr (Sum) {
-          dst = from_compute<T>(to_compute(dst) + to_compute(from[c * cs]));
-        } else {
-          dst = from[c * cs];
-        }
+        if (within(v)) put(to[c * cy + v * ys], from[c * cs]);
       }
     }
   });
