@@ -2,15 +2,33 @@
 // any strides. Only the element size matters, so one kernel per size serves
 // every dtype. Dense stretches go through memcpy, in parallel chunks, since
 // one core alone cannot saturate memory bandwidth.
+
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "frameworks/native/ops/copy_simd-inl.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h: the static target's copy.
+#include "frameworks/native/ops/copy_simd-inl.h"
+
+#if HWY_ONCE
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "frameworks/native/ops/kernels.hpp"
 #include "frameworks/native/ops/strided.hpp"
 
 namespace xylem::native {
+
+HWY_EXPORT(TransposeU32);
+HWY_EXPORT(TransposeU64);
+
 namespace {
 
 using plugin::OpCall;
@@ -47,6 +65,30 @@ int tile_axis(const StridedLayout<N>& layout) {
   return -1;
 }
 
+// A whole tile that is a plain transpose (one side dense along a, the
+// other along b) turned in registers (copy_simd-inl.h); false for other
+// tiles, which go through the buffer.
+template <class Word>
+  requires std::is_same_v<Word, std::uint32_t> || std::is_same_v<Word, std::uint64_t>
+bool transpose_tile(const Word* from, Word* to, std::int64_t xa, std::int64_t xb, std::int64_t ya, std::int64_t yb) {
+  constexpr std::int64_t kTile = 64 / sizeof(Word);
+  const auto run = [](const Word* s, std::int64_t ls, Word* d, std::int64_t ld) {
+    if constexpr (sizeof(Word) == 4)
+      HWY_DYNAMIC_DISPATCH(TransposeU32)(s, ls, d, ld, kTile, kTile);
+    else
+      HWY_DYNAMIC_DISPATCH(TransposeU64)(s, ls, d, ld, kTile, kTile);
+  };
+  if (xa == 1 && yb == 1) {  // x's rows run along b
+    run(from, xb, to, ya);
+    return true;
+  }
+  if (xb == 1 && ya == 1) {
+    run(from, xa, to, yb);
+    return true;
+  }
+  return false;
+}
+
 template <class Word>
 void copy_tiled(const Word* x, Word* y, const StridedLayout<2>& layout, int a) {
   // One cache line of words per side: each line is then touched exactly
@@ -79,6 +121,9 @@ void copy_tiled(const Word* x, Word* y, const StridedLayout<2>& layout, int a) {
         const std::int64_t nj = std::min(kTile, nb - j0);
         const Word* from = x + ox + i0 * xa + j0 * xb;
         Word* to = y + oy + i0 * ya + j0 * yb;
+        if constexpr (std::is_same_v<Word, std::uint32_t> || std::is_same_v<Word, std::uint64_t>) {
+          if (ni == kTile && nj == kTile && transpose_tile(from, to, xa, xb, ya, yb)) continue;
+        }
         if (read_along_a) {
           for (std::int64_t j = 0; j < nj; ++j)
             for (std::int64_t i = 0; i < ni; ++i) buf[i][j] = from[i * xa + j * xb];
@@ -152,3 +197,4 @@ void register_copy(KernelTable& table) {
 }
 
 }  // namespace xylem::native
+#endif  // HWY_ONCE
