@@ -1,6 +1,6 @@
 // Native ger, syrk and trsm through OpenBLAS's cblas, and geam (which
-// OpenBLAS lacks: its geadd cannot transpose the second operand) as a loop
-// over rows; f32 and f64. Matrix views arrive with unit column stride
+// OpenBLAS lacks: its geadd cannot transpose the second operand) tile by
+// tile; f32 and f64. Matrix views arrive with unit column stride
 // (the core's contract in op.hpp). iamin is in blas.cpp, beside iamax.
 #include <algorithm>
 #include <cstdint>
@@ -73,29 +73,74 @@ void trsm_kernel(const OpCall& call) {
                  ld_of("trsm", a), element_ptr<T>(b), ld_of("trsm", b));
 }
 
-// c = alpha*op(a) + beta*op(b), a term of scale 0 left out (its operand
-// may hold NaN).
+// One term of geam: scale * op(x), x row-major with leading dimension ld.
+template <class T>
+struct GeamTerm {
+  const T* p;
+  std::int64_t ld;
+  bool transposed;
+  T scale;
+};
+
+// c's row i, columns [j0, j0 + n), as sx*x + sy*y over rows x and y of n
+// elements, a term of scale 0 left out (its operand may hold NaN). The
+// branches sit outside the loops so that each loop vectorises.
+template <class T>
+void geam_row(T* c, const T* x, T sx, const T* y, T sy, std::int64_t n) {
+  if (sx == T(0) && sy == T(0)) {
+    std::fill(c, c + n, T(0));
+  } else if (sx == T(0)) {
+    for (std::int64_t j = 0; j < n; ++j) c[j] = sy * y[j];
+  } else if (sy == T(0)) {
+    for (std::int64_t j = 0; j < n; ++j) c[j] = sx * x[j];
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) c[j] = sx * x[j] + sy * y[j];
+  }
+}
+
+// c = alpha*op(a) + beta*op(b), tile by tile. A transposed operand's tile
+// is first turned into a small buffer, reading its rows whole; walking it
+// by columns straight into c reads one element per cache line, and for a
+// large leading dimension one per page (2048^2 f32, b transposed: 36 ms of
+// CPU against 7.4 on one thread of a 2-core EPYC VM). 256 bytes a tile
+// row: two f32 buffers of 64 x 64 stay in L1 (32 beat 16, 64 beat 32 there).
 template <class T>
 void geam_kernel(const OpCall& call) {
   const auto args = plugin::unpack<plugin::args::blas_geam>(call);
   const TensorArg &a = args.a, &b = args.b, &c = args.c;
   const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
-  const T alpha = static_cast<T>(args.alpha), beta = static_cast<T>(args.beta);
-  const T* const pa = element_ptr<const T>(a);
-  const T* const pb = element_ptr<const T>(b);
+  const GeamTerm<T> ta{element_ptr<const T>(a), leading_dim(a), args.transpose_a != 0, static_cast<T>(args.alpha)};
+  const GeamTerm<T> tb{element_ptr<const T>(b), leading_dim(b), args.transpose_b != 0, static_cast<T>(args.beta)};
   T* const pc = element_ptr<T>(c);
-  const std::int64_t lda = leading_dim(a), ldb = leading_dim(b), ldc = leading_dim(c);
-  // op(x)'s element (i, j) is at i*row + j*col.
-  const std::int64_t a_row = args.transpose_a ? 1 : lda, a_col = args.transpose_a ? lda : 1;
-  const std::int64_t b_row = args.transpose_b ? 1 : ldb, b_col = args.transpose_b ? ldb : 1;
-  parallel_chunks(m, std::max<std::int64_t>(1, 16384 / std::max<std::int64_t>(n, 1)),
-                  [&](std::int64_t i0, std::int64_t i1) {
-                    for (std::int64_t i = i0; i < i1; ++i)
-                      for (std::int64_t j = 0; j < n; ++j) {
-                        const T av = alpha == T(0) ? T(0) : alpha * pa[i * a_row + j * a_col];
-                        const T bv = beta == T(0) ? T(0) : beta * pb[i * b_row + j * b_col];
-                        pc[i * ldc + j] = av + bv;
+  const std::int64_t ldc = leading_dim(c);
+  constexpr std::int64_t kTile = 256 / sizeof(T);
+  const std::int64_t bands = (m + kTile - 1) / kTile;
+  // About 64 Ki elements of c per chunk.
+  parallel_chunks(bands, std::max<std::int64_t>(1, 65536 / (kTile * std::max<std::int64_t>(n, 1))),
+                  [&](std::int64_t band0, std::int64_t band1) {
+                    alignas(64) T buf_a[kTile][kTile];
+                    alignas(64) T buf_b[kTile][kTile];
+                    for (std::int64_t i0 = band0 * kTile, i_end = std::min(m, band1 * kTile); i0 < i_end; i0 += kTile) {
+                      const std::int64_t ni = std::min(kTile, m - i0);
+                      for (std::int64_t j0 = 0; j0 < n; j0 += kTile) {
+                        const std::int64_t nj = std::min(kTile, n - j0);
+                        // Row r of the tile of op(x): x's own row, or a row of the buffer.
+                        const auto rows = [&](const GeamTerm<T>& x, T (&buf)[kTile][kTile]) {
+                          if (x.transposed && x.scale != T(0))
+                            for (std::int64_t j = 0; j < nj; ++j) {
+                              const T* const src = x.p + (j0 + j) * x.ld + i0;
+                              for (std::int64_t i = 0; i < ni; ++i) buf[i][j] = src[i];
+                            }
+                          return [&x, &buf, i0, j0](std::int64_t r) -> const T* {
+                            return x.transposed ? buf[r] : x.p + (i0 + r) * x.ld + j0;
+                          };
+                        };
+                        const auto row_a = rows(ta, buf_a);
+                        const auto row_b = rows(tb, buf_b);
+                        for (std::int64_t r = 0; r < ni; ++r)
+                          geam_row(pc + (i0 + r) * ldc + j0, row_a(r), ta.scale, row_b(r), tb.scale, nj);
                       }
+                    }
                   });
 }
 
