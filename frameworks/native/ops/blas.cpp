@@ -231,6 +231,11 @@ void gemm_batched_kernel(const OpCall& call) {
   T* pc = element_ptr<T>(c);
   const std::int64_t sa = a.view.strides()[0], sb = b.view.strides()[0], sc = c.view.strides()[0];
   const std::int64_t lda = leading_dim(a, 1), ldb = leading_dim(b, 1), ldc = leading_dim(c, 1);
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>) {
+    if (gemm_onednn_batched(ta, tb, batch, m, n, k, alpha, pa, sa, lda, pb, sb, ldb, beta, pc, sc, ldc)) return;
+  }
+#endif
   run_gemms(batch, double(m) * double(n) * double(k), [&](std::int64_t i) {
     gemm_rows<T>(ta, tb, m, n, k, alpha, pa + i * sa, lda, pb + i * sb, ldb, beta, pc + i * sc, ldc);
   });

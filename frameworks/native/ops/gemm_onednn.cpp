@@ -1,4 +1,4 @@
-// oneDNN's f32 gemm for skinny products (gemm_onednn.hpp).
+// oneDNN's f32 gemm for skinny products and batches (gemm_onednn.hpp).
 #include "frameworks/native/ops/gemm_onednn.hpp"
 
 #include <oneapi/dnnl/dnnl.h>
@@ -21,9 +21,14 @@ namespace {
 constexpr std::int64_t kBlock = 256;
 }  // namespace
 
-bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  if (std::min({m, n, k}) > kSkinnySide || double(m) * double(n) * double(k) <= kBlasSingleThreadMnk) return false;
+namespace {
+
+// The products c_i = alpha op(a_i) op(b_i) + beta c_i, i < batch (matrix i
+// of x at x + i * step), the larger side of each c cut into blocks of
+// kBlock, every block a single-threaded oneDNN gemm of its own over oneTBB.
+void gemm_blocks(bool ta, bool tb, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                 const float* a, std::int64_t a_step, std::int64_t lda, const float* b, std::int64_t b_step,
+                 std::int64_t ldb, float beta, float* c, std::int64_t c_step, std::int64_t ldc) {
   // The library-call fault point, as for OpenBLAS's calls (cblas.hpp).
   if (plugin::should_fail(plugin::FaultSite::library_call, "native"))
     throw Error(ErrorCode::internal, "native: oneDNN dnnl_sgemm failed (injected fault)");
@@ -31,13 +36,16 @@ bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
   const std::int64_t extent = by_rows ? m : n;
   const std::int64_t blocks = (extent + kBlock - 1) / kBlock;
   std::atomic<int> failure{dnnl_success};
-  tbb::parallel_for(std::int64_t{0}, blocks, [&](std::int64_t i) {
+  tbb::parallel_for(std::int64_t{0}, batch * blocks, [&](std::int64_t task) {
     const OneOpenMpThread one;
-    const std::int64_t lo = i * kBlock, count = std::min(kBlock, extent - lo);
+    const std::int64_t item = task / blocks, lo = (task % blocks) * kBlock, count = std::min(kBlock, extent - lo);
+    const float* const ai = a + item * a_step;
+    const float* const bi = b + item * b_step;
+    float* const ci = c + item * c_step;
     // Rows lo.. of op(a) and c, or columns lo.. of op(b) and c.
-    const float* a_part = by_rows ? a + (ta ? lo : lo * lda) : a;
-    const float* b_part = by_rows ? b : b + (tb ? lo * ldb : lo);
-    float* c_part = by_rows ? c + lo * ldc : c + lo;
+    const float* a_part = by_rows ? ai + (ta ? lo : lo * lda) : ai;
+    const float* b_part = by_rows ? bi : bi + (tb ? lo * ldb : lo);
+    float* c_part = by_rows ? ci + lo * ldc : ci + lo;
     const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', by_rows ? count : m, by_rows ? n : count,
                                             k, alpha, a_part, lda, b_part, ldb, beta, c_part, ldc);
     if (status != dnnl_success) failure.store(status, std::memory_order_relaxed);
@@ -46,6 +54,23 @@ bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t 
     throw Error(status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::internal,
                 "native: oneDNN dnnl_sgemm failed (status " + std::to_string(status) + ") for a " + std::to_string(m) +
                     "x" + std::to_string(k) + " by " + std::to_string(k) + "x" + std::to_string(n) + " product");
+}
+
+}  // namespace
+
+bool gemm_onednn(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  if (std::min({m, n, k}) > kSkinnySide || double(m) * double(n) * double(k) <= kBlasSingleThreadMnk) return false;
+  gemm_blocks(ta, tb, 1, m, n, k, alpha, a, 0, lda, b, 0, ldb, beta, c, 0, ldc);
+  return true;
+}
+
+bool gemm_onednn_batched(bool ta, bool tb, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k,
+                         float alpha, const float* a, std::int64_t a_step, std::int64_t lda, const float* b,
+                         std::int64_t b_step, std::int64_t ldb, float beta, float* c, std::int64_t c_step,
+                         std::int64_t ldc) {
+  if (batch < 2 || !(double(m) * double(n) * double(k) > kBlasSingleThreadMnk)) return false;
+  gemm_blocks(ta, tb, batch, m, n, k, alpha, a, a_step, lda, b, b_step, ldb, beta, c, c_step, ldc);
   return true;
 }
 

@@ -23,6 +23,20 @@ inline constexpr std::int64_t kSkinnySide = 32;
                                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                                std::int64_t ldc);
 
+// The batch c_i = alpha op(a_i) op(b_i) + beta c_i, i < batch, matrix i of
+// x at x + i * x_step, for batches of products too large for one OpenBLAS
+// thread each (gemms_in_parallel, cblas.hpp, takes the smaller ones).
+// OpenBLAS can only run such products one after another, each on all its
+// threads, and its threads idle at the edges of each 256^3 product (64 of
+// them: 15.5 ms on the 16-core H100 host against PyTorch's 1.83); here every
+// product, cut into the same blocks as gemm_onednn's, is a set of
+// single-threaded tasks over oneTBB. false (nothing written) for a batch of
+// one or products small enough for one OpenBLAS thread.
+[[nodiscard]] bool gemm_onednn_batched(bool ta, bool tb, std::int64_t batch, std::int64_t m, std::int64_t n,
+                                       std::int64_t k, float alpha, const float* a, std::int64_t a_step,
+                                       std::int64_t lda, const float* b, std::int64_t b_step, std::int64_t ldb,
+                                       float beta, float* c, std::int64_t c_step, std::int64_t ldc);
+
 // Builds oneDNN's gemm kernels and its primitive cache now. oneDNN makes them at first use and destroys them at
 // exit, in reverse order of creation; the native device calls this before it
 // registers its exit handler, so a program that ends with gemms or
