@@ -1,6 +1,7 @@
 // all_reduce bus bandwidth: xylem::dist on host tensors against
 // MPI_Allreduce called directly on the same bytes, 1 KiB to 256 MiB.
-// Run under mpirun: mpirun -np 2 xylem_bench_dist [--quick] [--json FILE].
+// Run under mpirun: mpirun -np 2 xylem_bench_dist [--quick] [--max-bytes N]
+// [--json FILE] (--max-bytes: stop after that size, for the small calls alone).
 // Bus bandwidth follows nccl-tests: bytes * 2 (n - 1) / n / time. Columns:
 // MPI_Allreduce, MPI_Iallreduce polled with MPI_Test (the call xylem
 // makes), xylem unchecked, xylem checked; ratios are MPI time / xylem time
@@ -8,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <fstream>
 #include <iostream>
@@ -51,7 +53,13 @@ int main(int argc, char** argv) {
   // thread, never overlap this one's) with the settings it picks for its
   // calls, as in any program that leaves MPI to it, and finalises it at exit.
   CommonOptions o;
-  parse_options(argc, argv, "mpirun -np N xylem_bench_dist [--quick] [--reps N] [--json FILE]", 3, o);
+  std::size_t max_bytes = 0;
+  parse_options(argc, argv, "mpirun -np N xylem_bench_dist [--quick] [--reps N] [--max-bytes N] [--json FILE]", 3, o,
+                [&](std::string_view a, const char* value) {
+                  if (a != "--max-bytes" || value == nullptr) return 0;
+                  max_bytes = std::size_t(std::strtoull(value, nullptr, 10));
+                  return 2;
+                });
   {
     auto checked = xylem::dist::Communicator::world();
     xylem::dist::Options raw_options;
@@ -66,15 +74,16 @@ int main(int argc, char** argv) {
     if (lead)
       std::printf("host: %u cores, load average %s %s %s\n", cores, load[0].c_str(), load[1].c_str(), load[2].c_str());
     if (lead)
-      std::printf("all_reduce f32 sum, %d ranks over %.*s; bus bandwidth GB/s (median of %d)\n%10s %10s %10s %10s %10s %8s %8s %8s\n",
+      std::printf("all_reduce f32 sum, %d ranks over %.*s; bus bandwidth GB/s, then us per call (median of %d)\n"
+                  "%10s %10s %10s %10s %10s %8s %8s %8s %9s %9s %9s\n",
                   n, int(checked.transport().size()), checked.transport().data(), o.reps, "bytes", "MPI", "MPI_I", "xylem",
-                  "checked", "ratio", "ratio_ck", "ratio_I");
+                  "checked", "ratio", "ratio_ck", "ratio_I", "us_MPI", "us_xylem", "us_ck");
     std::ofstream json;
     if (lead && !o.json.empty()) json = open_json(o.json);
     if (json.is_open())
       json << "{\"benchmark\": \"dist_all_reduce\", \"ranks\": " << n << ", \"cores\": " << cores
            << ", \"results\": [\n";
-    const std::size_t top = o.quick ? (1u << 20) : (256u << 20);
+    const std::size_t top = max_bytes > 0 ? max_bytes : o.quick ? (1u << 20) : (256u << 20);
     bool first = true;
     for (std::size_t bytes = 1024; bytes <= top; bytes *= 4) {
       const std::size_t count = bytes / sizeof(float);
@@ -97,8 +106,9 @@ int main(int argc, char** argv) {
       const double mpi = times[0], mpi_nb = times[1], ours = times[2], ours_checked = times[3];
       const double bus = double(bytes) * 2.0 * (n - 1) / n / 1e9;
       if (lead)
-        std::printf("%10zu %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f %8.3f\n", bytes, bus / mpi, bus / mpi_nb, bus / ours,
-                    bus / ours_checked, mpi / ours, mpi / ours_checked, mpi_nb / ours);
+        std::printf("%10zu %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f %8.3f %9.3f %9.3f %9.3f\n", bytes, bus / mpi,
+                    bus / mpi_nb, bus / ours, bus / ours_checked, mpi / ours, mpi / ours_checked, mpi_nb / ours, mpi * 1e6,
+                    ours * 1e6, ours_checked * 1e6);
       if (json.is_open())
         json << (first ? "" : ",\n") << "  {\"bytes\": " << bytes << ", \"mpi_s\": " << mpi << ", \"mpi_iallreduce_s\": " << mpi_nb << ", \"xylem_s\": " << ours
              << ", \"xylem_checked_s\": " << ours_checked << ", \"ratio\": " << mpi / ours

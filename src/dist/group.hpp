@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dist/check.hpp"
+#include "dist/function_ref.hpp"
 #include "xylem/dist.hpp"
 #include "xylem/plugin/dist.hpp"
 
@@ -60,8 +61,7 @@ class Group {
   // Holding the work queue: refuses a failed link, compares signatures in the
   // checked mode, then runs `body` against the call's deadline. A timeout
   // or communication error marks the link failed.
-  void run(const Signature& signature,
-           const std::function<void(plugin::dist::Transport&, plugin::dist::Deadline)>& body) const;
+  void run(const Signature& signature, FunctionRef<void(plugin::dist::Transport&, plugin::dist::Deadline)> body) const;
 
  private:
   std::shared_ptr<Link> link_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/fusion.hpp"
 #include "core/storage.hpp"
 #include "dist/work_queue.hpp"
 #include "graph/recorder.hpp"
@@ -57,6 +58,50 @@ EventPtr enqueue_host_work(std::span<const TensorUse> uses, HostWork work, const
   prepared->record(done);
   prepared.reset();  // the storages' locks, not held while the work runs here
   if (here) std::move(*here).run(std::move(run));
+  return done;
+}
+
+EventPtr run_small_here(const Tensor& t, bool reads, bool writes, FunctionRef<void(std::byte* data)> work) {
+  const std::size_t bytes = size_of(t.dtype()) * std::size_t(t.numel());
+  if (bytes == 0 || bytes > kInlineBytes || xylem::detail::active_recorder()) return nullptr;
+  xylem::detail::flush_fusion();
+  plugin::Device& host = xylem::detail::host_device();
+  xylem::detail::Storage& s = *t.storage();
+  std::unique_lock lock(s.mutex);
+  // A host copy alone: no transfer to make, and no GPU copy that a device
+  // transport would serve (collective_device finds none).
+  if (s.copies().size() != 1) return nullptr;
+  xylem::detail::DeviceCopy* copy = s.find(host);
+  if (copy == nullptr || copy->data == nullptr) return nullptr;
+  // A write of part of the storage keeps the rest: it reads it too.
+  reads = reads || bytes != s.bytes();
+  if (reads && (!s.written() || copy->version != s.latest())) return nullptr;
+  // What the general way waits for must be done already; a failed write
+  // before is its business (it fails this work with that error).
+  if (const EventPtr& last = copy->last_write) {
+    if (!last->ready()) return nullptr;
+    if (reads) {
+      try {
+        last->wait();
+      } catch (...) {
+        return nullptr;
+      }
+    }
+  }
+  if (writes)
+    for (const EventPtr& read : copy->reads)
+      if (!read->ready()) return nullptr;
+  std::optional<InlineWork> here = InlineWork::claim();
+  if (!here) return nullptr;
+  EventPtr done = here->event();
+  if (writes) {
+    s.mark_written(*copy, done);
+  } else {
+    copy->add_read(done);
+  }
+  std::byte* data = static_cast<std::byte*>(copy->data) + std::size_t(t.layout().offset()) * size_of(t.dtype());
+  lock.unlock();  // not held while the work runs: others wait on `done` instead
+  std::move(*here).run(FunctionRef<void()>([&] { work(data); }));
   return done;
 }
 

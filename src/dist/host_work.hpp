@@ -7,6 +7,7 @@
 #include <functional>
 #include <span>
 
+#include "dist/function_ref.hpp"
 #include "dist/tensor_uses.hpp"
 #include "xylem/future.hpp"
 
@@ -20,5 +21,16 @@ using HostWork = std::function<void(std::span<std::byte* const> data)>;
 // (uninitialized_read for a read of a tensor never written, naming `op`,
 // out_of_memory when a host copy cannot be made).
 EventPtr enqueue_host_work(std::span<const TensorUse> uses, HostWork work, const char* op);
+
+// One tensor's small work (at most the inline bytes of enqueue_host_work)
+// run on the caller's thread at once, or null when it cannot be: the host
+// copy is not current or has work pending, the data has another copy a
+// device transport might take, the queue is busy, a graph is being
+// captured. Then the caller goes the general way (enqueue_host_work),
+// which also raises the errors. What enqueue_host_work's inline case
+// does, for one tensor, without its general bookkeeping: that (vectors of
+// uses, deps and closures on the heap) cost more than the transport's
+// call itself at 1 KiB.
+EventPtr run_small_here(const Tensor& t, bool reads, bool writes, FunctionRef<void(std::byte* data)> work);
 
 }  // namespace xylem::dist::detail

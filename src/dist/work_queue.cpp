@@ -5,6 +5,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace xylem::dist::detail {
 namespace {
@@ -33,7 +34,8 @@ struct Item {
   std::shared_ptr<WorkEvent> event;
 };
 
-void perform(std::function<void()>& work, WorkEvent& event);
+template <class Work>
+void perform(Work& work, WorkEvent& event);
 
 class WorkQueue {
  public:
@@ -105,7 +107,10 @@ class WorkQueue {
 // queue back, then completes `event` with the outcome. Given back first,
 // so that the waiter, woken, finds the queue idle and may run its next
 // small call itself.
-void perform(std::function<void()>& work, WorkEvent& event) {
+// `work` is a std::function (what it holds is released here) or a
+// FunctionRef (it holds nothing).
+template <class Work>
+void perform(Work& work, WorkEvent& event) {
   std::exception_ptr error;
   try {
     work();
@@ -117,7 +122,7 @@ void perform(std::function<void()>& work, WorkEvent& event) {
   // wakes: a program that then exits must find the group released. The
   // queue is free by then, so a last group's release, which enqueues its
   // transport's and waits, does not wait on itself.
-  work = nullptr;
+  if constexpr (std::is_same_v<Work, std::function<void()>>) work = nullptr;
   event.finish(std::move(error));
 }
 
@@ -131,7 +136,8 @@ void WorkEvent::wait() const {
     sleepers_ = true;
     cv_.wait(lock, [&] { return ready(); });
   }
-  std::lock_guard lock(mutex_);  // error_ was written under it
+  // error_ was written before done_ was set (release), and done_ was seen
+  // set (acquire): no lock is needed to read it, nor taken on each wait.
   if (error_) std::rethrow_exception(error_);
 }
 
@@ -164,6 +170,11 @@ InlineWork::~InlineWork() {
 }
 
 void InlineWork::run(std::function<void()> work) && {
+  const auto event = std::move(event_);
+  perform(work, *event);
+}
+
+void InlineWork::run(FunctionRef<void()> work) && {
   const auto event = std::move(event_);
   perform(work, *event);
 }

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "dist/function_ref.hpp"
 #include "xylem/future.hpp"
 
 namespace xylem::dist::detail {
@@ -33,7 +34,7 @@ class WorkEvent final : public Event {
   mutable std::condition_variable cv_;
   std::atomic<bool> done_{false};
   mutable bool sleepers_ = false;  // under mutex_: whether finish() must notify
-  std::exception_ptr error_;
+  std::exception_ptr error_;  // written before done_ is set, read after it is seen
 };
 
 // Runs `work` on the work queue's thread after the work enqueued before it;
@@ -58,6 +59,8 @@ class InlineWork {
   // Runs `work` here, gives the queue back, then completes event() as
   // enqueue's work completes its own (with the exception, if it throws).
   void run(std::function<void()> work) &&;
+  // The same for work that holds nothing to release before event() completes.
+  void run(FunctionRef<void()> work) &&;
 
  private:
   InlineWork() : event_(std::make_shared<WorkEvent>()) {}

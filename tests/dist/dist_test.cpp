@@ -166,6 +166,24 @@ TEST(Collectives, SmallCallOnAnIdleQueueIsDoneOnReturn) {
   EXPECT_GE(done_on_return, 7);
 }
 
+// A small call on part of a tensor (a row, its storage shared) takes the
+// caller's path too: the row is reduced, the rest of the storage kept.
+TEST(Collectives, SmallCallOnARowKeepsTheRest) {
+  const int rank = comm().rank(), size = comm().size();
+  const std::vector<double> mine = ref().values_of(rank, 12, DType::f32, 620);
+  Tensor matrix = tensor_of(mine, DType::f32).reshape({3, 4});
+  Tensor row = matrix.slice(0, 1, 2);
+  (void)comm().all_reduce(row).get();
+  const std::vector<double> want = ref().reference(12, DType::f32, ReduceOp::sum, 620, size);
+  const std::vector<double> got = matrix.to_doubles();
+  for (int i = 0; i < 12; ++i) {
+    const bool reduced = i >= 4 && i < 8;
+    EXPECT_NEAR(got[std::size_t(i)], reduced ? want[std::size_t(i)] : mine[std::size_t(i)],
+                1e-4 * (1 + std::abs(want[std::size_t(i)])))
+        << "element " << i << (reduced ? " of the reduced row" : " outside it");
+  }
+}
+
 // ... but never ahead of work enqueued before it: a small call made while a
 // large one is queued or running completes after it (every rank sees the
 // calls in program order), and one on a tensor an op still writes runs

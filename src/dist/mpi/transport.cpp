@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -186,13 +187,13 @@ class Transport final : public plugin::dist::Transport {
   void send(const void* data, std::size_t bytes, int peer, int tag, Deadline deadline) override {
     MPI_Request r;
     check(MPI_Isend(data, as_count(bytes, "send"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Isend");
-    wait(r, deadline, "send to rank " + std::to_string(peer));
+    wait(r, deadline, "send to", peer);
   }
 
   void recv(void* data, std::size_t bytes, int peer, int tag, Deadline deadline) override {
     MPI_Request r;
     check(MPI_Irecv(data, as_count(bytes, "recv"), MPI_BYTE, peer, tag, comm_, &r), "MPI_Irecv");
-    wait(r, deadline, "recv from rank " + std::to_string(peer));
+    wait(r, deadline, "recv from", peer);
   }
 
   void barrier(Deadline deadline) override {
@@ -224,18 +225,25 @@ class Transport final : public plugin::dist::Transport {
   // that core from its own backward pass (two ranks trained 1.18x as fast
   // as one). Where the core is otherwise idle, yield returns at once, so
   // polling is as quick as spinning (Open MPI's mpi_yield_when_idle).
-  void wait(MPI_Request& request, Deadline deadline, const std::string& what) { wait(&request, 1, deadline, what); }
-  void wait(MPI_Request* requests, int n, Deadline deadline, const std::string& what) {
+  //
+  // The clock is read every 64th test, not at each: a small exchange is
+  // done within a few tests, and a read costs a fair part of one.
+  // `what` names the call; `peer`, when not negative, the rank it waits on.
+  void wait(MPI_Request& request, Deadline deadline, const char* what, int peer = -1) {
+    wait(&request, 1, deadline, what, peer);
+  }
+  void wait(MPI_Request* requests, int n, Deadline deadline, const char* what, int peer = -1) {
     constexpr unsigned kSpins = 256;  // about 20 us of MPI_Test before yielding
     int done = 0;
-    for (unsigned spins = 0;; ++spins) {
-      check(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE), what.c_str());
+    for (unsigned spins = 1;; ++spins) {
+      check(MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE), what);
       if (done) return;
       if ((spins & 63) == 0 && Clock::now() >= deadline) break;
       if (spins >= kSpins) std::this_thread::yield();
     }
     ++abandoned_;
-    throw Error(ErrorCode::timeout, "mpi: " + what + " on rank " + std::to_string(rank_) + " of " +
+    const std::string call = peer < 0 ? std::string(what) : std::string(what) + " rank " + std::to_string(peer);
+    throw Error(ErrorCode::timeout, "mpi: " + call + " on rank " + std::to_string(rank_) + " of " +
                                         std::to_string(size_) +
                                         ": not every rank joined before the timeout (XYLEM_DIST_TIMEOUT or "
                                         "dist::Options::timeout); did a rank fail, exit or skip this call?");
@@ -243,9 +251,9 @@ class Transport final : public plugin::dist::Transport {
 
   // Posts a send of `bytes` at `data` to `peer` (or a receive from it) on
   // the exchange communicator, in pieces of kPieceBytes, into `requests`.
-  void post(bool sending, void* data, int bytes, int peer, std::vector<MPI_Request>& requests) {
+  void post(bool sending, void* data, int bytes, int peer) {
     for (int at = 0; at < bytes; at += kPieceBytes) {
-      MPI_Request& r = requests.emplace_back();
+      MPI_Request& r = requests_[std::size_t(posted_++)];
       void* piece = static_cast<std::byte*>(data) + at;
       const int n = std::min(kPieceBytes, bytes - at);
       check(sending ? MPI_Isend(piece, n, MPI_BYTE, peer, 0, exchange_comm_, &r)
@@ -266,38 +274,44 @@ class Transport final : public plugin::dist::Transport {
     const int extra = size_ - pof2;  // ranks 0..2*extra-1 pair up first: the odd ones go on
     const bool paired = rank_ < 2 * extra;
     const int vrank = paired ? (rank_ % 2 == 0 ? -1 : rank_ / 2) : rank_ - extra;
-    std::vector<std::byte> theirs(static_cast<std::size_t>(bytes));
-    std::vector<MPI_Request> requests;
+    std::byte* theirs = theirs_;
     const auto complete = [&] {
-      wait(requests.data(), int(requests.size()), deadline, "all_reduce");
-      requests.clear();
+      const int n = posted_;
+      posted_ = 0;
+      wait(requests_.data(), n, deadline, "all_reduce");
     };
     if (paired) {
       if (vrank < 0) {
-        post(true, data, bytes, rank_ + 1, requests);
+        post(true, data, bytes, rank_ + 1);
       } else {
-        post(false, theirs.data(), bytes, rank_ - 1, requests);
+        post(false, theirs, bytes, rank_ - 1);
       }
       complete();
-      if (vrank >= 0) plugin::dist::combine(data, theirs.data(), count, dtype, op);
+      if (vrank >= 0) plugin::dist::combine(data, theirs, count, dtype, op);
     }
     if (vrank >= 0)
       for (int mask = 1; mask < pof2; mask *= 2) {
         const int vpeer = vrank ^ mask;
         const int peer = vpeer < extra ? vpeer * 2 + 1 : vpeer + extra;
-        post(false, theirs.data(), bytes, peer, requests);
-        post(true, data, bytes, peer, requests);
+        post(false, theirs, bytes, peer);
+        post(true, data, bytes, peer);
         complete();
-        plugin::dist::combine(data, theirs.data(), count, dtype, op);
+        plugin::dist::combine(data, theirs, count, dtype, op);
       }
     if (paired) {
-      post(vrank >= 0, data, bytes, vrank < 0 ? rank_ + 1 : rank_ - 1, requests);
+      post(vrank >= 0, data, bytes, vrank < 0 ? rank_ + 1 : rank_ - 1);
       complete();
     }
   }
 
   MPI_Comm comm_;
   MPI_Comm exchange_comm_ = MPI_COMM_NULL;
+  // The exchange's room, made once: the peer's data of one step, and the
+  // requests of one step (a receive and a send of each piece). On the heap
+  // per call they were a tenth of a 1 KiB all_reduce.
+  alignas(64) std::byte theirs_[kExchangeBytes];
+  std::array<MPI_Request, 2 * kExchangeBytes / kPieceBytes> requests_{};
+  int posted_ = 0;  // requests_ posted and not yet waited for
   bool finalize_;
   int rank_ = 0;
   int size_ = 1;
