@@ -173,11 +173,19 @@ EventPtr CudaDevice::copy_from(plugin::Device& src_device, const void* src, void
   return transfer_->advance();
 }
 
+namespace {
+// The ops whose kernels (or fallback tails) NVRTC compiles.
+bool needs_nvrtc(plugin::OpId op) noexcept {
+  return op == plugin::OpId::math_fused || op == plugin::OpId::blas_gemm_epilogue ||
+         op == plugin::OpId::nn_conv2d_epilogue;
+}
+}  // namespace
+
 bool CudaDevice::supports(plugin::OpId op, DType dtype) const noexcept {
   if (static_cast<std::size_t>(op) >= plugin::kOpCount || kernels().get(op, dtype) == nullptr) return false;
   // The transforms need cuFFT, loaded on this first question about one;
-  // fused chains and gemm tails NVRTC.
-  if (op == plugin::OpId::math_fused || op == plugin::OpId::blas_gemm_epilogue) return nvrtc_library() != nullptr;
+  // fused chains and the epilogues' tails NVRTC.
+  if (needs_nvrtc(op)) return nvrtc_library() != nullptr;
   return !is_fft(op) || cufft_library() != nullptr;
 }
 
@@ -185,7 +193,7 @@ std::string CudaDevice::unsupported_reason(plugin::OpId op, DType dtype) const {
   std::string why;
   if (static_cast<std::size_t>(op) < plugin::kOpCount && kernels().get(op, dtype) != nullptr && is_fft(op))
     (void)cufft_library(&why);
-  if (op == plugin::OpId::math_fused || op == plugin::OpId::blas_gemm_epilogue) (void)nvrtc_library(&why);
+  if (needs_nvrtc(op)) (void)nvrtc_library(&why);
   return why;
 }
 

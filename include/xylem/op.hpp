@@ -308,6 +308,15 @@ namespace xylem {
     XY_OUT_OPT(y1) XY_OUT_OPT(y2), XY_INT(transpose_a) XY_INT(transpose_b) XY_INT(w0) XY_INT(w1) \
     XY_INT(w2) XY_INT(w3) XY_INT(w4) XY_INT(w5), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3) \
     XY_REAL(r4) XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                             \
+  /* An elementwise tail on a convolution (automatic fusion's conv epilogue): the result p of  \
+     nn::conv2d(x, w) [N, K, P, Q] is input x0 of a math::fused program of at most 12          \
+     instructions (w0..w5; its reals r0..r7), x1..x3 broadcast to [N, K, P, Q]. y0..y2 are      \
+     [N, K, P, Q]; no output shares memory with x, w or x1..x3, so y0 may hold p before the     \
+     tail. Float dtypes. */                                                                     \
+  X(nn, conv2d_epilogue, XY_IN(x) XY_IN(w) XY_IN_OPT(x1) XY_IN_OPT(x2) XY_IN_OPT(x3) XY_OUT(y0) \
+    XY_OUT_OPT(y1) XY_OUT_OPT(y2), XYLEM_CONV_INTS XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3)   \
+    XY_INT(w4) XY_INT(w5), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3) XY_REAL(r4)          \
+    XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                                        \
   /* Whole recurrent stacks (PyTorch's nn.LSTM / nn.GRU) over a sequence, through cuDNN's RNN \
      API: only CUDA with cuDNN runs them (layers::Recurrent runs per step elsewhere). f32,    \
      f64, every tensor contiguous, T, N >= 1. mode 0: LSTM (i, f, g, o), 1: GRU (r, z, n);    \

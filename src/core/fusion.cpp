@@ -13,12 +13,13 @@
 // is not stored. A capture's calls wait in a chain of the capturing thread's
 // own (capture_chain below).
 //
-// A chain may begin with a gemm, its head: c = op(a)*op(b) whose result the
-// calls then take up (nn::linear's bias add and the activation after it).
-// The piece holding the head runs as one blas::gemm_epilogue, the product
-// entering the program as its input 0, where the framework has that op (the
-// tail is applied where the library allows an epilogue, or while the product
-// is still in cache); elsewhere a gemm is never deferred.
+// A chain may begin with a gemm or a convolution, its head: c = op(a)*op(b)
+// or c = conv2d(a, b), whose result the calls then take up (nn::linear's or
+// nn::Conv2d's bias add and the activation after it). The piece holding the
+// head runs as one blas::gemm_epilogue or nn::conv2d_epilogue, the head's
+// result entering the program as its input 0, where the framework has that
+// op (the tail is applied where the library allows an epilogue, or while the
+// result is still in cache); elsewhere a head is never deferred.
 #include "core/fusion.hpp"
 
 #include <algorithm>
@@ -93,12 +94,17 @@ struct Call {
   [[nodiscard]] const Tensor& output() const noexcept { return tensors[std::size_t(num_inputs)]; }
 };
 
-// The gemm a chain begins with: c = op(a)*op(b) (alpha 1, beta 0), c a
-// fresh whole tensor of the chain's shape.
+// The op a chain begins with, c a fresh whole tensor of the chain's shape:
+// a gemm, c = op(a)*op(b) (alpha 1, beta 0), or a convolution,
+// c = conv2d(a, b) with the geometry `conv` (nn::conv2d's integers).
 struct Head {
+  plugin::OpId op = plugin::OpId::blas_gemm;  // or nn_conv2d
   Tensor a, b, c;
   bool transpose_a = false, transpose_b = false;
+  std::array<std::int64_t, 7> conv{};  // stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups
   std::string name;
+
+  [[nodiscard]] bool is_conv() const noexcept { return op == plugin::OpId::nn_conv2d; }
 };
 
 // The pending calls: one device, dtype and result shape.
@@ -186,7 +192,7 @@ struct Piece {
   [[nodiscard]] bool started() const noexcept { return count > 0 || head != nullptr; }
 };
 
-// blas::gemm_epilogue's limits: the product and three more inputs, twelve
+// The epilogue ops' limits: the head's result and three more inputs, twelve
 // instructions.
 constexpr int kEpilogueInputs = 4;
 constexpr std::size_t kEpilogueWords = 6;
@@ -231,7 +237,7 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
   for (const std::vector<Tensor>* list : {&piece.inputs, &new_inputs})
     for (const Tensor& in : *list)
       if (in.storage() == out.storage() && (piece.head || !same_elements(in.layout(), out.layout()))) return false;
-  // The gemm reads its operands while the tail writes: never the same memory.
+  // The head reads its operands while the tail writes: never the same memory.
   if (piece.head && (out.storage() == piece.head->a.storage() || out.storage() == piece.head->b.storage()))
     return false;
 
@@ -303,13 +309,21 @@ void run_alone(const Chain& c, const Call& one, bool needed) {
   }
 }
 
-// The head's gemm as its own op, when its result is `needed`.
+// The head as its own op, when its result is `needed`.
 void run_head_alone(const Chain& c, const Head& h, bool needed) {
   if (!needed) {
     counts.dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   counts.stored.fetch_add(1, std::memory_order_relaxed);
+  if (h.is_conv()) {
+    launch(*c.backend,
+           args::nn_conv2d<TensorRef>{.x = h.a, .w = h.b, .y = h.c, .stride_h = h.conv[0], .stride_w = h.conv[1],
+                                      .pad_h = h.conv[2], .pad_w = h.conv[3], .dilation_h = h.conv[4],
+                                      .dilation_w = h.conv[5], .groups = h.conv[6]},
+           h.name);
+    return;
+  }
   launch(*c.backend,
          args::blas_gemm<TensorRef>{.a = h.a, .b = h.b, .c = h.c, .transpose_a = h.transpose_a,
                                     .transpose_b = h.transpose_b, .alpha = 1.0, .beta = 0.0},
@@ -343,8 +357,8 @@ void run_one_by_one(const Chain& c, const Piece& piece, const Needed& needed) {
   }
 }
 
-// The head's piece as one blas::gemm_epilogue: the product is the
-// program's input 0, the piece's other inputs its 1..3.
+// The head's piece as one blas::gemm_epilogue or nn::conv2d_epilogue: the
+// head's result is the program's input 0, the piece's other inputs its 1..3.
 void run_epilogue(const Chain& c, const Piece& piece, const FusedProgram& program, const std::vector<Tensor>& outputs) {
   const Head& h = *piece.head;
   const auto words = program.words();
@@ -352,6 +366,18 @@ void run_epilogue(const Chain& c, const Piece& piece, const FusedProgram& progra
   const Tensor none;
   const auto input = [&](std::size_t k) -> const Tensor& { return k < piece.inputs.size() ? piece.inputs[k] : none; };
   const auto output = [&](std::size_t j) -> const Tensor& { return j < outputs.size() ? outputs[j] : none; };
+  if (h.is_conv()) {
+    launch(*c.backend,
+           args::nn_conv2d_epilogue<TensorRef>{
+               .x = h.a, .w = h.b, .x1 = input(1), .x2 = input(2), .x3 = input(3), .y0 = output(0),
+               .y1 = output(1), .y2 = output(2), .stride_h = h.conv[0], .stride_w = h.conv[1], .pad_h = h.conv[2],
+               .pad_w = h.conv[3], .dilation_h = h.conv[4], .dilation_w = h.conv[5], .groups = h.conv[6],
+               .w0 = words[0], .w1 = words[1], .w2 = words[2], .w3 = words[3], .w4 = words[4], .w5 = words[5],
+               .r0 = reals[0], .r1 = reals[1], .r2 = reals[2], .r3 = reals[3], .r4 = reals[4], .r5 = reals[5],
+               .r6 = reals[6], .r7 = reals[7]},
+           h.name);
+    return;
+  }
   launch(*c.backend,
          args::blas_gemm_epilogue<TensorRef>{
              .a = h.a, .b = h.b, .x1 = input(1), .x2 = input(2), .x3 = input(3), .y0 = output(0), .y1 = output(1),
@@ -392,7 +418,9 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed, bool re
   // its calls, one by one: code whose chains keep changing would otherwise
   // compile at every turn (the soak test compiled a program every 75 ms on
   // PoCL). A capture fuses at once: it is made to be replayed.
-  const plugin::OpId op = piece.head ? plugin::OpId::blas_gemm_epilogue : plugin::OpId::math_fused;
+  const plugin::OpId op = !piece.head          ? plugin::OpId::math_fused
+                          : piece.head->is_conv() ? plugin::OpId::nn_conv2d_epilogue
+                                                  : plugin::OpId::blas_gemm_epilogue;
   if (!record && !seen_before(*c.device, op, c.dtype, program.words())) {
     run_one_by_one(c, piece, needed);
     return;
@@ -674,13 +702,29 @@ bool head_candidate(const plugin::OpCall& call, const std::array<const Tensor*, 
          device.supports(plugin::OpId::blas_gemm, dtype);
 }
 
-// The gemm begins a new chain (what is pending runs first); false: it runs
-// now, unfused.
-bool defer_gemm(const Backend& backend, const plugin::OpCall& call,
+// An nn::conv2d that may begin a chain: into a fresh whole y of a float
+// dtype, neither operand sharing its memory, on a device with the epilogue.
+bool conv_head_candidate(const std::array<const Tensor*, plugin::kMaxOpTensors>& t, plugin::Device& device) {
+  if (!epilogues_on()) return false;
+  const Tensor &x = *t[0], &w = *t[1], &y = *t[2];
+  const DType dtype = y.dtype();
+  if (!fusible_dtype(dtype) || x.dtype() != dtype || w.dtype() != dtype || y.numel() == 0 || x.numel() == 0)
+    return false;
+  if (!covers_whole_storage(y) || small_on_host(device, y) || x.storage() == y.storage() || w.storage() == y.storage())
+    return false;
+  return device.supports(plugin::OpId::nn_conv2d_epilogue, dtype) && device.supports(plugin::OpId::nn_conv2d, dtype);
+}
+
+// The gemm or convolution begins a new chain (what is pending runs first);
+// false: it runs now, unfused.
+bool defer_head(const Backend& backend, const plugin::OpCall& call,
                 const std::array<const Tensor*, plugin::kMaxOpTensors>& t,
                 const std::array<plugin::Access, plugin::kMaxOpTensors>& access, std::string_view name) {
   plugin::Device& device = plugin::device_of(backend);
-  if (flushing || !fusion_switch().load(std::memory_order_relaxed) || !head_candidate(call, t, device)) return false;
+  const bool conv = call.op == plugin::OpId::nn_conv2d;
+  if (flushing || !fusion_switch().load(std::memory_order_relaxed) ||
+      !(conv ? conv_head_candidate(t, device) : head_candidate(call, t, device)))
+    return false;
   std::optional<Joining> j = chain_to_join(t, access, call.num_tensors);
   if (!j) return false;
   if (!j->chain->empty()) j->run_pending();
@@ -689,7 +733,14 @@ bool defer_gemm(const Backend& backend, const plugin::OpCall& call,
   const Tensor& c = *t[2];
   allocate_output(backend, device, c, name, "c");
   j->start(backend, device, c.layout().dims(), c.dtype());
-  j->chain->head = Head{*t[0], *t[1], c, call.i[0] != 0, call.i[1] != 0, std::string(name)};
+  Head head{.op = call.op, .a = *t[0], .b = *t[1], .c = c, .name = std::string(name)};
+  if (conv) {
+    std::copy_n(call.i.begin(), head.conv.size(), head.conv.begin());
+  } else {
+    head.transpose_a = call.i[0] != 0;
+    head.transpose_b = call.i[1] != 0;
+  }
+  j->chain->head = std::move(head);
   j->joined(*j->chain->head);
   return true;
 }
@@ -705,7 +756,9 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
     if (fusion_capture_pending) flush_capture_chain();
     if (fusion_pending.load(std::memory_order_acquire) && depends_on_chain(t, access, num_tensors)) flush_fusion_now();
   };
-  if (call.op == plugin::OpId::blas_gemm && defer_gemm(backend, call, t, access, name)) return true;
+  if ((call.op == plugin::OpId::blas_gemm || call.op == plugin::OpId::nn_conv2d) &&
+      defer_head(backend, call, t, access, name))
+    return true;
   const bool unary = call.op == plugin::OpId::math_unary;
   if (!unary && call.op != plugin::OpId::math_binary) {
     run_what_it_needs();

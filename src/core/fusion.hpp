@@ -52,7 +52,7 @@ struct FusionCounts {
   std::uint64_t calls = 0;    // calls that joined a chain
   std::uint64_t stored = 0;   // results written to memory
   std::uint64_t dropped = 0;  // results nobody could read, never written
-  std::uint64_t epilogues = 0;  // of the kernels, gemms with their tail (blas::gemm_epilogue)
+  std::uint64_t epilogues = 0;  // of the kernels, gemms or convolutions with their tail (the epilogue ops)
 };
 [[nodiscard]] FusionCounts fusion_counts() noexcept;
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -571,6 +572,114 @@ TEST_P(AutoFusion, CaptureRecordsGemmEpilogue) {
       for (int l = 0; l < k; ++l) sum += xv[std::size_t(i * k + l)] * wv[std::size_t(j * k + l)];
       ASSERT_NEAR(got[std::size_t(i) * n + std::size_t(j)], std::max(0.0, sum), 1e-5 * (1 + std::abs(sum)));
     }
+}
+
+// y = act(conv2d(x, w) + bias), as nn::Conv2d computes it (the bias added
+// in place): where the framework has nn::conv2d_epilogue, the convolution
+// and its two calls run as one, the pre-activation never stored. Tails
+// cuDNN fuses (relu, silu, gelu_tanh, sigmoid) and one it does not (clamp:
+// the convolution, then our fused kernel). Against a float64 reference;
+// CUDA's f32 convolutions may use TF32, as PyTorch's do.
+TEST_P(AutoFusion, ConvTailRunsAsItsEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int N = 2, C = 8, H = 10, W = 10, K = 16, R = 3;
+  const xylem::nn::Conv2d geometry{.pad_h = 1, .pad_w = 1};
+  struct Tail {
+    const char* name;
+    std::function<Tensor(const Backend&, const Tensor&)> run;
+    std::function<double(double)> reference;
+  };
+  const std::vector<Tail> tails{
+      {"relu", [](const Backend& b, const Tensor& t) { return xylem::nn::relu(b, t); },
+       [](double v) { return std::max(0.0, v); }},
+      {"silu", [](const Backend& b, const Tensor& t) { return xylem::nn::silu(b, t); },
+       [](double v) { return v / (1 + std::exp(-v)); }},
+      {"gelu_tanh", [](const Backend& b, const Tensor& t) { return xylem::nn::gelu_tanh(b, t); },
+       [](double v) { return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }},
+      {"sigmoid", [](const Backend& b, const Tensor& t) { return xylem::nn::sigmoid(b, t); },
+       [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"clamp", [](const Backend& b, const Tensor& t) { return xylem::clamp(b, t, -0.5, 0.5); },
+       [](double v) { return std::clamp(v, -0.5, 0.5); }},
+  };
+  for (DType dtype : {xylem::f32, xylem::f64, xylem::bf16}) {
+    SCOPED_TRACE(name(dtype));
+    if (!backend.supports(xylem::Op::nn_conv2d, dtype) || !backend.supports(xylem::Op::math_binary, dtype)) continue;
+    std::vector<double> xv, wv, bv;
+    const Tensor x = random(Layout{N, C, H, W}, dtype, xv, -1, 1);
+    const Tensor w = random(Layout{K, C, R, R}, dtype, wv, -0.5, 0.5);
+    const Tensor bias = random(Layout{K}, dtype, bv);
+    std::vector<double> pre(std::size_t(N) * K * H * W);
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k)
+        for (int i = 0; i < H; ++i)
+          for (int j = 0; j < W; ++j) {
+            double sum = bv[std::size_t(k)];
+            for (int c = 0; c < C; ++c)
+              for (int r = 0; r < R; ++r)
+                for (int s = 0; s < R; ++s) {
+                  const int yi = i + r - 1, xj = j + s - 1;
+                  if (yi < 0 || yi >= H || xj < 0 || xj >= W) continue;
+                  sum += xv[std::size_t(((n * C + c) * H + yi) * W + xj)] * wv[std::size_t(((k * C + c) * R + r) * R + s)];
+                }
+            pre[std::size_t(((n * K + k) * H + i) * W + j)] = sum;
+          }
+    const double tol = dtype == xylem::f64 ? 1e-10 : dtype == xylem::f32 ? 3e-3 : 3e-2;
+    for (const Tail& tail : tails) {
+      SCOPED_TRACE(tail.name);
+      const auto run = [&] {
+        Tensor y = xylem::nn::conv2d(backend, x, w, geometry);
+        xylem::add(backend, y, bias.reshape({1, K, 1, 1}), y);
+        return tail.run(backend, y);
+      };
+      (void)run().version();  // its program seen once
+      CountsSince counts;
+      const std::vector<double> got = run().to_doubles();
+      std::vector<double> want(pre.size());
+      for (std::size_t i = 0; i < pre.size(); ++i) want[i] = tail.reference(pre[i]);
+      expect_near(got, want, tol, tail.name);
+      EXPECT_EQ(counts.now().epilogues, backend.supports(xylem::Op::nn_conv2d_epilogue, dtype) ? 1u : 0u);
+    }
+  }
+}
+
+// The pre-activation still held: both results stored (on CUDA the
+// convolution, then the fused tail writing two outputs); a NaN in x reaches
+// the activation as the unfused ops would carry it.
+TEST_P(AutoFusion, ConvEpilogueStoresWhatIsHeldAndCarriesNaN) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr int N = 1, C = 4, H = 6, W = 6, K = 8;
+  std::vector<double> xv, wv, bv;
+  Tensor x = random(Layout{N, C, H, W}, xylem::f32, xv, -1, 1);
+  const Tensor w = random(Layout{K, C, 1, 1}, xylem::f32, wv, -0.5, 0.5);
+  const Tensor bias = random(Layout{K}, xylem::f32, bv);
+  const auto want_at = [&](int k, int p) {
+    double sum = bv[std::size_t(k)];
+    for (int c = 0; c < C; ++c) sum += xv[std::size_t(c * H * W + p)] * wv[std::size_t(k * C + c)];
+    return sum;
+  };
+  for (int round = 0; round < 2; ++round) {
+    Tensor pre = xylem::nn::conv2d(backend, x, w);
+    xylem::add(backend, pre, bias.reshape({1, K, 1, 1}), pre);
+    const Tensor act = xylem::nn::relu(backend, pre);
+    const std::vector<double> got_pre = pre.to_doubles(), got_act = act.to_doubles();
+    for (int k = 0; k < K; ++k)
+      for (int p = 0; p < H * W; ++p) {
+        const double v = want_at(k, p);
+        const std::size_t at = std::size_t(k * H * W + p);
+        if (std::isnan(v)) {
+          ASSERT_TRUE(std::isnan(got_pre[at])) << at;
+          ASSERT_TRUE(std::isnan(got_act[at])) << "relu keeps NaN, at " << at;
+          continue;
+        }
+        ASSERT_NEAR(got_pre[at], v, 3e-3 * (1 + std::abs(v))) << at;
+        ASSERT_NEAR(got_act[at], std::max(0.0, v), 3e-3 * (1 + std::abs(v))) << at;
+      }
+    // Second round: a NaN at one pixel of channel 0, through the 1x1
+    // convolution to every output channel at that pixel.
+    xv[7] = std::nan("");
+    std::vector<float> host(xv.begin(), xv.end());
+    x = Tensor::from(host).reshape({N, C, H, W});
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Frameworks, AutoFusion, ::testing::Values("native", "opencl", "cuda"),

@@ -182,17 +182,8 @@ class GraphBuilder {
 
   cudnnBackendDescriptor_t make_tensor(std::int64_t uid, cudnnDataType_t type, const Dims& dims, const Dims& strides,
                                        bool is_virtual, bool by_value) {
-    const CudnnDescriptor& t = keep(calls_.make(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
-    const std::int64_t alignment = 16;
-    calls_.set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
-    calls_.set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.data());
-    calls_.set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides.data());
-    calls_.set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    calls_.set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
-    if (is_virtual) calls_.set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
-    if (by_value) calls_.set(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
-    calls_.finalize(t);
-    return t.get();
+    const std::int64_t d[4] = {dims[0], dims[1], dims[2], dims[3]}, s[4] = {strides[0], strides[1], strides[2], strides[3]};
+    return keep(calls_.tensor(uid, type, d, s, 16, is_virtual, by_value)).get();
   }
 
   CudnnGraphCalls calls_;

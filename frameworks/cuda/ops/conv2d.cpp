@@ -8,8 +8,10 @@
 #include <string_view>
 
 #include "conv2d.hpp"
+#include "xylem/plugin/epilogue.hpp"
 #if XYLEM_HAVE_CUDNN
 #include "cudnn_library.hpp"
+#include "cudnn_package.hpp"
 #endif
 
 namespace xylem::cuda {
@@ -88,6 +90,75 @@ void conv2d_grad_filter(const OpCall& c, const Context& ctx) {
   run_pass(ConvPass::grad_filter, a.x, a.dy, a.dw, shape_of(a, a.x, a.dw, a.dy), ctx);
 }
 
+namespace pe = plugin::epilogue;
+
+#if XYLEM_HAVE_CUDNN
+// XYLEM_CUDA_CUDNN_EPILOGUE=0: every tail in two steps (for comparison).
+bool cudnn_epilogue_disabled() {
+  static const bool off = [] {
+    const char* v = std::getenv("XYLEM_CUDA_CUDNN_EPILOGUE");
+    return v != nullptr && std::string_view(v) == "0";
+  }();
+  return off;
+}
+
+const void* first_element(const TensorArg& t) {
+  return static_cast<const char*>(t.data) + t.view.offset() * std::int64_t(size_of(t.dtype));
+}
+
+// A tail tensor as cuDNN takes it: a broadcast (stride 0) dimension has
+// size 1. None for a layout cuDNN cannot describe.
+std::optional<TailTensor> tail_tensor(const TensorArg& t) {
+  if (t.view.rank() != 4) return std::nullopt;
+  TailTensor r;
+  r.dtype = t.dtype;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const std::int64_t stride = t.view.strides()[i];
+    if (stride < 0) return std::nullopt;
+    r.dims[i] = stride == 0 ? 1 : t.view.dims()[i];
+    r.strides[i] = stride == 0 ? 1 : stride;
+  }
+  r.alignment = alignment_of(first_element(t));
+  return r;
+}
+
+// The whole call as one cuDNN graph, the tail in the convolution's
+// epilogue, or false (nothing run) where cuDNN cannot take it: more than
+// one output, operands not dense, a code without a pointwise mode, no
+// engine for the fused graph.
+bool run_fused(const pe::ConvArgs& e, const Context& ctx) {
+  if (cudnn_epilogue_disabled() || e.y1.data != nullptr || e.y2.data != nullptr) return false;
+  for (const TensorArg* t : {&e.x, &e.w, &e.y0})
+    if (!t->view.is_contiguous()) return false;
+  ConvTail tail;
+  tail.words = pe::words(e);
+  const TensorArg* inputs[3] = {&e.x1, &e.x2, &e.x3};
+  for (std::size_t k = 0; k < 3; ++k) {
+    if (inputs[k]->data == nullptr) continue;
+    tail.inputs[k] = tail_tensor(*inputs[k]);
+    if (!tail.inputs[k]) return false;
+    tail.input_data[k] = first_element(*inputs[k]);
+  }
+  const std::optional<TailTensor> y0 = tail_tensor(e.y0);
+  if (!y0) return false;
+  tail.y0 = *y0;
+  const ConvOperands ops{first_element(e.x), first_element(e.w), const_cast<void*>(first_element(e.y0))};
+  return conv_cudnn_fused(e.y0.dtype, shape_of(e, e.x, e.w, e.y0), ops, tail, ctx, nullptr);
+}
+#endif
+
+// nn::conv2d_epilogue: one cuDNN graph where it fuses the tail, else the
+// convolution into y0, then the fused tail over it.
+void conv2d_epilogue(const OpCall& c, const Context& ctx) {
+  const auto e = plugin::unpack<plugin::args::nn_conv2d_epilogue>(c);
+  if (e.y0.view.numel() == 0) return;
+#if XYLEM_HAVE_CUDNN
+  if (run_fused(e, ctx)) return;
+#endif
+  conv2d(pe::conv(e), ctx);
+  kernels().get(OpId::math_fused, e.y0.dtype)(pe::tail(e), ctx);
+}
+
 }  // namespace
 
 std::string conv2d_engine_description() {
@@ -111,6 +182,8 @@ void register_conv2d(KernelTable& table) {
     table.set(OpId::nn_conv2d_grad_data, d, &conv2d_grad_data);
     table.set(OpId::nn_conv2d_grad_filter, d, &conv2d_grad_filter);
   }
+  // cuDNN's runtime fusion computes in f32: no f64 epilogue.
+  for (DType d : {DType::f16, DType::bf16, DType::f32}) table.set(OpId::nn_conv2d_epilogue, d, &conv2d_epilogue);
 }
 
 }  // namespace xylem::cuda

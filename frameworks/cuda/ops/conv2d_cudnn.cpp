@@ -95,6 +95,8 @@ void CudnnPackage::follow(cudaStream_t stream) {
 CudnnPackage::~CudnnPackage() {
   plans_.clear();
   rnn_plans_.clear();
+  attention_plans_.clear();
+  epilogue_plans_.clear();
   if (handle_) (void)lib_->cudnnDestroy(handle_);  // errors ignored: destructors run at exit too
 }
 

@@ -15,6 +15,13 @@
 // the buildable candidates are timed on the call's own tensors instead
 // (cudnn.benchmark on), which writes only the output. Later calls of the
 // shape only enqueue the plan.
+//
+// nn::conv2d_epilogue's forward pass is the same graph with the tail's
+// pointwise operations after the convolution (cudnn_tail.hpp), whose
+// result is then a virtual f32 tensor: cuDNN's runtime fusion applies the
+// tail in the convolution kernel's epilogue. On the H100, 64x64x56x56 3x3
+// bias + ReLU, NCHW: f32 (TF32) 0.174 ms fused against 0.143 + 0.050 for
+// the convolution and a separate pass; bf16 0.118 against 0.094 + 0.044.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -101,26 +108,26 @@ void operand_dims(ConvPass pass, const ConvShape& s, Dims (&out)[3]) {
   }
 }
 
-cudnnDataType_t data_type(DType d) {
-  switch (d) {
-    case DType::f16: return CUDNN_DATA_HALF;
-    case DType::bf16: return CUDNN_DATA_BFLOAT16;
-    case DType::f32: return CUDNN_DATA_FLOAT;
-    default: return CUDNN_DATA_DOUBLE;
-  }
-}
-
 class GraphEngine {
  public:
+  // `tail`: the forward pass's elementwise tail, fused in (ops.out is y0).
   GraphEngine(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
-              const Context& ctx)
-      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), dtype_(dtype), s_(s), ops_(ops), ctx_(ctx), what_(conv_what(pass)) {}
+              const Context& ctx, const ConvTail* tail = nullptr)
+      : pkg_(pkg), lib_(pkg.lib()), pass_(pass), dtype_(dtype), s_(s), ops_(ops), ctx_(ctx),
+        what_(tail ? "nn::conv2d_epilogue" : conv_what(pass)), tail_(tail) {}
 
   // The shape's plan, made on first use.
   GraphPlan& plan() {
     const bool tf32 = dtype_ == DType::f32 && conv_tf32_allowed();
     const bool timed = cudnn_find_wanted(ops_);
     const CudnnKey key = cudnn_key(CudnnApi::graph, pass_, dtype_, s_, tf32, timed, ops_);
+    if (tail_) {
+      auto& plans = pkg_.epilogue_plans();
+      const std::vector<std::int64_t> with_tail = tail_key(key);
+      auto it = plans.find(with_tail);
+      if (it == plans.end()) it = plans.emplace(with_tail, make_plan(tf32, timed)).first;
+      return static_cast<GraphPlan&>(*it->second);
+    }
     auto& plans = pkg_.plans();
     auto it = plans.find(key);
     if (it == plans.end()) it = plans.emplace(key, make_plan(tf32, timed)).first;
@@ -142,18 +149,32 @@ class GraphEngine {
   }
   void finalize(const Descriptor& d) const { calls_.finalize(d); }
 
+  // A dense tensor of the call's dtype at `data`, or (data null) the
+  // virtual f32 result a tail reads.
   Descriptor tensor(std::int64_t uid, const Dims& dims, const void* data) const {
     const std::int64_t strides[4] = {dims.v[1] * dims.v[2] * dims.v[3], dims.v[2] * dims.v[3], dims.v[3], 1};
-    const cudnnDataType_t type = data_type(dtype_);
-    const std::int64_t alignment = alignment_of(data);
-    Descriptor t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
-    set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims.v);
-    set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
-    set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-    set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
-    finalize(t);
-    return t;
+    const bool is_virtual = data == nullptr;
+    const cudnnDataType_t type = is_virtual ? CUDNN_DATA_FLOAT : cudnn_data_type(dtype_);
+    return calls_.tensor(uid, type, dims.v, strides, is_virtual ? 16 : alignment_of(data), is_virtual);
+  }
+
+  // The plan key of a fused call: the convolution's, then the program and
+  // every tail tensor's type, shape and alignment.
+  std::vector<std::int64_t> tail_key(const CudnnKey& key) const {
+    std::vector<std::int64_t> k(std::begin(key.v), std::end(key.v));
+    k.insert(k.end(), tail_->words.begin(), tail_->words.end());
+    const auto add = [&](const TailTensor& t) {
+      k.push_back(std::int64_t(t.dtype));
+      k.insert(k.end(), t.dims.begin(), t.dims.end());
+      k.insert(k.end(), t.strides.begin(), t.strides.end());
+      k.push_back(t.alignment);
+    };
+    for (const std::optional<TailTensor>& t : tail_->inputs) {
+      k.push_back(t.has_value());
+      if (t) add(*t);
+    }
+    add(tail_->y0);
+    return k;
   }
 
   Descriptor convolution() const {
@@ -191,8 +212,10 @@ class GraphEngine {
   std::optional<Descriptor> build_graph(std::string& why) const {
     Dims dims[3];
     operand_dims(pass_, s_, dims);
+    // With a tail, the convolution's result is virtual (uid 4); the tail
+    // writes y0 (uid 3).
     const Descriptor in0 = tensor(1, dims[0], ops_.in0), in1 = tensor(2, dims[1], ops_.in1),
-                     out = tensor(3, dims[2], ops_.out);
+                     out = tail_ ? tensor(4, dims[2], nullptr) : tensor(3, dims[2], ops_.out);
     const Descriptor conv = convolution();
     const PassAttributes a = attributes_of(pass_);
     Descriptor op = make(a.op);
@@ -207,7 +230,13 @@ class GraphEngine {
     set(op, a.in0, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in0_d);
     set(op, a.in1, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &in1_d);
     set(op, a.out, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &out_d);
-    return calls_.graph(pkg_.handle(), {op.get()}, why);
+    if (!tail_) return calls_.graph(pkg_.handle(), {op.get()}, why);
+    const std::array<std::int64_t, 4> result{dims[2].v[0], dims[2].v[1], dims[2].v[2], dims[2].v[3]};
+    const std::optional<CudnnTail> tail = cudnn_tail(calls_, out_d, result, tail_->words, tail_->inputs, tail_->y0, why);
+    if (!tail) return std::nullopt;
+    std::vector<cudnnBackendDescriptor_t> ops{op.get()};
+    ops.insert(ops.end(), tail->ops.begin(), tail->ops.end());
+    return calls_.graph(pkg_.handle(), ops, why);
   }
 
   // Whether the configuration's numerics suit the call, as PyTorch decides:
@@ -301,9 +330,15 @@ class GraphEngine {
   }
 
   void execute(cudnnBackendDescriptor_t plan, void* workspace) const {
-    const std::int64_t uids[3] = {1, 2, 3};
-    void* const pointers[3] = {const_cast<void*>(ops_.in0), const_cast<void*>(ops_.in1), ops_.out};
-    calls_.execute(pkg_.handle(), plan, 3, uids, pointers, workspace);
+    std::int64_t uids[6] = {1, 2, 3};
+    void* pointers[6] = {const_cast<void*>(ops_.in0), const_cast<void*>(ops_.in1), ops_.out};
+    std::int64_t count = 3;
+    for (std::size_t k = 0; tail_ && k < tail_->inputs.size(); ++k) {
+      if (!tail_->inputs[k]) continue;
+      uids[count] = kTailInputUid + std::int64_t(k) + 1;
+      pointers[count++] = const_cast<void*>(tail_->input_data[k]);
+    }
+    calls_.execute(pkg_.handle(), plan, count, uids, pointers, workspace);
   }
 
   CudnnPackage& pkg_;
@@ -314,8 +349,21 @@ class GraphEngine {
   const ConvOperands& ops_;
   const Context& ctx_;
   const char* what_;
+  const ConvTail* tail_;
   CudnnGraphCalls calls_{lib_, ctx_.device, what_};
 };
+
+// Runs the engine's plan, made on first use; false (nothing run) where it
+// has none, with why.
+bool run_planned(GraphEngine& engine, std::string* why_not) {
+  const GraphPlan& plan = engine.plan();
+  if (!plan.usable()) {
+    if (why_not) *why_not = plan.why_not;
+    return false;
+  }
+  engine.run(plan);
+  return true;
+}
 
 }  // namespace
 
@@ -325,16 +373,24 @@ float conv_cudnn_graph_timed_ms(CudnnPackage& pkg, ConvPass pass, DType dtype, c
   return engine.plan().timed_ms;
 }
 
+bool conv_cudnn_fused(DType dtype, const ConvShape& s, const ConvOperands& ops, const ConvTail& tail,
+                      const Context& ctx, std::string* why_not) {
+  auto& pkg = ctx.packages->get<CudnnPackage>(kCudnnPackage, [&] {
+    return std::make_unique<CudnnPackage>(ctx.device, ctx.stream);
+  });
+  if (!pkg.available()) {
+    if (why_not) *why_not = "cuDNN is not available";
+    return false;
+  }
+  pkg.follow(ctx.stream);
+  GraphEngine engine(pkg, ConvPass::forward, dtype, s, ops, ctx, &tail);
+  return run_planned(engine, why_not);
+}
+
 bool conv_cudnn_graph(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s, const ConvOperands& ops,
                       const Context& ctx, std::string* why_not) {
   GraphEngine engine(pkg, pass, dtype, s, ops, ctx);
-  const GraphPlan& plan = engine.plan();
-  if (!plan.usable()) {
-    if (why_not) *why_not = plan.why_not;
-    return false;
-  }
-  engine.run(plan);
-  return true;
+  return run_planned(engine, why_not);
 }
 
 }  // namespace xylem::cuda

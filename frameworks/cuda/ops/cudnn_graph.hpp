@@ -66,6 +66,23 @@ class CudnnGraphCalls {
   }
   void finalize(const CudnnDescriptor& d) const { XY_CUDNN(lib_, cudnnBackendFinalize(d.get()), device_, what_); }
 
+  // A finalized rank-4 tensor descriptor: `uid` in the variant pack; a
+  // virtual one lives only inside the graph, a by-value one is a host scalar.
+  [[nodiscard]] CudnnDescriptor tensor(std::int64_t uid, cudnnDataType_t type, const std::int64_t (&dims)[4],
+                                       const std::int64_t (&strides)[4], std::int64_t alignment, bool is_virtual,
+                                       bool by_value = false) const {
+    CudnnDescriptor t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type);
+    set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
+    set(t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
+    set(t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+    set(t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+    if (is_virtual) set(t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual);
+    if (by_value) set(t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value);
+    finalize(t);
+    return t;
+  }
+
   // An operation graph of `ops` on `handle`, or none when cuDNN does not
   // take it (an operation or graph that does not finalize), with `why`.
   [[nodiscard]] std::optional<CudnnDescriptor> graph(cudnnHandle_t handle,

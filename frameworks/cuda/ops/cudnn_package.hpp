@@ -14,12 +14,14 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "conv2d.hpp"
 #include "cudnn_library.hpp"
+#include "cudnn_tail.hpp"
 
 namespace xylem::cuda {
 
@@ -96,6 +98,11 @@ class CudnnPackage final : public plugin::Package {
   std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>>& attention_plans() noexcept {
     return attention_plans_;
   }
+  // Convolutions with an elementwise tail per shape and tail (the graph
+  // engine's tail_key).
+  std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>>& epilogue_plans() noexcept {
+    return epilogue_plans_;
+  }
 
  private:
   int device_;
@@ -106,6 +113,7 @@ class CudnnPackage final : public plugin::Package {
   std::unordered_map<CudnnKey, bool, CudnnKeyHash> legacy_faster_;
   std::map<std::array<std::int64_t, 10>, std::unique_ptr<CudnnPlan>> rnn_plans_;
   std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>> attention_plans_;
+  std::map<std::vector<std::int64_t>, std::unique_ptr<CudnnPlan>> epilogue_plans_;
 };
 
 // The two engines: each returns false (nothing enqueued) when it has no
@@ -115,6 +123,22 @@ class CudnnPackage final : public plugin::Package {
                                     const ConvOperands& ops, const Context& ctx, std::string* why_not);
 [[nodiscard]] bool conv_cudnn_legacy(CudnnPackage& pkg, ConvPass pass, DType dtype, const ConvShape& s,
                                      const ConvOperands& ops, const Context& ctx);
+
+// nn::conv2d_epilogue's tail as the graph engine fuses it: the program, its
+// inputs 1..3 and y0 as cuDNN is told them (cudnn_tail.hpp), and the inputs'
+// data (ops.out of the forward pass is y0).
+struct ConvTail {
+  plugin::fused::Words words{};
+  std::array<std::optional<TailTensor>, 3> inputs;
+  std::array<const void*, 3> input_data{};
+  TailTensor y0;
+};
+
+// The forward pass with its tail fused in by the graph engine; false
+// (nothing enqueued) where cuDNN is unavailable or has no plan for the
+// fused graph (`why_not` says why).
+[[nodiscard]] bool conv_cudnn_fused(DType dtype, const ConvShape& s, const ConvOperands& ops, const ConvTail& tail,
+                                    const Context& ctx, std::string* why_not);
 
 // With XYLEM_CUDA_CUDNN_FIND=1, the time of each engine's fastest candidate
 // for the shape (its plan is made on the first call and kept); infinity

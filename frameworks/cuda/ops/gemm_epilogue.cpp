@@ -3,7 +3,7 @@
 // optional: nn::linear and its activation), one cublasLtMatmul writes the
 // result and the product never reaches memory. Any other tail: cuBLAS's
 // gemm writes the product into y0, then the NVRTC-compiled tail reads it
-// back from there as its input 0 (xylem/plugin/gemm_epilogue.hpp).
+// back from there as its input 0 (xylem/plugin/epilogue.hpp).
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -18,7 +18,7 @@
 #include "frameworks/cuda/ops/gemm_rows.hpp"
 #include "frameworks/cuda/ops/kernels.hpp"
 #include "xylem/error.hpp"
-#include "xylem/plugin/gemm_epilogue.hpp"
+#include "xylem/plugin/epilogue.hpp"
 #include "xylem/plugin/math.h"
 
 namespace xylem::cuda {

@@ -2,12 +2,12 @@
 // (the math::fused program whose input 0 is the product) run while the band
 // is still in cache. Both halves are this framework's own kernels (blas.cpp's
 // gemm through oneDNN or OpenBLAS, fused.cpp's tile evaluator), called on the
-// band's views (xylem/plugin/gemm_epilogue.hpp).
+// band's views (xylem/plugin/epilogue.hpp).
 #include <algorithm>
 #include <cstdint>
 
 #include "frameworks/native/ops/kernels.hpp"
-#include "xylem/plugin/gemm_epilogue.hpp"
+#include "xylem/plugin/epilogue.hpp"
 
 namespace xylem::native {
 namespace {

@@ -23,7 +23,7 @@ struct TensorArg {
 
 inline constexpr std::size_t kMaxOpTensors = 9;  // nn::attention_grad has 9
 inline constexpr std::size_t kMaxOpReals = 8;
-inline constexpr std::size_t kMaxOpIntegers = 8;
+inline constexpr std::size_t kMaxOpIntegers = 16;  // nn::conv2d_epilogue has 13
 
 // One operation call, by slot: what crosses the plugin boundary. Fixed size:
 // enqueuing never allocates for arguments. The op list fixes which named
