@@ -1,23 +1,34 @@
 #pragma once
 // What the native attention kernels share: the problem read from the call,
-// and one tile of scores. Tiles are BQ query rows by BK keys; a kernel loads
-// its tiles as contiguous compute-type buffers (keys transposed, so every
-// product loop runs over contiguous memory and vectorises without
-// reassociating a sum), and no buffer grows with Sq or Sk.
+// its tiles, and one tile's products and scores.
+//
+// A kernel works on a tile of query rows against a tile of keys as PyTorch's
+// CPU flash attention does: the scores S = scale*Q*K^T of the pair are one
+// gemm on this thread (oneDNN's f32 gemm where built, else OpenBLAS's), the
+// softmax steps run over S in place with vector exp (attention_rows.cpp),
+// and the products with V (or with dO in the backward) are gemms again. So
+// no buffer grows with Sq or Sk, and the cores run gemm kernels rather than
+// scalar loops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
+#include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/float_rows.hpp"
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/plugin/math.h"
 
-namespace xylem::native::attention {
+#if XYLEM_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
 
-inline constexpr std::int64_t BQ = 64;  // query rows of a tile
-inline constexpr std::int64_t BK = 64;  // keys of a tile
+#include "frameworks/native/ops/onednn_thread.hpp"
+#endif
+
+namespace xylem::native::attention {
 
 // A rank-4 view with unit innermost stride: row (b, h, i) starts at
 // first + b*s0 + h*s1 + i*s2.
@@ -32,6 +43,80 @@ Rows<V> rows_of(const plugin::TensorArg& t) noexcept {
   const auto s = t.view.strides();
   return {element_ptr<V>(t), s[0], s[1], s[2]};
 }
+
+// Query rows and keys of one tile.
+struct TileSize {
+  std::int64_t q = 0, k = 0;
+};
+
+// The tile of a kernel, from the one it prefers. The gemms of a tile pair
+// have m*n*k = queries * keys * (D or Dv). oneDNN's f32 gemm runs on one
+// thread inside a task (OneGemmThread), so its tiles are the preferred ones.
+// OpenBLAS has no per-call thread count: a gemm past kBlasSingleThreadMnk
+// would take its thread pool from inside our parallel loop, so OpenBLAS's
+// tiles (f64, or f32 without oneDNN) stay below that.
+template <class C>
+TileSize tile_size(std::int64_t D, std::int64_t Dv, TileSize preferred) noexcept {
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<C, float>) return preferred;
+#endif
+  constexpr std::int64_t q = 32, step = 32;  // step: two AVX-512 vectors of f32
+  const auto fit = std::int64_t(kBlasSingleThreadMnk) / (q * std::max(D, Dv)) / step * step;
+  return {std::min(q, preferred.q), std::clamp<std::int64_t>(fit, step, std::max(step, preferred.k))};
+}
+
+// While it lives, this thread's gemms (block_gemm) run on it alone.
+#if XYLEM_HAVE_ONEDNN
+using OneGemmThread = OneOpenMpThread;
+#else
+struct OneGemmThread {
+  OneGemmThread() noexcept {}  // user-provided: a holder is not an unused variable
+};
+#endif
+
+// c = alpha*op(a)*op(b) + beta*c, row-major, on this thread (inside a
+// OneGemmThread, or an OpenBLAS gemm small enough for one thread).
+inline void block_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                       std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+#if XYLEM_HAVE_ONEDNN
+  // The library-call fault point, as for OpenBLAS's calls (cblas.hpp).
+  if (plugin::should_fail(plugin::FaultSite::library_call, "native")) [[unlikely]]
+    throw Error(ErrorCode::internal, "native: oneDNN dnnl_sgemm failed (injected fault)");
+  const dnnl_status_t status =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (status != dnnl_success) [[unlikely]]
+    throw Error(status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::internal,
+                "native: oneDNN dnnl_sgemm failed in attention (status " + std::to_string(int(status)) + ")");
+#else
+  gemm_rows<float>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
+}
+inline void block_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
+                       const double* a, std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c,
+                       std::int64_t ldc) {
+  gemm_rows<double>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+// The vector row loops (attention_rows.cpp), f32 and f64. Score tiles are
+// nq rows of nk at stride ld, columns [nk, ld) -Inf (as scores leaves them).
+//
+// One online-softmax step over a tile of scores: per row, the running
+// maximum m and sum l take in the tile, the scores become exp(s - m) (0
+// for a key left out, and for every key of a row none of whose keys so far
+// counted), and the row of acc (stride ld_acc, width dv) is rescaled for
+// the new maximum.
+void online_softmax(float* s, std::int64_t ld, std::int64_t nq, std::int64_t nk, float* m, float* l, float* acc,
+                    std::int64_t ld_acc, std::int64_t dv);
+void online_softmax(double* s, std::int64_t ld, std::int64_t nq, std::int64_t nk, double* m, double* l, double* acc,
+                    std::int64_t ld_acc, std::int64_t dv);
+// s = exp(s - lse[row]): the probabilities of the forward, 0 for a key left
+// out or a row with no key (lse -Inf).
+void probabilities(float* s, std::int64_t ld, std::int64_t nq, std::int64_t nk, const float* lse);
+void probabilities(double* s, std::int64_t ld, std::int64_t nq, std::int64_t nk, const double* lse);
+// dp = p*(dp - delta[row]): the score gradients without dropout.
+void score_grads(const float* p, float* dp, std::int64_t ld, std::int64_t nq, std::int64_t nk, const float* delta);
+void score_grads(const double* p, double* dp, std::int64_t ld, std::int64_t nq, std::int64_t nk,
+                 const double* delta);
 
 template <DType Dt>
 struct Problem {
@@ -92,79 +177,54 @@ struct Problem {
   }
 };
 
-// Query tiles of a problem: one per (b, h, BQ query rows), the tasks of
-// the kernels that walk keys for each.
-template <DType Dt>
-std::int64_t query_tiles(const Problem<Dt>& pr) noexcept {
-  return pr.B * pr.H * ((pr.Sq + BQ - 1) / BQ);
-}
-
-// Runs fn(b, h, i0, nq) for query tiles [begin, end) (of query_tiles(pr)):
-// rows [i0, i0 + nq) of (b, h).
-template <DType Dt, class Fn>
-void for_query_tiles(const Problem<Dt>& pr, std::int64_t begin, std::int64_t end, Fn&& fn) {
-  const std::int64_t blocks = (pr.Sq + BQ - 1) / BQ;
+// Runs fn(task, i0, n) for the tiles [begin, end) of `per` rows each over
+// (outer, rows): tile `task` covers rows [i0, i0 + n) of outer index
+// task / tiles-per-outer.
+template <class Fn>
+void for_tiles(std::int64_t rows, std::int64_t per, std::int64_t begin, std::int64_t end, Fn&& fn) {
+  const std::int64_t tiles = (rows + per - 1) / per;
   for (std::int64_t task = begin; task < end; ++task) {
-    const std::int64_t b = task / (pr.H * blocks), h = task / blocks % pr.H, i0 = task % blocks * BQ;
-    fn(b, h, i0, std::min(BQ, pr.Sq - i0));
+    const std::int64_t i0 = task % tiles * per;
+    fn(task / tiles, i0, std::min(per, rows - i0));
   }
 }
-
-// Runs fn(j0, nk) for the key tiles that can matter to query rows below
-// i_end: keys [j0, j0 + nk).
-template <DType Dt, class Fn>
-void for_key_tiles(const Problem<Dt>& pr, std::int64_t i_end, Fn&& fn) {
-  const std::int64_t j_end = pr.key_end(i_end);
-  for (std::int64_t j0 = 0; j0 < j_end; j0 += BK) fn(j0, std::min(BK, j_end - j0));
+[[nodiscard]] inline std::int64_t tile_count(std::int64_t outer, std::int64_t rows, std::int64_t per) noexcept {
+  return outer * ((rows + per - 1) / per);
 }
 
-// out[r*BK + c] = sum_d a[r*n + d] * bt[d*BK + c], r < rows, c < cols: a
-// tile product with the second factor transposed.
+// Rows [i0, i0 + n) of (b, h) of a view as compute-type rows of `width`
+// at stride ld: the rows in place when they already are (f32/f64 rows that
+// do not overlap), else `buffer` loaded with them.
 template <class C>
-void tile_product(const C* a, const C* bt, std::int64_t rows, std::int64_t cols, std::int64_t n, C* out) noexcept {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    C* o = out + r * BK;
-    std::fill(o, o + cols, C(0));
-    for (std::int64_t d = 0; d < n; ++d) {
-      const C x = a[r * n + d];
-      const C* b = bt + d * BK;
-      for (std::int64_t c = 0; c < cols; ++c) o[c] += x * b[c];
-    }
-  }
-}
-
-// Rows [i0, i0 + n) of (b, h) of a view as compute-type rows of `width`.
+struct Block {
+  const C* p;
+  std::int64_t ld;
+};
 template <DType Dt>
-void load_rows(const Rows<const StorageType<Dt>>& t, std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t n,
-               std::int64_t width, ComputeType<Dt>* out) noexcept {
-  for (std::int64_t r = 0; r < n; ++r) load_row<Dt>(t.row(b, h, i0 + r), 1, width, out + r * width);
-}
-
-// The same rows transposed: out[d*BK + r].
-template <DType Dt>
-void load_transposed(const Rows<const StorageType<Dt>>& t, std::int64_t b, std::int64_t h, std::int64_t i0,
-                     std::int64_t n, std::int64_t width, ComputeType<Dt>* out) noexcept {
-  for (std::int64_t r = 0; r < n; ++r) {
-    const StorageType<Dt>* row = t.row(b, h, i0 + r);
-    for (std::int64_t d = 0; d < width; ++d) out[d * BK + r] = FloatType<Dt>::load(row[d]);
+Block<ComputeType<Dt>> rows_block(const Rows<const StorageType<Dt>>& t, std::int64_t b, std::int64_t h, std::int64_t i0,
+                                  std::int64_t n, std::int64_t width, ComputeType<Dt>* buffer) noexcept {
+  if constexpr (std::is_same_v<StorageType<Dt>, ComputeType<Dt>>) {
+    if (n == 1) return {t.row(b, h, i0), width};
+    if (t.s2 >= width) return {t.row(b, h, i0), t.s2};
   }
+  for (std::int64_t r = 0; r < n; ++r) load_row<Dt>(t.row(b, h, i0 + r), 1, width, buffer + r * width);
+  return {buffer, width};
 }
 
 // Scores of query rows [i0, i0 + nq) of (b, h) against keys [j0, j0 + nk):
-// s[r*BK + c] = scale*q.k + mask, -Inf for a key left out. qt holds the
-// query rows, kt the keys transposed.
+// s[r*ld + c] = scale*q.k + mask, -Inf for a key left out. qb holds the
+// query rows, kb the keys' rows.
 template <DType Dt>
 void scores(const Problem<Dt>& pr, std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t nq, std::int64_t j0,
-            std::int64_t nk, const ComputeType<Dt>* qt, const ComputeType<Dt>* kt, ComputeType<Dt>* s) noexcept {
+            std::int64_t nk, Block<ComputeType<Dt>> qb, Block<ComputeType<Dt>> kb, ComputeType<Dt>* s,
+            std::int64_t ld) {
   using C = ComputeType<Dt>;
   constexpr C inf = std::numeric_limits<C>::infinity();
-  tile_product(qt, kt, nq, nk, pr.D, s);
-  for (std::int64_t r = 0; r < nq; ++r) {
-    C* row = s + r * BK;
-    const std::int64_t i = i0 + r;
-    for (std::int64_t c = 0; c < nk; ++c) row[c] *= pr.scale;
-    if (pr.mask_first != nullptr) {
-      const unsigned char* m = pr.mask_first + b * pr.m[0] + h * pr.m[1] + i * pr.m[2] + j0 * pr.m[3];
+  block_gemm(false, true, nq, nk, pr.D, pr.scale, qb.p, qb.ld, kb.p, kb.ld, C(0), s, ld);
+  if (pr.mask_first != nullptr) {
+    for (std::int64_t r = 0; r < nq; ++r) {
+      C* row = s + r * ld;
+      const unsigned char* m = pr.mask_first + b * pr.m[0] + h * pr.m[1] + (i0 + r) * pr.m[2] + j0 * pr.m[3];
       for (std::int64_t c = 0; c < nk; ++c) {
         const unsigned char* e = m + c * pr.m[3];
         if (pr.mask_bool) {
@@ -174,20 +234,26 @@ void scores(const Problem<Dt>& pr, std::int64_t b, std::int64_t h, std::int64_t 
         }
       }
     }
-    if (pr.causal) {
-      for (std::int64_t c = std::max<std::int64_t>(i + 1 - j0, 0); c < nk; ++c) row[c] = -inf;
+  }
+  // Causal: key j counts for row i when j <= i, so only tiles that cross
+  // the diagonal have keys to leave out.
+  if (pr.causal && j0 + nk > i0 + 1) {
+    for (std::int64_t r = 0; r < nq; ++r) {
+      C* row = s + r * ld;
+      for (std::int64_t c = std::max<std::int64_t>(i0 + r + 1 - j0, 0); c < nk; ++c) row[c] = -inf;
     }
   }
+  // The row loops read whole vectors past nk (attention_simd-inl.h).
+  if (nk < ld)
+    for (std::int64_t r = 0; r < nq; ++r) std::fill(s + r * ld + nk, s + (r + 1) * ld, -inf);
 }
 
-// P = exp(s - lse) in place, 0 for a key left out or a row with no key.
-template <class C>
-void probabilities(C* s, std::int64_t nq, std::int64_t nk, const C* lse) noexcept {
-  constexpr C inf = std::numeric_limits<C>::infinity();
-  for (std::int64_t r = 0; r < nq; ++r) {
-    C* row = s + r * BK;
-    for (std::int64_t c = 0; c < nk; ++c) row[c] = (row[c] == -inf || lse[r] == -inf) ? C(0) : std::exp(row[c] - lse[r]);
-  }
+// Dropout on a tile of weights: each times its keep factor.
+template <DType Dt>
+void drop(const Problem<Dt>& pr, std::int64_t b, std::int64_t h, std::int64_t i0, std::int64_t nq, std::int64_t j0,
+          std::int64_t nk, ComputeType<Dt>* s, std::int64_t ld) noexcept {
+  for (std::int64_t r = 0; r < nq; ++r)
+    for (std::int64_t c = 0; c < nk; ++c) s[r * ld + c] *= pr.keep(b, h, i0 + r, j0 + c);
 }
 
 }  // namespace xylem::native::attention
