@@ -69,28 +69,13 @@ void attention_kernel(const OpCall& call) {
   });
 }
 
-// stats[row] = (lse, sum over Dv of dout*out).
 template <DType Dt>
 void attention_grad_rows_kernel(const OpCall& call) {
-  using C = ComputeType<Dt>;
   using S = StorageType<Dt>;
   const auto a = plugin::unpack<plugin::args::nn_attention_grad_rows>(call);
-  const Rows<const S> out = rows_of<const S>(a.out), dout = rows_of<const S>(a.dout);
   const auto dims = a.out.view.dims();
-  const std::int64_t H = dims[1], Sq = dims[2], Dv = dims[3];
-  const C* lse = element_ptr<const C>(a.lse);
-  C* stats = element_ptr<C>(a.stats);
-  parallel_chunks(dims[0] * H * Sq, std::max<std::int64_t>(1, 16384 / Dv), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t row = begin; row < end; ++row) {
-      const std::int64_t b = row / (H * Sq), h = row / Sq % H, i = row % Sq;
-      const S *o = out.row(b, h, i), *d = dout.row(b, h, i);
-      double delta = 0;
-      for (std::int64_t e = 0; e < Dv; ++e)
-        delta += double(FloatType<Dt>::load(o[e])) * double(FloatType<Dt>::load(d[e]));
-      stats[2 * row] = lse[row];
-      stats[2 * row + 1] = C(delta);
-    }
-  });
+  row_stats<Dt>(rows_of<const S>(a.out), rows_of<const S>(a.dout), element_ptr<const ComputeType<Dt>>(a.lse), dims[0],
+                dims[1], dims[2], dims[3], element_ptr<ComputeType<Dt>>(a.stats));
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/float_rows.hpp"
 #include "frameworks/native/ops/kernels.hpp"
+#include "frameworks/native/ops/strided.hpp"
 #include "xylem/plugin/math.h"
 
 #if XYLEM_HAVE_ONEDNN
@@ -254,6 +255,26 @@ void drop(const Problem<Dt>& pr, std::int64_t b, std::int64_t h, std::int64_t i0
           std::int64_t nk, ComputeType<Dt>* s, std::int64_t ld) noexcept {
   for (std::int64_t r = 0; r < nq; ++r)
     for (std::int64_t c = 0; c < nk; ++c) s[r * ld + c] *= pr.keep(b, h, i0 + r, j0 + c);
+}
+
+// The backward's statistics of each query row: stats[2*row] = lse[row],
+// stats[2*row + 1] = delta, the sum over Dv of dout*out (in double: one
+// rounding per row), rows numbered (b*H + h)*Sq + i; lse contiguous.
+template <DType Dt>
+void row_stats(const Rows<const StorageType<Dt>>& out, const Rows<const StorageType<Dt>>& dout,
+               const ComputeType<Dt>* lse, std::int64_t B, std::int64_t H, std::int64_t Sq, std::int64_t Dv,
+               ComputeType<Dt>* stats) {
+  parallel_chunks(B * H * Sq, std::max<std::int64_t>(1, 16384 / Dv), [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t row = begin; row < end; ++row) {
+      const std::int64_t b = row / (H * Sq), h = row / Sq % H, i = row % Sq;
+      const StorageType<Dt>*o = out.row(b, h, i), *d = dout.row(b, h, i);
+      double delta = 0;
+      for (std::int64_t e = 0; e < Dv; ++e)
+        delta += double(FloatType<Dt>::load(o[e])) * double(FloatType<Dt>::load(d[e]));
+      stats[2 * row] = lse[row];
+      stats[2 * row + 1] = ComputeType<Dt>(delta);
+    }
+  });
 }
 
 }  // namespace xylem::native::attention
