@@ -94,8 +94,10 @@ TEST_P(Shaping, pad_every_dtype) {
   for (DType dtype : kEvery) {
     SCOPED_TRACE(std::string(xylem::name(dtype)));
     auto x = data(dtype, ViewKind::transposed, {4, 5});
-    const std::int64_t none[] = {0, 0};
-    if (!runs(OpId::creation_fill, dtype, [&] { (void)xylem::pad(backend, x.view, none); })) continue;
+    // A border to fill: where the framework lacks fill for the dtype, pad
+    // raises unsupported (without one it is only a copy).
+    const std::int64_t one_before[] = {1, 0};
+    if (!runs(OpId::creation_fill, dtype, [&] { (void)xylem::pad(backend, x.view, one_before); })) continue;
     const auto xv = x.values();
     // Last axis: 2 before, 1 after; first: 1 removed before, 3 added after.
     const std::int64_t pads[] = {2, 1, -1, 3};
