@@ -361,6 +361,17 @@ int main(int argc, char** argv) try {
       rows.push_back({prefix + "_two_ms", "  gemm, then fused bias+relu", "ms", e.gemm_then_fused_ms, false});
       rows.push_back({prefix + "_unfused_ms", "  gemm, add, relu (fusion off)", "ms", e.unfused_ms, false});
     }
+    // A convolution, its bias and ReLU: cuDNN's fused graph against the
+    // convolution and one fused kernel, and against three ops.
+    for (const auto& [dtype, key] : {std::pair{xylem::bf16, "bf16"}, std::pair{xylem::f32, "f32"}}) {
+      const std::int64_t batch = o.quick ? 8 : 64;
+      const xylem_bench::EpilogueFigures e = xylem_bench::bench_conv_epilogue(be, batch, 64, 56, dtype, o.reps);
+      const std::string shape = std::string(" [") + std::to_string(batch) + ",64,56,56] 3x3 " + key;
+      const std::string prefix = std::string("conv_epilogue_") + key;
+      rows.push_back({prefix + "_auto_ms", "relu(conv2d + bias) auto-fused" + shape, "ms", e.auto_ms, false});
+      rows.push_back({prefix + "_two_ms", "  conv2d, then fused bias+relu", "ms", e.gemm_then_fused_ms, false});
+      rows.push_back({prefix + "_unfused_ms", "  conv2d, add, relu (fusion off)", "ms", e.unfused_ms, false});
+    }
   }
 
   if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second

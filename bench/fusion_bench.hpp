@@ -87,44 +87,30 @@ inline FusionFigures bench_fusion(const xylem::Backend& be, std::int64_t n, int 
   return {n, bytes / median(tf) * 1e-9, bytes / median(tu) * 1e-9, bytes / median(ta) * 1e-9};
 }
 
-// y = relu(x w^T + bias), a linear layer and its activation, x [m, k], w
-// [n, k], in three ways on one backend, alternating: as a user writes it
-// with automatic fusion on (where the framework has blas::gemm_epilogue, one
-// op); as the gemm, then one fused kernel for the bias and the ReLU (what
-// fusion did before gemms had epilogues); and with fusion off (gemm, add,
-// relu). Milliseconds per layer, medians of `runs`.
+// A layer and its activation in three ways on one backend, alternating:
+// as a user writes it with automatic fusion on (where the framework has the
+// head's epilogue op, one op); as the head, then one fused kernel for the
+// bias and the ReLU; and with fusion off (head, add, relu). Milliseconds per
+// layer, medians of `runs`.
 struct EpilogueFigures {
   double auto_ms = 0, gemm_then_fused_ms = 0, unfused_ms = 0;
 };
 
-inline EpilogueFigures bench_epilogue(const xylem::Backend& be, std::int64_t m, std::int64_t n, std::int64_t k,
-                                      xylem::DType dtype, int runs) {
+// The three ways of one layer: `automatic` and `unfused` write y, `split`
+// writes the head's result into pre, then y; tol: the spot check's.
+template <class Automatic, class Split, class Unfused>
+EpilogueFigures time_epilogue(const xylem::Backend& be, const Automatic& automatic, const Split& split,
+                              const Unfused& unfused, const xylem::Tensor& y, double tol, int runs,
+                              const char* what) {
   using namespace xylem;
-  Generator g(9);
-  // uniform() draws f32 and f64: other dtypes are cast from f32.
-  const auto draw = [&](const Layout& shape, double low, double high) {
-    const Tensor t = uniform(be, shape, dtype == f64 ? f64 : f32, g, low, high);
-    return t.dtype() == dtype ? t : cast(be, t, dtype);
-  };
-  const Tensor x = draw(Layout{m, k}, -1, 1), w = draw(Layout{n, k}, -0.05, 0.05), bias = draw(Layout{n}, -0.5, 0.5);
-  Tensor pre(Layout{m, n}, dtype), y(Layout{m, n}, dtype);
-  FusedProgram p;
-  p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
   const bool fusion_was_on = fusion_enabled();
-  const auto automatic = [&] {
-    set_fusion(true);
-    nn::relu(be, nn::linear(be, x, w, bias), y);  // the pre-activation: a temporary, never stored
+  const auto with_fusion = [&](bool on, const auto& layer) {
+    return [&, on] {
+      set_fusion(on);
+      layer();
+    };
   };
-  const auto gemm_then_fused = [&] {
-    set_fusion(false);
-    blas::gemm(be, blas::Transpose::no, blas::Transpose::yes, 1.0, x, w, 0.0, pre);
-    fused(be, p, {pre, bias}, {y});
-  };
-  const auto unfused = [&] {
-    set_fusion(false);
-    nn::linear(be, x, w, bias, pre);
-    nn::relu(be, pre, y);
-  };
+  const auto a = with_fusion(true, automatic), g = with_fusion(false, split), u = with_fusion(false, unfused);
   constexpr int kLayersPerWait = 4;
   const auto timed = [&](const auto& layer) {
     const auto t0 = Clock::now();
@@ -132,24 +118,88 @@ inline EpilogueFigures bench_epilogue(const xylem::Backend& be, std::int64_t m, 
     be.synchronize();
     return seconds_since(t0) / kLayersPerWait * 1e3;
   };
-  for (int i = 0; i < 2; ++i) (void)timed(automatic), (void)timed(gemm_then_fused), (void)timed(unfused);
+  for (int i = 0; i < 2; ++i) (void)timed(a), (void)timed(g), (void)timed(u);
   std::vector<double> ta, tg, tu;
   for (int i = 0; i < runs; ++i) {
-    ta.push_back(timed(automatic));
-    tg.push_back(timed(gemm_then_fused));
-    tu.push_back(timed(unfused));
+    ta.push_back(timed(a));
+    tg.push_back(timed(g));
+    tu.push_back(timed(u));
   }
   // A spot check of the automatic result against the unfused one.
-  automatic();
+  a();
   const std::vector<double> got = y.to_doubles();
-  unfused();
+  u();
   const std::vector<double> want = y.to_doubles();
   set_fusion(fusion_was_on);
-  const double tol = dtype == f32 ? 1e-3 : 5e-2;
   for (std::size_t i = 0; i < got.size(); i += 7919)
     if (std::abs(got[i] - want[i]) > tol * (1 + std::abs(want[i])))
-      throw std::runtime_error("linear + relu epilogue wrong at " + std::to_string(i));
+      throw std::runtime_error(std::string(what) + " epilogue wrong at " + std::to_string(i));
   return {median(ta), median(tg), median(tu)};
+}
+
+// uniform() draws f32 and f64: other dtypes are cast from f32.
+inline xylem::Tensor draw(const xylem::Backend& be, xylem::Generator& g, const xylem::Layout& shape,
+                          xylem::DType dtype, double low, double high) {
+  const xylem::Tensor t = xylem::uniform(be, shape, dtype == xylem::f64 ? xylem::f64 : xylem::f32, g, low, high);
+  return t.dtype() == dtype ? t : xylem::cast(be, t, dtype);
+}
+
+// y = relu(x w^T + bias), a linear layer, x [m, k], w [n, k]: the head's
+// epilogue is blas::gemm_epilogue.
+inline EpilogueFigures bench_epilogue(const xylem::Backend& be, std::int64_t m, std::int64_t n, std::int64_t k,
+                                      xylem::DType dtype, int runs) {
+  using namespace xylem;
+  Generator g(9);
+  const Tensor x = draw(be, g, Layout{m, k}, dtype, -1, 1), w = draw(be, g, Layout{n, k}, dtype, -0.05, 0.05),
+               bias = draw(be, g, Layout{n}, dtype, -0.5, 0.5);
+  Tensor pre(Layout{m, n}, dtype), y(Layout{m, n}, dtype);
+  FusedProgram p;
+  p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
+  return time_epilogue(
+      be, [&] { nn::relu(be, nn::linear(be, x, w, bias), y); },  // the pre-activation: a temporary, never stored
+      [&] {
+        blas::gemm(be, blas::Transpose::no, blas::Transpose::yes, 1.0, x, w, 0.0, pre);
+        fused(be, p, {pre, bias}, {y});
+      },
+      [&] {
+        nn::linear(be, x, w, bias, pre);
+        nn::relu(be, pre, y);
+      },
+      y, dtype == f32 ? 1e-3 : 5e-2, runs, "linear + relu");
+}
+
+// y = relu(conv2d(x, w) + bias), nn::Conv2d's way (the bias added in place),
+// x [batch, c, side, side], w [c, c, 3, 3], padding 1: the head's epilogue
+// is nn::conv2d_epilogue.
+inline EpilogueFigures bench_conv_epilogue(const xylem::Backend& be, std::int64_t batch, std::int64_t c,
+                                           std::int64_t side, xylem::DType dtype, int runs) {
+  using namespace xylem;
+  Generator g(11);
+  const Tensor x = draw(be, g, Layout{batch, c, side, side}, dtype, -1, 1),
+               w = draw(be, g, Layout{c, c, 3, 3}, dtype, -0.05, 0.05),
+               bias = draw(be, g, Layout{1, c, 1, 1}, dtype, -0.5, 0.5);
+  Tensor pre(Layout{batch, c, side, side}, dtype), y(Layout{batch, c, side, side}, dtype);
+  nn::Conv2d geometry;
+  geometry.pad_h = geometry.pad_w = 1;
+  FusedProgram p;
+  p.output(0, p.unary(XY_UN_RELU, p.binary(XY_BIN_ADD, p.input(0), p.input(1))));
+  return time_epilogue(
+      be,
+      [&] {
+        Tensor t = nn::conv2d(be, x, w, geometry);
+        add(be, t, bias, t);
+        nn::relu(be, t, y);
+      },
+      [&] {
+        nn::conv2d(be, x, w, pre, geometry);
+        fused(be, p, {pre, bias}, {y});
+      },
+      [&] {
+        nn::conv2d(be, x, w, pre, geometry);
+        add(be, pre, bias, pre);
+        nn::relu(be, pre, y);
+      },
+      y, dtype == f32 ? 1e-3 : 5e-2, runs, "conv2d + bias + relu");
 }
 
 }  // namespace xylem_bench

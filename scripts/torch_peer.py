@@ -101,6 +101,16 @@ def bandwidth(r, a, dev, n, nbytes):
         be = torch.rand(4096, device=dev, dtype=dtype) - 0.5
         r[f"epilogue_{key}_auto_ms"] = cuda_time(lambda: torch.relu(torch.nn.functional.linear(xe, we, be)), a.reps, 4) * 1e3
         del xe, we, be
+    # xylem's conv epilogue rows: relu(conv2d(x, w, bias)), eagerly (cuDNN's
+    # convolution, then the bias add and the ReLU as kernels).
+    batch = 8 if a.quick else 64
+    for key, dtype in (("bf16", torch.bfloat16), ("f32", torch.float32)):
+        xc = torch.rand(batch, 64, 56, 56, device=dev, dtype=dtype) * 2 - 1
+        wc = (torch.rand(64, 64, 3, 3, device=dev, dtype=dtype) - 0.5) * 0.1
+        bc = torch.rand(64, device=dev, dtype=dtype) - 0.5
+        r[f"conv_epilogue_{key}_auto_ms"] = cuda_time(
+            lambda: torch.relu(torch.nn.functional.conv2d(xc, wc, bc, padding=1)), a.reps, 4) * 1e3
+        del xc, wc, bc
     # A convolution's bias over an odd H*W, as xylem_bench_cuda's rows.
     batch = 8 if a.quick else 128
     for key, channels, side, iters in (("bias_add_55_gbs", 96, 55, 20), ("bias_add_13_gbs", 256, 13, 200)):
