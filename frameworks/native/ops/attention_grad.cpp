@@ -213,7 +213,10 @@ std::int64_t cores() {
 // scores, probabilities and dS of a pair are computed once (5 gemms a
 // pair, against 3 + 4 for the dq and dk/dv ops apart). With fewer heads
 // than cores the ops' finer tasks win: they run instead, on the same
-// statistics.
+// statistics. A task's dq accumulator holds its group's rows, so the
+// tasks running at once (no more than the tasks) hold at most dq's size.
+// The two paths group dq's sum over keys differently, so its last bits
+// may change with the thread count (dk and dv do not).
 template <DType Dt>
 void attention_grad_kernel(const OpCall& call) {
   using C = ComputeType<Dt>;
