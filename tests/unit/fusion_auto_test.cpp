@@ -9,8 +9,11 @@
 #include <atomic>
 #include <barrier>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "common/support.hpp"
@@ -57,6 +60,22 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
     ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
   }
 }
+
+// Sets (a non-empty value) or unsets an environment variable for a scope.
+class EnvSetting {
+ public:
+  EnvSetting(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    *value != '\0' ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~EnvSetting() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
+  EnvSetting(const EnvSetting&) = delete;
+  EnvSetting& operator=(const EnvSetting&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 class AutoFusion : public ::testing::TestWithParam<std::string> {
  protected:
@@ -579,7 +598,9 @@ TEST_P(AutoFusion, CaptureRecordsGemmEpilogue) {
 // and its two calls run as one, the pre-activation never stored. Tails
 // cuDNN fuses (relu, silu, gelu_tanh, sigmoid) and one it does not (clamp:
 // the convolution, then our fused kernel). Against a float64 reference;
-// CUDA's f32 convolutions may use TF32, as PyTorch's do.
+// CUDA's f32 convolutions may use TF32, as PyTorch's do. On CUDA each tail
+// runs both ways: cuDNN's fused graph (XYLEM_CUDA_CUDNN_EPILOGUE=1) and the
+// convolution, then the fused tail (its default without timing).
 TEST_P(AutoFusion, ConvTailRunsAsItsEpilogue) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   constexpr int N = 2, C = 8, H = 10, W = 10, K = 16, R = 3;
@@ -624,8 +645,10 @@ TEST_P(AutoFusion, ConvTailRunsAsItsEpilogue) {
             pre[std::size_t(((n * K + k) * H + i) * W + j)] = sum;
           }
     const double tol = dtype == xylem::f64 ? 1e-10 : dtype == xylem::f32 ? 3e-3 : 3e-2;
-    for (const Tail& tail : tails) {
-      SCOPED_TRACE(tail.name);
+    for (const Tail& tail : tails)
+    for (const char* cudnn_epilogue : {"", "1"}) {
+      SCOPED_TRACE(std::string(tail.name) + ", XYLEM_CUDA_CUDNN_EPILOGUE=" + cudnn_epilogue);
+      const EnvSetting setting("XYLEM_CUDA_CUDNN_EPILOGUE", cudnn_epilogue);
       const auto run = [&] {
         Tensor y = xylem::nn::conv2d(backend, x, w, geometry);
         xylem::add(backend, y, bias.reshape({1, K, 1, 1}), y);
@@ -644,7 +667,9 @@ TEST_P(AutoFusion, ConvTailRunsAsItsEpilogue) {
 
 // The pre-activation still held: both results stored (on CUDA the
 // convolution, then the fused tail writing two outputs); a NaN in x reaches
-// the activation as the unfused ops would carry it.
+// the activation as the unfused ops would carry it, also with the
+// pre-activation gone and XYLEM_CUDA_CUDNN_EPILOGUE=1: relu (cuDNN's turns
+// NaN into 0, so it stays out of cuDNN's graph) and sigmoid (in it).
 TEST_P(AutoFusion, ConvEpilogueStoresWhatIsHeldAndCarriesNaN) {
   SCOPED_TRACE(xylem_test::seed_message(seed));
   constexpr int N = 1, C = 4, H = 6, W = 6, K = 8;
@@ -662,6 +687,14 @@ TEST_P(AutoFusion, ConvEpilogueStoresWhatIsHeldAndCarriesNaN) {
     xylem::add(backend, pre, bias.reshape({1, K, 1, 1}), pre);
     const Tensor act = xylem::nn::relu(backend, pre);
     const std::vector<double> got_pre = pre.to_doubles(), got_act = act.to_doubles();
+    const EnvSetting fused_graph("XYLEM_CUDA_CUDNN_EPILOGUE", "1");
+    const auto alone = [&](bool sigmoid) {
+      Tensor t = xylem::nn::conv2d(backend, x, w);
+      xylem::add(backend, t, bias.reshape({1, K, 1, 1}), t);
+      return sigmoid ? xylem::nn::sigmoid(backend, t) : xylem::nn::relu(backend, t);
+    };
+    (void)alone(false).version(), (void)alone(true).version();  // their programs seen once
+    const std::vector<double> got_alone = alone(false).to_doubles(), got_sigmoid = alone(true).to_doubles();
     for (int k = 0; k < K; ++k)
       for (int p = 0; p < H * W; ++p) {
         const double v = want_at(k, p);
@@ -669,10 +702,14 @@ TEST_P(AutoFusion, ConvEpilogueStoresWhatIsHeldAndCarriesNaN) {
         if (std::isnan(v)) {
           ASSERT_TRUE(std::isnan(got_pre[at])) << at;
           ASSERT_TRUE(std::isnan(got_act[at])) << "relu keeps NaN, at " << at;
+          ASSERT_TRUE(std::isnan(got_alone[at])) << "relu in the epilogue keeps NaN, at " << at;
+          ASSERT_TRUE(std::isnan(got_sigmoid[at])) << "sigmoid in the epilogue keeps NaN, at " << at;
           continue;
         }
         ASSERT_NEAR(got_pre[at], v, 3e-3 * (1 + std::abs(v))) << at;
         ASSERT_NEAR(got_act[at], std::max(0.0, v), 3e-3 * (1 + std::abs(v))) << at;
+        ASSERT_NEAR(got_alone[at], std::max(0.0, v), 3e-3 * (1 + std::abs(v))) << at;
+        ASSERT_NEAR(got_sigmoid[at], 1 / (1 + std::exp(-v)), 3e-3) << at;
       }
     // Second round: a NaN at one pixel of channel 0, through the 1x1
     // convolution to every output channel at that pixel.

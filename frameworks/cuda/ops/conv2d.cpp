@@ -93,13 +93,17 @@ void conv2d_grad_filter(const OpCall& c, const Context& ctx) {
 namespace pe = plugin::epilogue;
 
 #if XYLEM_HAVE_CUDNN
-// XYLEM_CUDA_CUDNN_EPILOGUE=0: every tail in two steps (for comparison).
-bool cudnn_epilogue_disabled() {
-  static const bool off = [] {
-    const char* v = std::getenv("XYLEM_CUDA_CUDNN_EPILOGUE");
-    return v != nullptr && std::string_view(v) == "0";
-  }();
-  return off;
+// When cuDNN's fused graph runs, XYLEM_CUDA_CUDNN_EPILOGUE, read at each
+// call: unset, only where the convolution's candidates are timed
+// (XYLEM_CUDA_CUDNN_FIND=1 or tuning on); "1" always, "0" never. On the
+// H100 (relu(conv2d + bias), [64, 64, 56, 56] 3x3, ms) the heuristics'
+// first fused engine was no faster than our two steps (f32 0.23 against
+// 0.22, bf16 0.14 against 0.14); the fastest timed one was (f32 0.19
+// against 0.22; bf16 0.15 against 0.14).
+bool cudnn_epilogue_wanted(const ConvOperands& ops) {
+  const char* v = std::getenv("XYLEM_CUDA_CUDNN_EPILOGUE");
+  if (v != nullptr && *v != '\0') return std::string_view(v) != "0";
+  return cudnn_find_wanted(ops);
 }
 
 const void* first_element(const TensorArg& t) {
@@ -123,11 +127,11 @@ std::optional<TailTensor> tail_tensor(const TensorArg& t) {
 }
 
 // The whole call as one cuDNN graph, the tail in the convolution's
-// epilogue, or false (nothing run) where cuDNN cannot take it: more than
-// one output, operands not dense, a code without a pointwise mode, no
-// engine for the fused graph.
+// epilogue, or false (nothing run) where it is not wanted or cuDNN cannot
+// take it: more than one output, operands not dense, a code without a
+// pointwise mode, no engine for the fused graph.
 bool run_fused(const pe::ConvArgs& e, const Context& ctx) {
-  if (cudnn_epilogue_disabled() || e.y1.data != nullptr || e.y2.data != nullptr) return false;
+  if (e.y1.data != nullptr || e.y2.data != nullptr) return false;
   for (const TensorArg* t : {&e.x, &e.w, &e.y0})
     if (!t->view.is_contiguous()) return false;
   ConvTail tail;
@@ -143,12 +147,14 @@ bool run_fused(const pe::ConvArgs& e, const Context& ctx) {
   if (!y0) return false;
   tail.y0 = *y0;
   const ConvOperands ops{first_element(e.x), first_element(e.w), const_cast<void*>(first_element(e.y0))};
+  if (!cudnn_epilogue_wanted(ops)) return false;
   return conv_cudnn_fused(e.y0.dtype, shape_of(e, e.x, e.w, e.y0), ops, tail, ctx, nullptr);
 }
 #endif
 
-// nn::conv2d_epilogue: one cuDNN graph where it fuses the tail, else the
-// convolution into y0, then the fused tail over it.
+// nn::conv2d_epilogue: one cuDNN graph where it fuses the tail and is
+// wanted, else the convolution into y0, then the fused tail over it (one
+// pass over the result instead of the bias add's and the activation's).
 void conv2d_epilogue(const OpCall& c, const Context& ctx) {
   const auto e = plugin::unpack<plugin::args::nn_conv2d_epilogue>(c);
   if (e.y0.view.numel() == 0) return;

@@ -7,8 +7,8 @@
 // inputs 1..3 are real tensors (a broadcast dimension has size 1, as cuDNN
 // broadcasts); the one stored value is written to y0. Only what cuDNN's
 // pointwise modes compute as math.h's codes do is taken: add, sub, mul,
-// div and the unary codes without parameters; anything else leaves the
-// call to the two-step path (the head, then our fused kernel).
+// div and the unary codes without parameters but ReLU (NaN); anything else
+// leaves the call to the two-step path (the head, then our fused kernel).
 #include <array>
 #include <cstdint>
 #include <optional>
