@@ -114,9 +114,6 @@ TEST(Plugins, SupportsAsksTheFramework) {
     if (op == OpId::nn_rnn_sequence_reserve || op == OpId::nn_rnn_sequence || op == OpId::nn_rnn_sequence_grad_data ||
         op == OpId::nn_rnn_sequence_grad_weights)
       continue;
-    // The fused attention backward is a vendor's (cuDNN's); the core runs
-    // the three gradient ops where a framework lacks it.
-    if (op == OpId::nn_attention_grad) continue;
     // A convolution's epilogue is cuDNN's fusion; elsewhere the core runs
     // the convolution and then its tail.
     if (op == OpId::nn_conv2d_epilogue) continue;
