@@ -12,13 +12,16 @@
 // size class (sizes rounded up to an eighth of their power of two, so a
 // block serves every later request of its class) while the cache holds no
 // more than the peak of allocated bytes, plus the eighth a capacity may
-// round up (and, under a limit, while
-// allocated plus cached bytes stay within it); a failing allocation first
-// empties the cache. Frees arrive after the work that used the block
+// round up (and, under a limit, while allocated plus cached bytes stay
+// within it): a block that would pass the bound makes room by returning
+// the longest-cached blocks to the system first, so the sizes in use stay
+// and those of earlier work go. A failing allocation first empties the
+// cache. Frees arrive after the work that used the block
 // (NativeDevice::release makes them then, or queues them), so a cached
 // block is idle.
 #include <atomic>
 #include <cstddef>
+#include <deque>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
@@ -48,6 +51,8 @@ class HostMemory {
  private:
   [[nodiscard]] void* take_cached(std::size_t capacity) noexcept;
   [[nodiscard]] bool cache(void* block, std::size_t capacity) noexcept;
+  // Frees the longest-cached block (the lock held); returns its capacity.
+  std::size_t evict_oldest() noexcept;
 
   std::atomic<std::uint64_t> limit_;
   std::atomic<std::uint64_t> allocated_{0};
@@ -56,6 +61,7 @@ class HostMemory {
   std::atomic<std::uint64_t> cached_{0};
   std::mutex cache_mutex_;
   std::unordered_map<std::size_t, std::vector<void*>> cache_;  // capacity -> free blocks
+  std::deque<void*> cached_order_;  // every cached block, the longest-cached first
 };
 
 }  // namespace xylem::native
