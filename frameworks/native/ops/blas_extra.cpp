@@ -4,9 +4,13 @@
 // (the core's contract in op.hpp). iamin is in blas.cpp, beside iamax.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/kernels.hpp"
+#if XYLEM_HAVE_ONEDNN
+#include "frameworks/native/ops/gemm_onednn.hpp"
+#endif
 
 namespace xylem::native {
 namespace {
@@ -54,6 +58,10 @@ void syrk_kernel(const OpCall& call) {
                     });
   }
   if (k == 0 || alpha == T(0)) return;
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>)
+    if (syrk_onednn(upper, trans, n, k, alpha, element_ptr<const float>(a), leading_dim(a), pc, ldc)) return;
+#endif
   Cblas<T>::syrk(CblasRowMajor, upper ? CblasUpper : CblasLower, trans ? CblasTrans : CblasNoTrans,
                  to_blasint("syrk", n), to_blasint("syrk", k), alpha, element_ptr<const T>(a), ld_of("syrk", a), T(1),
                  pc, ld_of("syrk", c));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "frameworks/native/ops/cblas.hpp"
 #include "frameworks/native/ops/onednn_thread.hpp"
@@ -71,6 +72,43 @@ bool gemm_onednn_batched(bool ta, bool tb, std::int64_t batch, std::int64_t m, s
                          std::int64_t ldc) {
   if (batch < 2 || !(double(m) * double(n) * double(k) > kBlasSingleThreadMnk)) return false;
   gemm_blocks(ta, tb, batch, m, n, k, alpha, a, a_step, lda, b, b_step, ldb, beta, c, c_step, ldc);
+  return true;
+}
+
+bool syrk_onednn(bool upper, bool trans, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                 std::int64_t lda, float* c, std::int64_t ldc) {
+  if (double(n) * double(n) * double(k) <= 2 * kBlasSingleThreadMnk) return false;
+  if (plugin::should_fail(plugin::FaultSite::library_call, "native"))
+    throw Error(ErrorCode::internal, "native: oneDNN dnnl_sgemm failed (injected fault)");
+  const std::int64_t tiles = (n + kBlock - 1) / kBlock;
+  // Row r of op(a): a's row r, or its column r when transposed.
+  const auto row = [&](std::int64_t r) { return trans ? a + r : a + r * lda; };
+  std::atomic<int> failure{dnnl_success};
+  // Tile (ti, tj) of the triangle: tj >= ti for the upper one.
+  tbb::parallel_for(std::int64_t{0}, tiles * tiles, [&](std::int64_t task) {
+    std::int64_t ti = task / tiles, tj = task % tiles;
+    if (upper ? tj < ti : tj > ti) return;
+    const OneOpenMpThread one;
+    const std::int64_t i0 = ti * kBlock, j0 = tj * kBlock;
+    const std::int64_t rows = std::min(kBlock, n - i0), cols = std::min(kBlock, n - j0);
+    // op(a)[i-rows] op(a)[j-rows]^T: row-major A [rows, k] times B^T.
+    const char ta = trans ? 'T' : 'N', tb = trans ? 'N' : 'T';
+    dnnl_status_t status = dnnl_success;
+    if (ti != tj) {
+      status = dnnl_sgemm(ta, tb, rows, cols, k, alpha, row(i0), lda, row(j0), lda, 1.0f, c + i0 * ldc + j0, ldc);
+    } else {
+      std::vector<float> square(std::size_t(rows * cols));
+      status = dnnl_sgemm(ta, tb, rows, cols, k, alpha, row(i0), lda, row(j0), lda, 0.0f, square.data(), cols);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t s = upper ? r : 0, end = upper ? cols : r + 1; s < end; ++s)
+          c[(i0 + r) * ldc + j0 + s] += square[std::size_t(r * cols + s)];
+    }
+    if (status != dnnl_success) failure.store(status, std::memory_order_relaxed);
+  });
+  if (const int status = failure.load(); status != dnnl_success)
+    throw Error(status == dnnl_out_of_memory ? ErrorCode::out_of_memory : ErrorCode::internal,
+                "native: oneDNN dnnl_sgemm failed (status " + std::to_string(status) + ") in a syrk of n " +
+                    std::to_string(n) + ", k " + std::to_string(k));
   return true;
 }
 

@@ -32,6 +32,16 @@ inline constexpr std::int64_t kSkinnySide = 32;
 // product, cut into the same blocks as gemm_onednn's, is a set of
 // single-threaded tasks over oneTBB. false (nothing written) for a batch of
 // one or products small enough for one OpenBLAS thread.
+// c += alpha op(a) op(a)^T on one triangle of c [n, n] (op(a) [n, k]; a
+// row-major, transposed when `trans`), when the product is too large for
+// one OpenBLAS thread (false, nothing written, otherwise): the triangle's
+// 256 x 256 tiles, each a single-threaded oneDNN gemm over oneTBB, a
+// diagonal tile through a scratch square whose triangle is added. On the
+// H100 host's Xeon, OpenBLAS's own ssyrk ran at a fifth of its sgemm's
+// rate (one thread: 211-339 ms for [2048, 1024], NumPy 47-50 ms).
+[[nodiscard]] bool syrk_onednn(bool upper, bool trans, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                               std::int64_t lda, float* c, std::int64_t ldc);
+
 [[nodiscard]] bool gemm_onednn_batched(bool ta, bool tb, std::int64_t batch, std::int64_t m, std::int64_t n,
                                        std::int64_t k, float alpha, const float* a, std::int64_t a_step,
                                        std::int64_t lda, const float* b, std::int64_t b_step, std::int64_t ldb,
