@@ -75,6 +75,13 @@ void trsm_kernel(const OpCall& call) {
   const TensorArg &a = args.a, &b = args.b;
   const std::int64_t m = b.view.dims()[0], n = b.view.dims()[1];
   if (m == 0 || n == 0) return;
+#if XYLEM_HAVE_ONEDNN
+  if constexpr (std::is_same_v<T, float>)
+    if (args.left != 0 && trsm_left_onednn(args.upper != 0, args.transpose != 0, args.unit_diagonal != 0, m, n,
+                                           static_cast<float>(args.alpha), element_ptr<const float>(a), leading_dim(a),
+                                           element_ptr<float>(b), leading_dim(b)))
+      return;
+#endif
   Cblas<T>::trsm(CblasRowMajor, args.left != 0 ? CblasLeft : CblasRight, args.upper != 0 ? CblasUpper : CblasLower,
                  args.transpose != 0 ? CblasTrans : CblasNoTrans, args.unit_diagonal != 0 ? CblasUnit : CblasNonUnit,
                  to_blasint("trsm", m), to_blasint("trsm", n), static_cast<T>(args.alpha), element_ptr<const T>(a),

@@ -42,6 +42,17 @@ inline constexpr std::int64_t kSkinnySide = 32;
 [[nodiscard]] bool syrk_onednn(bool upper, bool trans, std::int64_t n, std::int64_t k, float alpha, const float* a,
                                std::int64_t lda, float* c, std::int64_t ldc);
 
+// op(a) x = alpha b solved in place of b [m, n] (a [m, m], its `upper` or
+// lower triangle read, transposed when `trans`, a unit diagonal not read
+// when `unit`), when too large for one OpenBLAS thread (false, nothing
+// written, otherwise): b's column panels over oneTBB, each solved by blocks
+// of 128 rows, the rows already solved subtracted by a single-threaded
+// oneDNN gemm and each diagonal block by substitution along whole panel
+// rows. OpenBLAS's own strsm ran at a twelfth of PyTorch's speed on the
+// H100 host's Xeon (one thread, [2048, 2048] by [2048, 512]).
+[[nodiscard]] bool trsm_left_onednn(bool upper, bool trans, bool unit, std::int64_t m, std::int64_t n, float alpha,
+                                    const float* a, std::int64_t lda, float* b, std::int64_t ldb);
+
 [[nodiscard]] bool gemm_onednn_batched(bool ta, bool tb, std::int64_t batch, std::int64_t m, std::int64_t n,
                                        std::int64_t k, float alpha, const float* a, std::int64_t a_step,
                                        std::int64_t lda, const float* b, std::int64_t b_step, std::int64_t ldb,
