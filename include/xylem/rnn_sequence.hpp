@@ -1,9 +1,10 @@
 #pragma once
 /// @file
 /// Whole recurrent stacks over a sequence in one op each (nn::rnn_sequence
-/// and its gradients): cuDNN's RNN API on CUDA, which layers::Recurrent
-/// uses where the backend supports it (Backend::supports), and its per-step
-/// path elsewhere. Other frameworks do not support these ops.
+/// and its gradients): cuDNN's RNN API on CUDA, oneDNN's RNN primitives on
+/// native (f32), which layers::Recurrent uses where the backend supports
+/// them (Backend::supports), and its per-step path elsewhere. OpenCL does
+/// not support these ops.
 #include <cstdint>
 
 #include "xylem/backend.hpp"
@@ -24,7 +25,8 @@ struct RnnStack {
 
 /// The reserve bytes rnn_sequence needs for x [T, N, I] (f32 or f64). Reads
 /// the answer on the host. unsupported where the backend (or cuDNN, or
-/// XYLEM_CUDA_CUDNN_RNN=0) does not run the stack.
+/// XYLEM_CUDA_CUDNN_RNN=0, or XYLEM_NATIVE_ONEDNN_RNN=0) does not run the
+/// stack.
 [[nodiscard]] std::int64_t rnn_sequence_reserve(const Backend& b, const Tensor& x, const RnnStack& stack);
 /// Forward: x [T, N, I]; states [S, L*D, N, H] (h, then c for an LSTM:
 /// S = 2, else 1); w the flat weights; writes y [T, N, D*H], states_out

@@ -197,6 +197,55 @@ class RnnLayer : public Conformance {
       EXPECT_FALSE(got.c_n.defined());
   }
 
+  // The f32 layer's gradients (dx, dh0, dc0, every parameter's) against
+  // the f64 layer's on the same values, rounded to f32: the f64 path is
+  // checked by finite differences (gradients), and f32 may take another
+  // path (a whole stack where the framework runs f32 stacks only).
+  void f32_gradients(const Config& cfg) {
+    SCOPED_TRACE(cfg.describe() + " f32");
+    xylem::Generator gen(seed);
+    Recurrent wide = make(cfg, gen, backend, DType::f64), narrow = make(cfg, gen, backend, DType::f32);
+    const auto round = [](std::vector<double> v) {
+      for (double& e : v) e = double(float(e));
+      return v;
+    };
+    const auto wide_params = wide.parameters(), narrow_params = narrow.parameters();
+    for (std::size_t k = 0; k < wide_params.size(); ++k) {
+      const auto v = round(wide_params[k]->value.to_doubles());
+      const Layout shape = wide_params[k]->value.layout();
+      wide_params[k]->value = host<double>(v, shape);
+      narrow_params[k]->value = host<float>(v, shape);
+    }
+    const bool lstm = cfg.mode == Mode::lstm;
+    const std::size_t states = std::size_t(cfg.state_shape().numel());
+    const auto x = round(random(std::size_t(cfg.x_shape().numel())));
+    const auto h0 = round(random(states)), c0 = round(random(states));
+    const auto wy = round(random(std::size_t(wide.output_shape(cfg.x_shape()).numel())));
+    const auto wh = round(random(states)), wc = round(random(states));
+    const auto run = [&]<class T>(Recurrent& layer, T) {
+      (void)layer.forward(backend, host<T>(x, cfg.x_shape()), host<T>(h0, cfg.state_shape()),
+                          lstm ? host<T>(c0, cfg.state_shape()) : Tensor{});
+      return layer.backward(backend, host<T>(wy, layer.output_shape(cfg.x_shape())), host<T>(wh, cfg.state_shape()),
+                            lstm ? host<T>(wc, cfg.state_shape()) : Tensor{});
+    };
+    const auto want = run(wide, 0.0);
+    const auto got = run(narrow, 0.0f);
+    const auto check = [&](const Tensor& t, const Tensor& expect, const std::string& what) {
+      const auto v = t.to_doubles(), e = expect.to_doubles();
+      ASSERT_EQ(v.size(), e.size()) << what;
+      std::size_t bad = 0;
+      for (std::size_t k = 0; k < v.size(); ++k)
+        if (!(std::abs(v[k] - e[k]) <= 1e-4 * (std::abs(e[k]) + 1)) && ++bad <= 5)
+          ADD_FAILURE() << what << "[" << k << "]: got " << v[k] << ", expected " << e[k];
+      EXPECT_EQ(bad, 0u) << what;
+    };
+    check(got.dx, want.dx, "dx");
+    check(got.dh0, want.dh0, "dh0");
+    if (lstm) check(got.dc0, want.dc0, "dc0");
+    for (std::size_t k = 0; k < wide_params.size(); ++k)
+      check(narrow_params[k]->grad, wide_params[k]->grad, narrow_params[k]->name);
+  }
+
   // sum(wy y) + sum(wh h_n) + sum(wc c_n) of the layer's forward (f64).
   double objective(Recurrent& layer, const Config& cfg, const std::vector<double>& x, const std::vector<double>& h0,
                    const std::vector<double>& c0, const std::vector<double>& wy, const std::vector<double>& wh,
@@ -335,12 +384,14 @@ TEST_P(RnnLayer, stack_op_rejects_bad_arguments) {
   for (double v : states_out.to_doubles()) EXPECT_EQ(v, 7.0);
 }
 
-// On CUDA with cuDNN the layers run the whole stack through
-// nn::rnn_sequence; XYLEM_CUDA_CUDNN_RNN=0 keeps them per step. Both paths
-// against the float64 reference, forward and backward (dx, dh0, dc0, dW).
-TEST_P(RnnLayer, cudnn_stack_and_per_step_paths) {
-  if (!backend.supports(OpId::nn_rnn_sequence, DType::f32) || !runs_layers(DType::f64))
-    GTEST_SKIP() << "the whole-stack op is cuDNN's alone";
+// Where the framework runs whole stacks (CUDA with cuDNN, native f32 with
+// oneDNN) the layers take nn::rnn_sequence; XYLEM_CUDA_CUDNN_RNN=0 and
+// XYLEM_NATIVE_ONEDNN_RNN=0 keep them per step. Both paths against the
+// float64 reference, forward and backward (dx, dh0, dc0, dW), with batches
+// that split into ranges unevenly on the host (13 rows, 11).
+TEST_P(RnnLayer, stack_and_per_step_paths) {
+  if (!backend.supports(OpId::nn_rnn_sequence, DType::f32) || !runs_layers(DType::f32))
+    GTEST_SKIP() << "this framework runs recurrent layers per step only";
   const Tensor x = Tensor::from(std::vector<float>(2 * 3 * 5, 0.5f), Layout{2, 3, 5});
   try {
     EXPECT_GT(xylem::nn::rnn_sequence_reserve(backend, x, {.lstm = true, .hidden = 7}), 0);
@@ -349,8 +400,8 @@ TEST_P(RnnLayer, cudnn_stack_and_per_step_paths) {
     GTEST_SKIP() << e.what();
   }
   for (const char* setting : {"1", "0"}) {
-    ScopedEnv env("XYLEM_CUDA_CUDNN_RNN", setting);
-    SCOPED_TRACE(std::string("XYLEM_CUDA_CUDNN_RNN=") + setting);
+    ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", setting), native("XYLEM_NATIVE_ONEDNN_RNN", setting);
+    SCOPED_TRACE(std::string("whole stacks ") + (setting[0] == '1' ? "on" : "off"));
     for_each_dtype([&](auto t) {
       using T = decltype(t);
       for (const Config& cfg : kConfigs) forward<T>(cfg);
@@ -361,6 +412,11 @@ TEST_P(RnnLayer, cudnn_stack_and_per_step_paths) {
     gradients({Mode::lstm, 1, 1, 2, 3, 1, false, true, true});
     gradients({Mode::gru, 3, 2, 3, 5, 2, true, true, true});
     gradients({Mode::gru, 1, 1, 2, 3, 1, false, false, true});
+    for (const Config& cfg : {Config{Mode::lstm, 4, 7, 3, 5, 2, true, false, true},
+                              Config{Mode::gru, 3, 13, 4, 6, 2, true, true, true},
+                              Config{Mode::lstm, 1, 1, 2, 3, 1, false, false, true},
+                              Config{Mode::gru, 5, 5, 3, 4, 1, false, false, true}})
+      f32_gradients(cfg);
   }
 }
 

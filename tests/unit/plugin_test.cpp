@@ -109,8 +109,8 @@ TEST(Plugins, SupportsAsksTheFramework) {
     auto [a, b] = std::pair{xylem::f32, xylem::f64};
     if (op == OpId::index_check) std::tie(a, b) = std::pair{xylem::i32, xylem::i64};
     if (op == OpId::fft_c2c || op == OpId::fft_c2r) std::tie(a, b) = std::pair{xylem::c64, xylem::c128};
-    // The whole-stack recurrent ops are cuDNN's alone; the layers run per
-    // step elsewhere.
+    // The whole-stack recurrent ops are cuDNN's and (f32 only, with
+    // oneDNN) native's; the layers run per step elsewhere.
     if (op == OpId::nn_rnn_sequence_reserve || op == OpId::nn_rnn_sequence || op == OpId::nn_rnn_sequence_grad_data ||
         op == OpId::nn_rnn_sequence_grad_weights)
       continue;

@@ -44,6 +44,7 @@
 
 #include "frameworks/native/device.hpp"
 #include "frameworks/native/ops/conv2d.hpp"
+#include "frameworks/native/ops/onednn_engine.hpp"
 #include "frameworks/native/ops/onednn_thread.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/fault.hpp"
@@ -53,19 +54,6 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
-
-// One CPU engine for the process, made at first use (a static local:
-// thread-safe) and never destroyed, so cached plans, which refer to the
-// engine, never outlive it at exit. A stream per thread: ranges of one call
-// run on several threads at once.
-const dnnl::engine& cpu_engine() {
-  static const auto* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
-  return *engine;
-}
-dnnl::stream& cpu_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
 
 [[nodiscard]] std::string_view op_name(ConvPass pass) noexcept {
   switch (pass) {
@@ -115,7 +103,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g) {
   const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                              input_desc(g, true), filter_desc(g, true), output_desc(g, true),
                                              w.strides, w.dilates, w.pad_l, w.pad_r);
-  return {desc, user_scratchpad(), cpu_engine(), true};
+  return {desc, user_scratchpad(), onednn_engine(), true};
 }
 
 // ---- plans ------------------------------------------------------------------
@@ -157,8 +145,7 @@ struct Plan {
   std::size_t filter_slice_scratchpad_bytes = 0;
 };
 
-constexpr std::size_t kAlign = 64;
-[[nodiscard]] std::size_t aligned(std::size_t bytes) noexcept { return (bytes + kAlign - 1) / kAlign * kAlign; }
+[[nodiscard]] std::size_t aligned(std::size_t bytes) noexcept { return onednn_aligned(bytes); }
 
 // Fills the operands' layouts and reorders and the workspace layout: the
 // reordered copies, then one scratchpad shared by the primitives of the plan
@@ -171,7 +158,7 @@ void finish_plan(Plan& plan, const std::array<memory::desc, 3>& user, const std:
     op.inner = inner[i];
     if (!op.reordered()) continue;
     const bool output = i == 2;
-    const dnnl::reorder::primitive_desc pd(cpu_engine(), output ? op.inner : op.user, cpu_engine(),
+    const dnnl::reorder::primitive_desc pd(onednn_engine(), output ? op.inner : op.user, onednn_engine(),
                                            output ? op.user : op.inner, user_scratchpad());
     op.reorder = dnnl::reorder(pd);
     op.reorder_scratchpad = pd.scratchpad_desc();
@@ -224,7 +211,7 @@ void slice_filter_reorder(Plan& plan, std::int64_t slices) {
     const memory::desc user = op.user.submemory_desc(sub, offsets), inner = op.inner.submemory_desc(sub, offsets);
     const memory::desc& from = output ? inner : user;
     const memory::desc& to = output ? user : inner;
-    const dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratchpad());
+    const dnnl::reorder::primitive_desc pd(onednn_engine(), from, onednn_engine(), to, user_scratchpad());
     plan.filter_slices.push_back({dnnl::reorder(pd), from, to, pd.scratchpad_desc()});
     plan.filter_slice_scratchpad_bytes = std::max(plan.filter_slice_scratchpad_bytes, pd.scratchpad_desc().get_size());
   }
@@ -278,7 +265,7 @@ std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g, std::int64
     case ConvPass::grad_data: {
       const dnnl::convolution_backward_data::desc desc(direct, input_desc(g, true), filter_desc(g, true),
                                                        output_desc(g, true), w.strides, w.dilates, w.pad_l, w.pad_r);
-      const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), fwd, true);
+      const dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), onednn_engine(), fwd, true);
       if (!pd || !fast(pd, pd.diff_src_desc(), pd.diff_dst_desc())) return nullptr;
       plan->conv = dnnl::convolution_backward_data(pd);
       plan->scratchpad = pd.scratchpad_desc();
@@ -290,7 +277,7 @@ std::unique_ptr<Plan> make_plan(ConvPass pass, const ConvGeometry& g, std::int64
       const dnnl::convolution_backward_weights::desc desc(direct, input_desc(g, true), filter_desc(g, true),
                                                           output_desc(g, true), w.strides, w.dilates, w.pad_l,
                                                           w.pad_r);
-      const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), cpu_engine(), fwd, true);
+      const dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), onednn_engine(), fwd, true);
       if (!pd || !fast(pd, pd.src_desc(), pd.diff_dst_desc())) return nullptr;
       plan->conv = dnnl::convolution_backward_weights(pd);
       plan->scratchpad = pd.scratchpad_desc();
@@ -342,41 +329,16 @@ class PlanCache {
 };
 
 PlanCache& plans() {
-  static auto* cache = new PlanCache();  // never destroyed: see cpu_engine
+  static auto* cache = new PlanCache();  // never destroyed: see onednn_engine
   return *cache;
 }
 
 // ---- running ----------------------------------------------------------------
 
-// A thread's buffer, kept between calls and grown as needed: fresh pages
-// for each call would cost page faults comparable to the convolution
-// itself.
-class Buffer {
- public:
-  std::byte* get(std::size_t bytes) {
-    if (bytes > capacity_) {
-      data_.reset();
-      capacity_ = 0;
-      data_.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, aligned(bytes))));
-      if (!data_)
-        throw Error(ErrorCode::out_of_memory, "oneDNN convolution workspace of " + std::to_string(bytes) + " bytes");
-      capacity_ = aligned(bytes);
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(std::byte* p) const noexcept { std::free(p); }
-  };
-  std::unique_ptr<std::byte, Free> data_;
-  std::size_t capacity_ = 0;
-};
-
 // What one image range or filter slice uses on its thread: reordered
 // operands, scratchpads.
 std::byte* workspace(std::size_t bytes) {
-  thread_local Buffer buffer;
+  thread_local OneDnnBuffer buffer("oneDNN convolution workspace");
   return buffer.get(bytes);
 }
 
@@ -385,7 +347,7 @@ std::byte* workspace(std::size_t bytes) {
 // native queue runs one kernel at a time, so no second call on this thread
 // reuses it meanwhile.
 std::byte* call_buffer(std::size_t bytes) {
-  thread_local Buffer buffer;
+  thread_local OneDnnBuffer buffer("oneDNN convolution buffer");
   return buffer.get(bytes);
 }
 
@@ -396,8 +358,8 @@ void run(const Plan& plan, const std::array<void*, 3>& user_data, const std::arr
   // The library-call fault point, failing as oneDNN does.
   if (plugin::should_fail(plugin::FaultSite::library_call, "native"))
     throw dnnl::error(dnnl_runtime_error, "could not execute a primitive (injected fault)");
-  const dnnl::engine& engine = cpu_engine();
-  dnnl::stream& stream = cpu_stream();
+  const dnnl::engine& engine = onednn_engine();
+  dnnl::stream& stream = onednn_stream();
   std::byte* ws = workspace(plan.workspace_bytes);
   std::byte* scratch = ws + plan.scratchpad_offset;
   std::unordered_map<int, memory> args{{DNNL_ARG_SCRATCHPAD, memory(plan.scratchpad, engine, scratch)}};
@@ -433,8 +395,8 @@ void reorder_filter(const Plan& plan, void* user, std::byte* inner) {
   tbb::parallel_for(std::size_t{0}, plan.filter_slices.size(), [&](std::size_t i) {
     const OneOpenMpThread one;
     const FilterSlice& slice = plan.filter_slices[i];
-    const dnnl::engine& engine = cpu_engine();
-    dnnl::stream& stream = cpu_stream();
+    const dnnl::engine& engine = onednn_engine();
+    dnnl::stream& stream = onednn_stream();
     std::byte* scratch = workspace(plan.filter_slice_scratchpad_bytes);
     slice.reorder.execute(stream, {{DNNL_ARG_FROM, memory(slice.from, engine, output ? inner : user)},
                                    {DNNL_ARG_TO, memory(slice.to, engine, output ? user : inner)},

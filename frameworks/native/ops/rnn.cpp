@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "frameworks/native/ops/kernels.hpp"
+#include "frameworks/native/ops/rnn_onednn.hpp"
 #include "frameworks/native/ops/strided.hpp"
 #include "xylem/plugin/rnn_math.h"
 
@@ -182,6 +183,7 @@ void register_rnn(KernelTable& table) {
   table.set(OpId::nn_gru_cell, DType::f64, &gru_kernel<double>);
   table.set(OpId::nn_gru_cell_grad, DType::f32, &gru_grad_kernel<float>);
   table.set(OpId::nn_gru_cell_grad, DType::f64, &gru_grad_kernel<double>);
+  register_rnn_sequence(table);  // whole stacks through oneDNN (rnn_onednn.cpp)
 }
 
 }  // namespace xylem::native
