@@ -386,7 +386,8 @@ TEST_P(RnnLayer, stack_op_rejects_bad_arguments) {
 
 // Where the framework runs whole stacks (CUDA with cuDNN, native f32 with
 // oneDNN) the layers take nn::rnn_sequence; XYLEM_CUDA_CUDNN_RNN=0 and
-// XYLEM_NATIVE_ONEDNN_RNN=0 keep them per step. Both paths against the
+// XYLEM_NATIVE_ONEDNN_RNN=0 keep them per step (=1 forces native's on,
+// which by default runs only where oneDNN has AVX-512). Both paths against the
 // float64 reference, forward and backward (dx, dh0, dc0, dW), with batches
 // that split into ranges unevenly on the host (13 rows, 11).
 TEST_P(RnnLayer, stack_and_per_step_paths) {
@@ -394,6 +395,7 @@ TEST_P(RnnLayer, stack_and_per_step_paths) {
     GTEST_SKIP() << "this framework runs recurrent layers per step only";
   const Tensor x = Tensor::from(std::vector<float>(2 * 3 * 5, 0.5f), Layout{2, 3, 5});
   try {
+    ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", "1"), native("XYLEM_NATIVE_ONEDNN_RNN", "1");
     EXPECT_GT(xylem::nn::rnn_sequence_reserve(backend, x, {.lstm = true, .hidden = 7}), 0);
   } catch (const xylem::Error& e) {
     ASSERT_EQ(e.code(), ErrorCode::unsupported) << e.what();

@@ -3,7 +3,7 @@
 // GRU: "linear before reset", the formula of PyTorch and cuDNN), the
 // library PyTorch's CPU LSTM runs on too. layers::Recurrent takes this path
 // where the backend supports the op; f64 stays on its per-step path, and so
-// does f32 with XYLEM_NATIVE_ONEDNN_RNN=0 (nn::rnn_sequence_reserve is then
+// does f32 where disabled() says (nn::rnn_sequence_reserve is then
 // unsupported).
 //
 // Per step, the per-step path paid a dispatched gemm and a dispatched cell
@@ -68,9 +68,17 @@ using Tag = memory::format_tag;
 constexpr std::int64_t kMinRows = 2;
 constexpr std::uint64_t kMagic = 0x786c6d726e6e3031;  // "xlmrnn01"
 
+// XYLEM_NATIVE_ONEDNN_RNN=0 or 1 decides; by default the whole stacks run
+// where oneDNN's kernels use AVX-512. On AVX2 (the 2-core EPYC VM) they
+// took as long as the per-step path (LSTM forward at one thread: 28 ms of
+// CPU against 26, forward+backward 73 against 71): both are bound by the
+// same AVX2 gemms there. On the AVX-512 Xeon of the GPU machines PyTorch's
+// oneDNN LSTM ran twice as fast as the per-step path, whose large gemms are
+// OpenBLAS's AVX2 kernels there.
 [[nodiscard]] bool disabled() noexcept {
-  const char* v = std::getenv("XYLEM_NATIVE_ONEDNN_RNN");
-  return v != nullptr && std::string_view(v) == "0";
+  if (const char* v = std::getenv("XYLEM_NATIVE_ONEDNN_RNN")) return std::string_view(v) == "0";
+  const auto isa = unsigned(dnnl_get_effective_cpu_isa()), avx512 = unsigned(dnnl_cpu_isa_avx512_core);
+  return (isa & avx512) != avx512;
 }
 
 // ---- shapes -----------------------------------------------------------------
@@ -546,7 +554,8 @@ void reserve_kernel(const OpCall& call) {
   const auto a = plugin::unpack<plugin::args::nn_rnn_sequence_reserve>(call);
   const Shape s = shape_of(a, a.x);
   if (disabled())
-    throw Error(ErrorCode::unsupported, describe("nn::rnn_sequence_reserve", s) + "disabled by XYLEM_NATIVE_ONEDNN_RNN=0");
+    throw Error(ErrorCode::unsupported, describe("nn::rnn_sequence_reserve", s) +
+                                             "off (oneDNN's kernels lack AVX-512 here, or XYLEM_NATIVE_ONEDNN_RNN=0)");
   guarded("nn::rnn_sequence_reserve", s, [&] {
     element_ptr<std::int64_t>(a.bytes)[0] = std::int64_t(carve_reserve(nullptr, s, ranges_now(s.batch)).bytes);
   });
