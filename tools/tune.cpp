@@ -1,10 +1,13 @@
 // `xylem tune`: runs a standard list of shapes on every device with tuning
 // on, so each op with choices (OpenCL gemm's kernel candidates, cuDNN's
-// convolution algorithms) measures them and stores the winner in the
-// tuning cache (xylem/plugin/tune.hpp); a progress bar on a terminal,
-// plain lines otherwise; ends with what it stored.
+// convolution algorithms, native FFT's FFTW plans) measures them and stores
+// the winner in the tuning cache (xylem/plugin/tune.hpp; FFTW's wisdom
+// beside it); a progress bar on a terminal, plain lines otherwise; ends
+// with what it stored.
 #include <chrono>
+#include <complex>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -21,9 +24,10 @@ namespace {
 constexpr std::string_view kHelp = R"(usage: xylem tune [--framework NAME]
 
 Measures the choices of the ops that have them (OpenCL gemm's kernel tiles
-and work-group sizes, cuDNN's convolution algorithms) on a standard list of
-shapes, on every device of every framework (or of NAME alone), and stores
-the fastest in the tuning cache. Later processes use the stored choice for
+and work-group sizes, cuDNN's convolution algorithms, native FFT's FFTW
+plans) on a standard list of shapes, on every device of every framework (or
+of NAME alone), and stores the fastest in the tuning cache (FFTW's plans as
+its wisdom, in fftw-wisdom-*.txt beside it). Later processes use the stored choice for
 every shape of the same class; setting XYLEM_TUNE=1 instead measures each
 new shape class on its first use. Shows a progress bar on a terminal, one
 line per shape otherwise, and ends with the entries it stored.
@@ -35,6 +39,7 @@ environment:
 struct Shape {
   std::string label;
   std::function<void(const Backend&)> run;  // one call, read back
+  bool native = false;                      // native's choices (FFTW's plans) rather than the others'
 };
 
 Tensor random(const Backend& b, const Layout& shape, DType dtype, Generator& gen) {
@@ -65,12 +70,27 @@ Shape conv_shape(std::int64_t n, std::int64_t c, std::int64_t hw, std::int64_t k
           }};
 }
 
+// A 1-D transform of n points, batch of them (c64 through fft, or f32 through rfft).
+Shape fft_shape(std::int64_t batch, std::int64_t n, bool real) {
+  return {std::string(real ? "rfft f32 " : "fft c64 ") + std::to_string(batch) + "x" + std::to_string(n),
+          [=](const Backend& b) {
+            // FFTW plans on buffers of its own: the values do not matter.
+            const Tensor x = real ? Tensor::from(std::vector<float>(std::size_t(batch * n), 0.5f), Layout{batch, n})
+                                  : Tensor::from(std::vector<std::complex<float>>(std::size_t(batch * n), {0.5f, -0.25f}),
+                                                 Layout{batch, n});
+            (void)(real ? fft::rfft(b, x) : fft::fft(b, x)).to_doubles();
+          },
+          true};
+}
+
 // The shapes: square gemms of the sizes networks and benchmarks use, a tall
-// one, and the convolutions of a small CNN and of a ResNet stage.
+// one, and the convolutions of a small CNN and of a ResNet stage; for
+// native, 1-D transforms (its 2-D ones are always measured).
 std::vector<Shape> standard_shapes() {
   return {gemm_shape(256, 256, 256, f32),  gemm_shape(512, 512, 512, f32),     gemm_shape(1024, 1024, 1024, f32),
           gemm_shape(2048, 2048, 2048, f32), gemm_shape(4096, 256, 1024, f32), gemm_shape(512, 512, 512, f64),
-          conv_shape(64, 32, 28, 64, 3),   conv_shape(32, 64, 56, 64, 3)};
+          conv_shape(64, 32, 28, 64, 3),   conv_shape(32, 64, 56, 64, 3),      fft_shape(1, 1 << 20, false),
+          fft_shape(1024, 4096, true)};
 }
 
 bool same_entry(const plugin::tune::Entry& a, const plugin::tune::Entry& b) {
@@ -94,8 +114,7 @@ int tune(std::span<const std::string_view> args) {
   }
   std::vector<Backend> backends;
   for (const auto& framework : Backend::frameworks()) {
-    // Native has no choices to measure: tuned only when named.
-    if (!framework.available || (only.empty() ? framework.name == "native" : framework.name != only)) continue;
+    if (!framework.available || (!only.empty() && framework.name != only)) continue;
     for (std::size_t i = 0; i < framework.hardware.size(); ++i)
       backends.emplace_back(BackendConfig{.framework = framework.name, .device = static_cast<int>(i)});
   }
@@ -106,12 +125,16 @@ int tune(std::span<const std::string_view> args) {
   const auto before = plugin::tune::entries();
   plugin::tune::set_enabled(true);
   const std::vector<Shape> shapes = standard_shapes();
+  const auto applies = [](const Backend& b, const Shape& shape) { return shape.native == (b.framework() == "native"); };
   ProgressBar bar(std::cout, ProgressBar::stdout_is_terminal(), "tune");
-  const std::int64_t total = static_cast<std::int64_t>(backends.size() * shapes.size());
+  std::int64_t total = 0;
+  for (const Backend& b : backends)
+    for (const Shape& shape : shapes) total += applies(b, shape) ? 1 : 0;
   std::int64_t done = 0;
   int status = 0;
   for (const Backend& b : backends) {
     for (const Shape& shape : shapes) {
+      if (!applies(b, shape)) continue;
       const auto start = std::chrono::steady_clock::now();
       std::string note;
       try {
@@ -138,6 +161,12 @@ int tune(std::span<const std::string_view> args) {
                 entry.key.shape.c_str(), entry.winner.choice.c_str(), entry.winner.seconds * 1e3);
   }
   std::printf("tune: %d entries stored\n", stored);
+  for (const char* precision : {"f32", "f64"}) {
+    const auto wisdom = plugin::tune::cache_directory() / (std::string("fftw-wisdom-") + precision + ".txt");
+    std::error_code ec;
+    if (!plugin::tune::cache_directory().empty() && std::filesystem::exists(wisdom, ec))
+      std::printf("tune: native FFT plans (FFTW's wisdom) in %s\n", wisdom.c_str());
+  }
   return status;
 }
 

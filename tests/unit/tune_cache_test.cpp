@@ -4,7 +4,10 @@
 // side over real files: lookups across a reload, stale candidate sets, a
 // garbage file and a damaged entry dropped and the file rewritten clean,
 // and writers in several threads and several processes keeping every
-// entry.
+// entry. Then native FFT's measured plans, kept as FFTW wisdom beside the
+// cache: written when tuning, a damaged file ignored and rewritten.
+#include <cmath>
+#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,6 +18,7 @@
 #include "common/support.hpp"
 #include "core/tune_file.hpp"
 #include "unit/child_process.hpp"
+#include "xylem/fft.hpp"
 #include "xylem/plugin/tune.hpp"
 
 namespace {
@@ -265,6 +269,50 @@ TEST(TuneCache, EnabledFollowsTheSwitch) {
   tune::set_enabled(false);
   EXPECT_FALSE(tune::enabled());
   tune::set_enabled(before);
+}
+
+// A child: fft of a [3, 96] c64 tensor on native against the DFT's sum in
+// double, with the cache directory and tuning its environment gives.
+TEST(TuneCache, FftChild) {
+  if (!xylem_test::is_child("fft")) GTEST_SKIP() << "run by FftWisdomKeptAndDamagedFileRebuilt";
+  constexpr std::int64_t kBatch = 3, kN = 96;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<std::complex<float>> x(std::size_t(kBatch * kN));
+  for (auto& e : x) e = {u(rng), u(rng)};
+  const auto y = xylem::fft::fft(xylem::Backend::native(), xylem::Tensor::from(x, xylem::Layout{kBatch, kN}))
+                     .to_vector<std::complex<float>>();
+  ASSERT_EQ(y.size(), x.size());
+  for (std::int64_t b = 0; b < kBatch; ++b)
+    for (std::int64_t k = 0; k < kN; ++k) {
+      std::complex<double> want = 0;
+      for (std::int64_t j = 0; j < kN; ++j)
+        want += std::complex<double>(x[std::size_t(b * kN + j)]) * std::polar(1.0, -2 * M_PI * double(j * k) / kN);
+      const auto got = std::complex<double>(y[std::size_t(b * kN + k)]);
+      EXPECT_NEAR(std::abs(got - want), 0.0, 1e-4 * std::sqrt(double(kN))) << b << ", " << k;
+    }
+}
+
+TEST(TuneCache, FftWisdomKeptAndDamagedFileRebuilt) {
+  if (xylem_test::is_child("fft")) GTEST_SKIP();
+  const TempDir dir;
+  const auto wisdom = dir.path() / "fftw-wisdom-f32.txt";
+  const auto run = [&](const char* tune) {
+    const auto r = xylem_test::run_this_test(
+        "TuneCache.FftChild",
+        {{"XYLEM_TEST_CHILD", "fft"}, {"XYLEM_CACHE_DIR", dir.path().string()}, {"XYLEM_TUNE", tune}});
+    EXPECT_TRUE(r.passed()) << r.describe();
+  };
+  const auto is_wisdom = [&] { return read_text(wisdom).starts_with("(fftw-3"); };
+  run("1");  // measured: its wisdom stored
+  EXPECT_TRUE(is_wisdom()) << read_text(wisdom);
+  const std::string garbage = "(fftw-3.3.10 fftwf_wisdom #x0 ((( not wisdom\n";
+  std::ofstream(wisdom) << garbage;
+  run("0");  // the damaged file ignored: an estimated plan, the file left alone
+  EXPECT_EQ(read_text(wisdom), garbage);
+  run("1");  // measured again, the file rewritten whole
+  EXPECT_TRUE(is_wisdom()) << read_text(wisdom);
+  EXPECT_EQ(read_text(wisdom).find("not wisdom"), std::string::npos);
 }
 
 }  // namespace

@@ -1,11 +1,19 @@
 // fft::c2c, r2c, c2r natively, through FFTW (fftw3 and fftw3f). Plans are
 // made once per (transform, precision, lengths, batch, alignment) and kept
 // until exit, on scratch buffers (so that planning may run transforms).
-// 1-D plans take FFTW_ESTIMATE: FFTW_MEASURE ran a 2^20-point c64 transform
-// in 19 ms against 33 but took 8 s to plan it, and both beat numpy.fft
-// (81-98 ms). 2-D plans take FFTW_MEASURE: ESTIMATE's plan of a 1024 x 1024
-// c128 transform walks the columns so badly that it took 101 ms (numpy.fft
-// 33 ms), MEASURE's 10 ms, for 1 s of planning.
+//
+// Which plan: FFTW_MEASURE's where FFTW's wisdom has one, else 1-D
+// transforms take FFTW_ESTIMATE and 2-D ones FFTW_MEASURE. MEASURE ran a
+// 2^20-point c64 transform in 19 ms against ESTIMATE's 33 (13 against 26 on
+// the 2-core EPYC VM) but took 4-8 s to plan it; ESTIMATE's plan of a
+// 1024 x 1024 c128 transform walks the columns so badly that it took 101 ms
+// (numpy.fft 33 ms), MEASURE's 10 ms, for 1 s of planning. So 1-D
+// transforms are measured only when tuning is on (XYLEM_TUNE=1, `xylem
+// tune`), and every measured plan's wisdom is kept in the cache directory
+// (fftw-wisdom-f32.txt, -f64.txt, beside the tuning cache): later processes
+// plan from it in microseconds. FFTW_TIMELIMIT was no way out: at 0.1-2 s
+// it found plans no better than ESTIMATE's. A wisdom file FFTW cannot read
+// (damaged, another FFTW) is ignored and rewritten by the next measurement.
 //
 // Transforms of kParallelElements and more are planned for the backend's
 // threads (oneTBB's concurrency, which XYLEM_NATIVE_THREADS caps); FFTW's
@@ -17,10 +25,15 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +43,7 @@
 #include "frameworks/native/ops/kernels.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/args.hpp"
+#include "xylem/plugin/tune.hpp"
 
 namespace xylem::native {
 namespace {
@@ -59,6 +73,10 @@ struct Fftw<float> {
   static constexpr auto init_threads = fftwf_init_threads;
   static constexpr auto plan_with_nthreads = fftwf_plan_with_nthreads;
   static constexpr auto threads_set_callback = fftwf_threads_set_callback;
+  static constexpr auto import_wisdom = fftwf_import_wisdom_from_filename;
+  static constexpr auto export_wisdom = fftwf_export_wisdom_to_filename;
+  static constexpr auto forget_wisdom = fftwf_forget_wisdom;
+  static constexpr const char* name = "f32";
 };
 template <>
 struct Fftw<double> {
@@ -76,6 +94,10 @@ struct Fftw<double> {
   static constexpr auto init_threads = fftw_init_threads;
   static constexpr auto plan_with_nthreads = fftw_plan_with_nthreads;
   static constexpr auto threads_set_callback = fftw_threads_set_callback;
+  static constexpr auto import_wisdom = fftw_import_wisdom_from_filename;
+  static constexpr auto export_wisdom = fftw_export_wisdom_to_filename;
+  static constexpr auto forget_wisdom = fftw_forget_wisdom;
+  static constexpr const char* name = "f64";
 };
 
 // Below this many elements a call (every transform of the batch) stays on
@@ -119,14 +141,46 @@ std::mutex& planner_mutex() {
   return m;
 }
 
+// Where one precision's wisdom is kept (empty: no cache directory).
+template <class R>
+std::filesystem::path wisdom_path() {
+  const std::filesystem::path dir = plugin::tune::cache_directory();
+  return dir.empty() ? dir : dir / (std::string("fftw-wisdom-") + Fftw<R>::name + ".txt");
+}
+
+// FFTW's wisdom from `file`; what it cannot read leaves none (a partly
+// read file is not trusted).
+template <class R>
+void load_wisdom(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (file.empty() || !std::filesystem::exists(file, ec)) return;
+  if (Fftw<R>::import_wisdom(file.c_str()) == 0) Fftw<R>::forget_wisdom();
+}
+
+// All wisdom so far into `file`: what other processes stored meanwhile is
+// read in first, then the whole is written to a temporary file renamed over
+// the old, so a reader never sees part of one. Errors are ignored: the
+// wisdom still serves this process.
+template <class R>
+void save_wisdom(const std::filesystem::path& file) {
+  if (file.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  load_wisdom<R>(file);
+  const std::filesystem::path part = file.string() + "." + std::to_string(::getpid()) + ".part";
+  if (Fftw<R>::export_wisdom(part.c_str()) != 0) std::filesystem::rename(part, file, ec);
+  if (ec || std::filesystem::exists(part, ec)) std::filesystem::remove(part, ec);
+}
+
 template <class R>
 class PlanCache {
  public:
   using Plan = typename Fftw<R>::Plan;
-  PlanCache() {
+  PlanCache() : wisdom_(wisdom_path<R>()) {
     std::lock_guard lock(planner_mutex());  // FFTW's set-up calls are no more thread safe than its planner
     Fftw<R>::init_threads();
     Fftw<R>::threads_set_callback(&tbb_loop, nullptr);
+    load_wisdom<R>(wisdom_);
   }
 
   Plan get(Kind kind, const Shape& s, bool aligned) {
@@ -135,16 +189,32 @@ class PlanCache {
     std::lock_guard lock(planner_mutex());
     if (auto it = plans_.find(key); it != plans_.end()) return it->second;
     Fftw<R>::plan_with_nthreads(threads);
-    const Plan plan = make(kind, s, aligned);
+    const unsigned alignment = aligned ? 0u : FFTW_UNALIGNED;
+    Plan plan = make(kind, s, FFTW_MEASURE | FFTW_WISDOM_ONLY | alignment);
+    if (plan == nullptr && s.rank == 1 && !plugin::tune::enabled()) plan = make(kind, s, FFTW_ESTIMATE | alignment);
+    if (plan == nullptr) plan = measure(kind, s, alignment);
     if (plan == nullptr) throw Error(ErrorCode::internal, "fft: FFTW made no plan for this transform");
     plans_.emplace(key, plan);
     return plan;
   }
 
  private:
-  static Plan make(Kind kind, const Shape& s, bool aligned) {
+  // FFTW_MEASURE's plan, its wisdom stored; a line on stderr where it took
+  // long (seconds for a 2^20-point transform), as tuning does elsewhere.
+  Plan measure(Kind kind, const Shape& s, unsigned alignment) {
+    const auto start = std::chrono::steady_clock::now();
+    const Plan plan = make(kind, s, FFTW_MEASURE | alignment);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (plan != nullptr) save_wisdom<R>(wisdom_);
+    if (seconds >= 0.5)
+      std::fprintf(stderr, "xylem fft: measured FFTW's plans for %s %d-point%s transforms x %d in %.1f s%s%s\n",
+                   Fftw<R>::name, s.rank == 2 ? s.n[0] * s.n[1] : s.n[0], s.rank == 2 ? " 2-D" : "", s.batch,
+                   seconds, wisdom_.empty() ? "" : ", kept in ", wisdom_.c_str());
+    return plan;
+  }
+
+  static Plan make(Kind kind, const Shape& s, unsigned flags) {
     using C = typename Fftw<R>::Complex;
-    const unsigned flags = (s.rank == 2 ? FFTW_MEASURE : FFTW_ESTIMATE) | (aligned ? 0u : FFTW_UNALIGNED);
     // Each buffer holds either side: batch transforms of the complex side or of the real one.
     const std::int64_t complex_side = kind == Kind::c2c_forward || kind == Kind::c2c_inverse ? s.full() : s.half();
     const std::size_t bytes = std::size_t(std::max(2 * complex_side, s.full()) * s.batch) * sizeof(R);
@@ -166,6 +236,7 @@ class PlanCache {
     }
     return nullptr;
   }
+  std::filesystem::path wisdom_;
   std::map<std::tuple<int, int, int, int, int, bool, int>, Plan> plans_;
 };
 
