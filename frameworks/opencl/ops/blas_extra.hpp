@@ -1,7 +1,8 @@
 #pragma once
 // ger, syrk and trsm through CLBlast (ops/blas_extra_clblast.cpp, when the
 // plugin is built with it), for the devices whose gemm runs CLBlast
-// (gemm_uses_clblast); ops/blas_extra.cpp runs our kernels otherwise.
+// (gemm_uses_clblast); ops/blas_extra.cpp runs our kernels otherwise, with
+// syrk's and trsm's products in our gemm.
 #include <cstdint>
 
 #include "frameworks/opencl/ops/launch.hpp"
