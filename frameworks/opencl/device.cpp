@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "frameworks/opencl/host_blocks.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
 #include "frameworks/opencl/recording.hpp"
@@ -22,7 +23,7 @@ bool moves_bits(OpId op) noexcept { return op == OpId::creation_fill || op == Op
 
 Device::Device(Hardware hardware, DeviceInfo info, Context context, HostWorker& callbacks, HostWorker& tasks)
     : hardware_(std::move(hardware)), info_(std::move(info)), context_(std::move(context)), callbacks_(&callbacks),
-      tasks_(&tasks) {
+      tasks_(&tasks), host_blocks_(host_blocks_for(info_)) {
   cl_int status = CL_SUCCESS;
   queue_ = Queue(clCreateCommandQueue(context_.get(), info_.id, 0, &status));
   check(status, [&] { return "opencl: creating the queue of " + label(); });

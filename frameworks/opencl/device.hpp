@@ -57,7 +57,11 @@ struct DeviceInfo {
 
 class Framework;
 class CommandList;
+class HostBlocks;
 struct OpKernel;
+
+// A cache of host blocks for the buffers of a CPU device; null for others.
+[[nodiscard]] std::shared_ptr<HostBlocks> host_blocks_for(const DeviceInfo& info);
 
 class Device final : public plugin::Device {
  public:
@@ -117,14 +121,23 @@ class Device final : public plugin::Device {
   // queue is in order; a replaced buffer lives on until its commands end).
   // While collecting, a buffer of the list's own.
   [[nodiscard]] cl_mem scratch(std::size_t slot, std::size_t bytes);
+  // A buffer of `bytes` (over a host block on CPU devices, see
+  // host_blocks.hpp), for an op's temporaries.
+  [[nodiscard]] cl_mem new_buffer(std::size_t bytes, cl_int& status);
   // "opencl:0 (pthread-skylake-avx512)" for messages.
   [[nodiscard]] std::string label() const;
 
  private:
   [[nodiscard]] EventPtr marker(const WaitList& waits, std::string_view what) const;
-  // clCreateBuffer behind the allocation fault point; out of memory first
+  // new_buffer behind the allocation fault point; out of memory first
   // releases what is held for later (see release_held_memory) and retries once.
   [[nodiscard]] cl_mem create_buffer(std::size_t bytes, bool drop_scratch, cl_int& status);
+  // The capacity of the host block (host_blocks.hpp) a buffer of `bytes`
+  // goes on, or 0 for a buffer of the runtime's own memory.
+  [[nodiscard]] std::size_t block_capacity(std::size_t bytes) const noexcept;
+  // A buffer over a block of host_blocks_ (CL_MEM_USE_HOST_PTR) that hands
+  // it back when the runtime destroys the buffer.
+  [[nodiscard]] cl_mem buffer_on_block(std::size_t capacity, cl_int& status);
   // The device's cache: buffers whose release waits on queued work (freed
   // from event callbacks) and, when `drop_scratch` (not during a launch),
   // the scratch buffers.
@@ -154,6 +167,9 @@ class Device final : public plugin::Device {
   std::map<ProgramKey, std::unique_ptr<PackageSlot>> packages_;
 
   std::atomic<std::uint64_t> allocated_{0}, peak_{0}, allocations_{0};
+  // CPU devices: the host memory under large buffers, kept for reuse; null
+  // elsewhere (host_blocks.hpp).
+  std::shared_ptr<HostBlocks> host_blocks_;
   std::mutex host_tasks_mutex_;
   std::condition_variable host_tasks_cv_;
   std::size_t host_tasks_pending_ = 0;

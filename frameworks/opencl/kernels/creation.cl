@@ -8,7 +8,8 @@
 
 /* fill writes a bit pattern the host made from the value (f16/bf16
  * rounding, integer saturation), so one kernel per element size serves
- * every dtype. */
+ * every dtype. fill_r (CPU devices, strided views): a chunk of runs along
+ * the innermost axis per item (XY_RUNS). */
 #define XY_FILL(U, bits)                                                       \
   kernel void fill_c_##bits(global U* y, long yo, long n, U v) {              \
     XY_FOR_RUN(i, n) y[yo + i] = v;                                            \
@@ -19,6 +20,15 @@
     long o;                                                                    \
     xy_offsets1(&l, i, &o);                                                    \
     y[o] = v;                                                                  \
+  }                                                                            \
+  kernel void fill_r_##bits(global U* y, xy_layout lv, long n, U v, long per) { \
+    const xy_layout* l = &lv;                                                  \
+    XY_CHUNK_BOUNDS(i, end, n, per);                                           \
+    XY_RUNS(1, {                                                               \
+      global U* to = y + o[0];                                                 \
+      const long s = XY_STRIDE(0);                                             \
+      for (long k = 0; k < len; ++k) to[k * s] = v;                            \
+    })                                                                         \
   }
 XY_FILL(uchar, 8)
 XY_FILL(ushort, 16)

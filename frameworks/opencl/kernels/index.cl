@@ -2,9 +2,11 @@
  * elements as bits of their size (one kernel per size and index type
  * serves every dtype). A gather walks the host's collapse of (index, y,
  * x's line starts) over index's dims (include/xylem/plugin/index.hpp), one
- * item per element; a scatter is kernels/index_walk.cl's column walk. An
- * index outside [0, n) gives 0 (gather) or is skipped (scatter), which
- * keeps memory safe; index_check's flag reports it to the host. */
+ * item per element (gather_r, CPU devices: a chunk of runs along the
+ * innermost axis per item, a dense run of one index moved in vectors); a
+ * scatter is kernels/index_walk.cl's column walk. An index outside [0, n)
+ * gives 0 (gather) or is skipped (scatter), which keeps memory safe;
+ * index_check's flag reports it to the host. */
 
 #ifndef XY_INDEX_ONCE
 #define XY_INDEX_ONCE
@@ -33,7 +35,36 @@ XY_INDEX_CHECK(long)
     const long v = index[oi];                                                                    \
     y[oy] = (v >= 0 && v < n) ? x[ox + v * step] : (U)0;                                         \
   }                                                                                              \
-  XY_SCATTER_KERNEL(scatter_##bits##_##I, I, U, U, y[at] = src[from])
+  kernel void gather_r_##bits##_##I(global const I* index, global U* y, global const U* x,       \
+                                    xy_layout lv, long n, long step, long count, int stream,     \
+                                    long per) {                                                  \
+    const xy_layout* l = &lv;                                                                    \
+    XY_CHUNK_BOUNDS(i, end, count, per);                                                         \
+    XY_RUNS(3, {                                                                                 \
+      global const I* at = index + o[0];                                                         \
+      global U* to = y + o[1];                                                                   \
+      global const U* from = x + o[2];                                                           \
+      const long si = XY_STRIDE(0), sy = XY_STRIDE(1), sx = XY_STRIDE(2);                        \
+      long k = 0;                                                                                \
+      if (si == 0 && sy == 1 && sx == 1) {                                                       \
+        const long v = at[0];                                                                    \
+        if (v >= 0 && v < n) {                                                                   \
+          from += v * step;                                                                      \
+          XY_MOVE_VEC(U, from, to, k, len)                                                       \
+          for (; k < len; ++k) to[k] = from[k];                                                  \
+        }                                                                                        \
+        for (; k < len; ++k) to[k] = (U)0;                                                       \
+      } else {                                                                                   \
+        for (; k < len; ++k) {                                                                   \
+          const long v = at[k * si];                                                             \
+          to[k * sy] = (v >= 0 && v < n) ? from[k * sx + v * step] : (U)0;                      \
+        }                                                                                        \
+      }                                                                                          \
+    })                                                                                           \
+  }                                                                                              \
+  XY_SCATTER_KERNEL(scatter_##bits##_##I, I, U, U, y[at] = src[from])                               \
+  XY_SCATTER_RUNS_KERNEL(scatter_r_##bits##_##I, I, U, U, y[at] = src[from],                      \
+                         vstore16(vload16(0, src + from), 0, y + at), 16)
 #define XY_INDEX_SIZES(I)   \
   XY_INDEX_MOVE(uchar, 8, I)  \
   XY_INDEX_MOVE(ushort, 16, I) \

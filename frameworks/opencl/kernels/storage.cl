@@ -44,9 +44,34 @@
       i += len;                                                             \
     }                                                                       \
   }
+#define XY_OFFSET_ARGS_1 &o[0]
 #define XY_OFFSET_ARGS_2 &o[0], &o[1]
 #define XY_OFFSET_ARGS_3 &o[0], &o[1], &o[2]
 #define XY_STRIDE(k) l->strides[k][last]
+
+/* Moves [k, end) of a dense run of words U from `from` to `to` in vectors
+ * of 16 (through non-temporal stores when the kernel's `stream` is set),
+ * leaving the scalar rest from k to the caller (copy, gather). GPUs move
+ * one element per item and skip it. The vectors are read and written as
+ * the <U>16_u types, U16 at the alignment of one word: PoCL's vload16 and
+ * vstore16 moved 16 bytes at a time and shuffled them together, these go
+ * through whole AVX registers (a row gather of 8192 x 512 f32 ran ~20%
+ * faster). */
+#ifdef XY_CPU
+typedef uchar16 uchar16_u __attribute__((aligned(1)));
+typedef ushort16 ushort16_u __attribute__((aligned(2)));
+typedef uint16 uint16_u __attribute__((aligned(4)));
+typedef ulong16 ulong16_u __attribute__((aligned(8)));
+#define XY_MOVE_LD(U, p) (*(global const U##16_u*)(p))
+#define XY_MOVE_VEC(U, from, to, k, end)                                                     \
+  if (stream) {                                                                              \
+    for (; k < end && !XY_ALIGNED(to + k, sizeof(U##16)); ++k) to[k] = from[k];             \
+    for (; k + 16 <= end; k += 16) XY_VSTREAM(U##16, XY_MOVE_LD(U, from + k), to + k);       \
+  }                                                                                          \
+  for (; k + 16 <= end; k += 16) *(global U##16_u*)(to + k) = XY_MOVE_LD(U, from + k);
+#else
+#define XY_MOVE_VEC(U, from, to, k, end) (void)stream;
+#endif
 
 /* f32 */
 inline float xy_ld_f32(global const float* p, long i) { return p[i]; }

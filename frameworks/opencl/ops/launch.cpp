@@ -70,7 +70,7 @@ Mem temporary_buffer(Launcher& launch, std::int64_t elements, DType dtype) {
                                               " bytes; the device allows at most " + std::to_string(info.max_alloc) +
                                               " in one buffer");
   cl_int status = CL_SUCCESS;
-  Mem mem(clCreateBuffer(launch.device().context(), CL_MEM_READ_WRITE, bytes, nullptr, &status));
+  Mem mem(launch.device().new_buffer(bytes, status));
   check(status, [&] { return launch.describe() + ": a temporary buffer of " + std::to_string(bytes) + " bytes"; });
   if (CommandList* list = launch.collecting()) (void)list->keep(mem);
   return mem;
