@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "frameworks/native/ops/elementwise_math_simd-inl.h"
+#include "frameworks/native/ops/row_max_simd-inl.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -90,22 +91,6 @@ HWY_INLINE C WeighRow(C* HWY_RESTRICT row, std::int64_t n, std::int64_t ld, C sh
   return sum;
 }
 
-// The largest score of a row (-Inf for none). A NaN need not win: its
-// weight is NaN whatever the shift, and so is the row's sum.
-template <class C>
-HWY_INLINE C RowMax(const C* HWY_RESTRICT row, std::int64_t n, std::int64_t ld) {
-  const hn::ScalableTag<C> d;
-  const std::size_t lanes = hn::Lanes(d), end = VectorEnd(d, n, ld);
-  auto m0 = hn::Set(d, C(-HUGE_VAL)), m1 = m0;
-  for (std::size_t c = 0; c < end; c += 2 * lanes) {
-    m0 = hn::Max(m0, hn::LoadU(d, row + c));
-    m1 = hn::Max(m1, hn::LoadU(d, row + c + lanes));
-  }
-  C top = hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1)));
-  for (std::size_t c = end; c < std::size_t(n); ++c) top = std::max(top, row[c]);
-  return top;
-}
-
 // row[c] *= f, c < n (an accumulator row: not padded).
 template <class C>
 HWY_INLINE void ScaleRow(C* HWY_RESTRICT row, std::int64_t n, C f) {
@@ -122,7 +107,7 @@ HWY_INLINE void OnlineSoftmax(C* s, std::int64_t ld, std::int64_t nq, std::int64
                               std::int64_t ld_acc, std::int64_t dv) {
   for (std::int64_t r = 0; r < nq; ++r) {
     C* row = s + r * ld;
-    const C top = std::max(m[r], RowMax(row, nk, ld));
+    const C top = std::max(m[r], Max(row, std::size_t(nk)));  // -Inf for none
     if (top == C(-HUGE_VAL)) {  // no key of the row counted yet: nothing to weigh
       std::fill(row, row + nk, C(0));
       continue;
