@@ -337,19 +337,19 @@ PlanCache& plans() {
 
 // What one image range or filter slice uses on its thread: reordered
 // operands, scratchpads.
-std::byte* workspace(std::size_t bytes) {
-  thread_local OneDnnBuffer buffer("oneDNN convolution workspace");
-  return buffer.get(bytes);
-}
+struct Workspace {
+  static constexpr const char* what = "oneDNN convolution workspace";
+};
+std::byte* workspace(std::size_t bytes) { return onednn_thread_buffer<Workspace>(bytes); }
 
 // What a whole call shares between its ranges, held by the calling thread
 // for the call: the reordered filters, and grad_filter's partial sums. The
 // native queue runs one kernel at a time, so no second call on this thread
 // reuses it meanwhile.
-std::byte* call_buffer(std::size_t bytes) {
-  thread_local OneDnnBuffer buffer("oneDNN convolution buffer");
-  return buffer.get(bytes);
-}
+struct CallBuffer {
+  static constexpr const char* what = "oneDNN convolution buffer";
+};
+std::byte* call_buffer(std::size_t bytes) { return onednn_thread_buffer<CallBuffer>(bytes); }
 
 // Runs a plan on one image range. prepared[i], where not null, holds
 // operand i in the plan's inner layout: an input already reordered there,

@@ -56,4 +56,12 @@ class OneDnnBuffer {
   std::size_t capacity_ = 0;
 };
 
+// A thread's own OneDnnBuffer for each use Slot (a tag type), kept
+// between calls: a call's ranges and the call itself each take theirs.
+template <class Slot>
+std::byte* onednn_thread_buffer(std::size_t bytes) {
+  thread_local OneDnnBuffer buffer(Slot::what);
+  return buffer.get(bytes);
+}
+
 }  // namespace xylem::native

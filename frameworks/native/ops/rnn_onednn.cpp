@@ -346,16 +346,19 @@ Reserve carve_reserve(std::byte* base, const Shape& s, const Ranges& ranges) {
   return r;
 }
 
-// A thread's scratch for one range, kept between calls.
-std::byte* range_scratch(std::size_t bytes) {
-  thread_local OneDnnBuffer buffer("oneDNN RNN scratch");
-  return buffer.get(bytes);
-}
-// What a whole call shares between its ranges, on the calling thread.
-std::byte* call_scratch(std::size_t bytes) {
-  thread_local OneDnnBuffer buffer("oneDNN RNN weights");
-  return buffer.get(bytes);
-}
+// A thread's scratch for one range; what a whole call shares between its
+// ranges (the weights), on the calling thread; the ranges' weight gradients.
+struct RangeScratch {
+  static constexpr const char* what = "oneDNN RNN scratch";
+};
+struct CallScratch {
+  static constexpr const char* what = "oneDNN RNN weights";
+};
+struct PartialGradients {
+  static constexpr const char* what = "oneDNN RNN weight gradients";
+};
+std::byte* range_scratch(std::size_t bytes) { return onednn_thread_buffer<RangeScratch>(bytes); }
+std::byte* call_scratch(std::size_t bytes) { return onednn_thread_buffer<CallScratch>(bytes); }
 
 // ---- copies -----------------------------------------------------------------
 
@@ -657,10 +660,8 @@ void grad_data_kernel(const OpCall& call) {
       return std::pair{out, c.used()};
     };
     const std::size_t partial_bytes = partial_layout(nullptr).second;
-    // After prepare_weights' buffer: the call scratch is one buffer, so the
-    // partials live in a buffer of their own.
-    thread_local OneDnnBuffer partial_buffer("oneDNN RNN weight gradients");
-    std::byte* partials = partial_buffer.get(partial_bytes * std::size_t(ranges.count));
+    // Beside prepare_weights' call scratch, which still holds the weights.
+    std::byte* partials = onednn_thread_buffer<PartialGradients>(partial_bytes * std::size_t(ranges.count));
     const float* dy = element_ptr<const float>(a.dy);
     const float* dstates_out = element_ptr<const float>(a.dstates_out);
     const float* states = element_ptr<const float>(a.states);
