@@ -372,6 +372,17 @@ int main(int argc, char** argv) try {
       rows.push_back({prefix + "_two_ms", "  conv2d, then fused bias+relu", "ms", e.gemm_then_fused_ms, false});
       rows.push_back({prefix + "_unfused_ms", "  conv2d, add, relu (fusion off)", "ms", e.unfused_ms, false});
     }
+    // A softmax and its tail: one kernel (nn::softmax_epilogue) against the
+    // softmax and one fused kernel, and against three ops.
+    for (const auto& [dtype, key] : {std::pair{xylem::bf16, "bf16"}, std::pair{xylem::f32, "f32"}}) {
+      const std::int64_t rows_n = o.quick ? 1024 : 16384, cols = 4096;
+      const xylem_bench::EpilogueFigures e = xylem_bench::bench_softmax_epilogue(be, rows_n, cols, dtype, o.reps);
+      const std::string shape = " [" + std::to_string(rows_n) + ",4096] " + key;
+      const std::string prefix = std::string("softmax_epilogue_") + key;
+      rows.push_back({prefix + "_auto_ms", "tanh(softmax * m) auto-fused" + shape, "ms", e.auto_ms, false});
+      rows.push_back({prefix + "_two_ms", "  softmax, then fused mul+tanh", "ms", e.gemm_then_fused_ms, false});
+      rows.push_back({prefix + "_unfused_ms", "  softmax, mul, tanh (fusion off)", "ms", e.unfused_ms, false});
+    }
   }
 
   if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second

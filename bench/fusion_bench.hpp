@@ -202,4 +202,28 @@ inline EpilogueFigures bench_conv_epilogue(const xylem::Backend& be, std::int64_
       y, dtype == f32 ? 1e-3 : 5e-2, runs, "conv2d + bias + relu");
 }
 
+// y = tanh(softmax(x) * m), x [rows, cols] along the rows, m a row scale
+// [cols]: the head's epilogue is nn::softmax_epilogue (one pass over x).
+inline EpilogueFigures bench_softmax_epilogue(const xylem::Backend& be, std::int64_t rows, std::int64_t cols,
+                                              xylem::DType dtype, int runs) {
+  using namespace xylem;
+  Generator g(13);
+  const Tensor x = draw(be, g, Layout{rows, cols}, dtype, -4, 4), m = draw(be, g, Layout{cols}, dtype, 0.5, 1.5);
+  Tensor pre(Layout{rows, cols}, dtype), y(Layout{rows, cols}, dtype);
+  FusedProgram p;
+  p.output(0, p.unary(XY_UN_TANH, p.binary(XY_BIN_MUL, p.input(0), p.input(1))));
+  return time_epilogue(
+      be, [&] { nn::tanh(be, mul(be, nn::softmax(be, x, -1), m), y); },
+      [&] {
+        nn::softmax(be, x, -1, pre);
+        fused(be, p, {pre, m}, {y});
+      },
+      [&] {
+        nn::softmax(be, x, -1, pre);
+        mul(be, pre, m, pre);
+        nn::tanh(be, pre, y);
+      },
+      y, dtype == f32 ? 1e-5 : 5e-2, runs, "tanh(softmax * m)");
+}
+
 }  // namespace xylem_bench

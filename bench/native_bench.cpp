@@ -108,6 +108,8 @@ struct Results {
   std::int64_t round_trips = 0;
   double read_round_trip_us = 0, task_round_trip_us = 0;
   xylem_bench::FusionFigures fusion;
+  std::int64_t softmax_rows = 0;  // tanh(softmax(x) * m), x [softmax_rows, 4096] f32
+  xylem_bench::EpilogueFigures softmax_epilogue;
 };
 
 void bench_sigmoid(const xylem::Backend& be, const Options& o, Results& r) {
@@ -269,6 +271,12 @@ void print_table(const xylem::Backend& be, const Results& r) {
                 r.fusion.unfused_gbps, r.fusion.ratio());
     std::printf("%-34s %9.2f GB/s %12s %4.2f GB/s %8.3f\n", "  the same, eager calls auto-fused", r.fusion.auto_gbps,
                 "unfused", r.fusion.unfused_gbps, r.fusion.auto_gbps / r.fusion.unfused_gbps);
+    const xylem_bench::EpilogueFigures& e = r.softmax_epilogue;
+    std::printf("%-34s %9.2f ms   %12s %4.2f ms   %8.3f\n",
+                ("tanh(softmax*m) [" + std::to_string(r.softmax_rows) + ",4096]").c_str(), e.auto_ms, "unfused",
+                e.unfused_ms, e.unfused_ms / e.auto_ms);
+    std::printf("%-34s %9.2f ms   %12s %4.2f ms   %8.3f\n", "  softmax, then fused mul+tanh", e.gemm_then_fused_ms,
+                "auto-fused", e.auto_ms, e.gemm_then_fused_ms / e.auto_ms);
     std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f32 n=" + std::to_string(r.gemm_n)).c_str(),
                 r.gemm_f32, "cblas", r.cblas_f32, r.gemm_f32 / r.cblas_f32);
     std::printf("%-34s %6.1f GFLOP/s %9s %6.1f GFLOP/s %6.3f\n", ("gemm f64 n=" + std::to_string(r.gemm_n)).c_str(),
@@ -295,6 +303,9 @@ void write_json(const std::string& path, const xylem::Backend& be, const Results
       << "  \"fusion_f32\": {\"elements\": " << r.fusion.n << ", \"fused_gbps\": " << r.fusion.fused_gbps
       << ", \"unfused_gbps\": " << r.fusion.unfused_gbps << ", \"auto_gbps\": " << r.fusion.auto_gbps
       << ", \"ratio\": " << r.fusion.ratio() << "},\n"
+      << "  \"softmax_epilogue_f32\": {\"rows\": " << r.softmax_rows << ", \"cols\": 4096, \"auto_ms\": "
+      << r.softmax_epilogue.auto_ms << ", \"softmax_then_fused_ms\": " << r.softmax_epilogue.gemm_then_fused_ms
+      << ", \"unfused_ms\": " << r.softmax_epilogue.unfused_ms << "},\n"
       << "  \"gemm_f32\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f32 << ", \"cblas_gflops\": " << r.cblas_f32
       << ", \"ratio\": " << r.gemm_f32 / r.cblas_f32 << "},\n"
       << "  \"gemm_f64\": {\"n\": " << r.gemm_n << ", \"gflops\": " << r.gemm_f64 << ", \"cblas_gflops\": " << r.cblas_f64
@@ -320,6 +331,8 @@ int main(int argc, char** argv) {
     if (!o.latency_only) {
       bench_sigmoid(be, o, r);
       r.fusion = xylem_bench::bench_fusion(be, o.quick ? (std::int64_t{1} << 22) : (std::int64_t{1} << 26), o.reps);
+      r.softmax_rows = o.quick ? 1024 : 8192;
+      r.softmax_epilogue = xylem_bench::bench_softmax_epilogue(be, r.softmax_rows, 4096, xylem::f32, o.reps);
       r.gemm_n = o.quick ? 512 : 2048;
       bench_gemm<float>(be, o, r.gemm_n, r.gemm_f32, r.cblas_f32);
       bench_gemm<double>(be, o, r.gemm_n, r.gemm_f64, r.cblas_f64);

@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -464,6 +465,11 @@ int main(int argc, char** argv) {
     }
     xylem_bench::FusionFigures fusion;
     if (o.wants("fusion")) fusion = xylem_bench::bench_fusion(ocl, n, o.runs);
+    // A softmax and its tail as one kernel (nn::softmax_epilogue) against the
+    // softmax and one fused kernel, and against three ops; all on OpenCL.
+    std::optional<xylem_bench::EpilogueFigures> softmax_epilogue;
+    const std::int64_t softmax_rows = std::max<std::int64_t>(1, n / 4096);
+    if (o.wants("fusion")) softmax_epilogue = xylem_bench::bench_softmax_epilogue(ocl, softmax_rows, 4096, f32, o.runs);
 
     bool all_met = true;
     std::printf("%-18s %8s %12s %12s %8s %13s %8s\n", "op", "unit", "opencl", "native", "ratio", "run ratios", "needed");
@@ -485,6 +491,12 @@ int main(int argc, char** argv) {
                   fusion.fused_gbps, fusion.unfused_gbps, fusion.ratio(), met ? "" : " !");
       std::printf("fusion, the same as eager calls fused automatically: %.2f GB/s, %.2fx unfused\n", fusion.auto_gbps,
                   fusion.auto_gbps / fusion.unfused_gbps);
+    }
+    if (softmax_epilogue) {
+      std::printf("tanh(softmax(x) * m) [%lld,4096] f32: auto-fused %.2f ms, softmax then fused %.2f ms, three ops "
+                  "%.2f ms (unfused / auto-fused %.2f)\n",
+                  static_cast<long long>(softmax_rows), softmax_epilogue->auto_ms, softmax_epilogue->gemm_then_fused_ms,
+                  softmax_epilogue->unfused_ms, softmax_epilogue->unfused_ms / softmax_epilogue->auto_ms);
     }
     // f32 accuracy of the transcendental activations, both backends.
     const auto sigmoid_op = [](const Backend& b, const Tensor& x, Tensor& y) { nn::sigmoid(b, x, y); };

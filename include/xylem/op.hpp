@@ -317,6 +317,26 @@ namespace xylem {
     XY_OUT_OPT(y1) XY_OUT_OPT(y2), XYLEM_CONV_INTS XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3)   \
     XY_INT(w4) XY_INT(w5), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3) XY_REAL(r4)          \
     XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                                        \
+  /* An elementwise tail on a softmax (automatic fusion's softmax epilogue): s = nn::softmax(x, \
+     log) over x [outer, r, inner] along axis 1 is input x0 of a math::fused program of at most \
+     12 instructions (w0..w5; its reals r0..r7). y0..y2 and x1..x3 share one dims of           \
+     outer*r*inner elements in x's order (x1..x3 broadcast to them); y0 is contiguous, so its   \
+     [outer, r, inner] reshape may hold s before the tail. No output shares memory with x or    \
+     x1..x3. Float dtypes. */                                                                   \
+  X(nn, softmax_epilogue, XY_IN(x) XY_IN_OPT(x1) XY_IN_OPT(x2) XY_IN_OPT(x3) XY_OUT(y0)         \
+    XY_OUT_OPT(y1) XY_OUT_OPT(y2), XY_INT(log) XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3)      \
+    XY_INT(w4) XY_INT(w5), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3) XY_REAL(r4)          \
+    XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                                        \
+  /* An elementwise tail on a reduction (automatic fusion's reduction epilogue): v =           \
+     math::reduce(x, code) over x [outer, r, inner] along axis 1, code XY_RED_SUM, _MEAN, _MAX  \
+     or _MIN, is input x0 of a math::fused program of at most 12 instructions (w0..w5; its      \
+     reals r0..r7). y0..y2 and x1..x3 share one dims of outer*inner elements in v's order       \
+     (x1..x3 broadcast to them); y0 is contiguous. No output shares memory with x or x1..x3.    \
+     r >= 1. Float dtypes. */                                                                   \
+  X(math, reduce_epilogue, XY_IN(x) XY_IN_OPT(x1) XY_IN_OPT(x2) XY_IN_OPT(x3) XY_OUT(y0)        \
+    XY_OUT_OPT(y1) XY_OUT_OPT(y2), XY_INT(code) XY_INT(w0) XY_INT(w1) XY_INT(w2) XY_INT(w3)     \
+    XY_INT(w4) XY_INT(w5), XY_REAL(r0) XY_REAL(r1) XY_REAL(r2) XY_REAL(r3) XY_REAL(r4)          \
+    XY_REAL(r5) XY_REAL(r6) XY_REAL(r7))                                                        \
   /* Whole recurrent stacks (PyTorch's nn.LSTM / nn.GRU) over a sequence, through cuDNN's RNN \
      API: only CUDA with cuDNN runs them (layers::Recurrent runs per step elsewhere). f32,    \
      f64, every tensor contiguous, T, N >= 1. mode 0: LSTM (i, f, g, o), 1: GRU (r, z, n);    \

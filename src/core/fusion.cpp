@@ -13,13 +13,17 @@
 // is not stored. A capture's calls wait in a chain of the capturing thread's
 // own (capture_chain below).
 //
-// A chain may begin with a gemm or a convolution, its head: c = op(a)*op(b)
-// or c = conv2d(a, b), whose result the calls then take up (nn::linear's or
-// nn::Conv2d's bias add and the activation after it). The piece holding the
-// head runs as one blas::gemm_epilogue or nn::conv2d_epilogue, the head's
-// result entering the program as its input 0, where the framework has that
-// op (the tail is applied where the library allows an epilogue, or while the
-// result is still in cache); elsewhere a head is never deferred.
+// A chain may begin with a gemm, a convolution, a softmax or a reduction,
+// its head: c = op(a)*op(b), c = conv2d(a, b), c = softmax(a) or
+// c = sum(a) (mean, max, min), whose result the calls then take up
+// (nn::linear's or nn::Conv2d's bias add and the activation after it; a
+// mask or scale after a softmax; an epsilon and a square root after a
+// mean). The piece holding the head runs as one blas::gemm_epilogue,
+// nn::conv2d_epilogue, nn::softmax_epilogue or math::reduce_epilogue, the
+// head's result entering the program as its input 0, where the framework
+// has that op (the tail is applied where the library allows an epilogue, in
+// the head's own kernel, or while the result is still in cache); elsewhere
+// a head is never deferred.
 #include "core/fusion.hpp"
 
 #include <algorithm>
@@ -42,6 +46,7 @@
 #include "xylem/error.hpp"
 #include "xylem/fused.hpp"
 #include "xylem/plugin/fused_program.hpp"
+#include "xylem/plugin/math.h"
 
 namespace xylem {
 namespace detail {
@@ -95,16 +100,26 @@ struct Call {
 };
 
 // The op a chain begins with, c a fresh whole tensor of the chain's shape:
-// a gemm, c = op(a)*op(b) (alpha 1, beta 0), or a convolution,
-// c = conv2d(a, b) with the geometry `conv` (nn::conv2d's integers).
+// a gemm, c = op(a)*op(b) (alpha 1, beta 0); a convolution,
+// c = conv2d(a, b) with the geometry `conv` (nn::conv2d's integers); a
+// softmax of a [outer, r, inner] along axis 1, c contiguous in a's element
+// order; or a reduction of a along axis 1, c contiguous in [outer, inner]'s
+// order (b absent for these two).
 struct Head {
-  plugin::OpId op = plugin::OpId::blas_gemm;  // or nn_conv2d
+  plugin::OpId op = plugin::OpId::blas_gemm;  // or nn_conv2d, nn_softmax, math_reduce
   Tensor a, b, c;
   bool transpose_a = false, transpose_b = false;
   std::array<std::int64_t, 7> conv{};  // stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups
+  int mode = 0;  // the softmax's log flag (1: log_softmax); the reduction's XY_RED_* code
   std::string name;
 
   [[nodiscard]] bool is_conv() const noexcept { return op == plugin::OpId::nn_conv2d; }
+  [[nodiscard]] bool is_softmax() const noexcept { return op == plugin::OpId::nn_softmax; }
+  [[nodiscard]] bool is_reduce() const noexcept { return op == plugin::OpId::math_reduce; }
+  // The head's operands (a softmax or a reduction has one).
+  [[nodiscard]] std::vector<const Tensor*> operands() const {
+    return is_softmax() || is_reduce() ? std::vector<const Tensor*>{&a} : std::vector<const Tensor*>{&a, &b};
+  }
 };
 
 // The pending calls: one device, dtype and result shape.
@@ -137,7 +152,7 @@ void mark(const Call& call, int by) {
 
 // The same for a chain's head.
 void mark(const Head& head, int by) {
-  for (const Tensor* in : {&head.a, &head.b}) {
+  for (const Tensor* in : head.operands()) {
     auto& reads = in->storage()->fusion_reads;
     by > 0 ? reads.fetch_add(1, std::memory_order_relaxed) : reads.fetch_sub(1, std::memory_order_release);
   }
@@ -238,8 +253,9 @@ bool try_join(Piece& piece, const Call& call, const Needed& needed) {
     for (const Tensor& in : *list)
       if (in.storage() == out.storage() && (piece.head || !same_elements(in.layout(), out.layout()))) return false;
   // The head reads its operands while the tail writes: never the same memory.
-  if (piece.head && (out.storage() == piece.head->a.storage() || out.storage() == piece.head->b.storage()))
-    return false;
+  if (piece.head)
+    for (const Tensor* operand : piece.head->operands())
+      if (out.storage() == operand->storage()) return false;
 
   const FusedProgram::Value result =
       call.unary ? program.unary(call.code, operands[0], call.p0, call.p1)
@@ -316,6 +332,17 @@ void run_head_alone(const Chain& c, const Head& h, bool needed) {
     return;
   }
   counts.stored.fetch_add(1, std::memory_order_relaxed);
+  if (h.is_softmax()) {
+    const Tensor c3 = h.c.as_strided(h.c.layout().reshape(h.a.layout().dims()));
+    launch(*c.backend, args::nn_softmax<TensorRef>{.x = h.a, .y = c3, .log = h.mode}, h.name);
+    return;
+  }
+  if (h.is_reduce()) {
+    const std::array<std::int64_t, 2> dims{h.a.layout().dims()[0], h.a.layout().dims()[2]};
+    const Tensor c2 = h.c.as_strided(h.c.layout().reshape(dims));
+    launch(*c.backend, args::math_reduce<TensorRef>{.x = h.a, .y = c2, .code = h.mode, .correction = 0}, h.name);
+    return;
+  }
   if (h.is_conv()) {
     launch(*c.backend,
            args::nn_conv2d<TensorRef>{.x = h.a, .w = h.b, .y = h.c, .stride_h = h.conv[0], .stride_w = h.conv[1],
@@ -357,15 +384,36 @@ void run_one_by_one(const Chain& c, const Piece& piece, const Needed& needed) {
   }
 }
 
-// The head's piece as one blas::gemm_epilogue or nn::conv2d_epilogue: the
-// head's result is the program's input 0, the piece's other inputs its 1..3.
-void run_epilogue(const Chain& c, const Piece& piece, const FusedProgram& program, const std::vector<Tensor>& outputs) {
-  const Head& h = *piece.head;
+// The head's piece as one blas::gemm_epilogue, nn::conv2d_epilogue,
+// nn::softmax_epilogue or math::reduce_epilogue: the head's result is the
+// program's input 0, the piece's other inputs its 1..3.
+void run_epilogue(const Chain& c, const Head& h, const std::vector<Tensor>& inputs, const FusedProgram& program,
+                  const std::vector<Tensor>& outputs) {
   const auto words = program.words();
   const auto reals = program.reals();
   const Tensor none;
-  const auto input = [&](std::size_t k) -> const Tensor& { return k < piece.inputs.size() ? piece.inputs[k] : none; };
+  const auto input = [&](std::size_t k) -> const Tensor& { return k < inputs.size() ? inputs[k] : none; };
   const auto output = [&](std::size_t j) -> const Tensor& { return j < outputs.size() ? outputs[j] : none; };
+  if (h.is_softmax()) {
+    launch(*c.backend,
+           args::nn_softmax_epilogue<TensorRef>{
+               .x = h.a, .x1 = input(1), .x2 = input(2), .x3 = input(3), .y0 = output(0), .y1 = output(1),
+               .y2 = output(2), .log = h.mode, .w0 = words[0], .w1 = words[1], .w2 = words[2], .w3 = words[3],
+               .w4 = words[4], .w5 = words[5], .r0 = reals[0], .r1 = reals[1], .r2 = reals[2], .r3 = reals[3],
+               .r4 = reals[4], .r5 = reals[5], .r6 = reals[6], .r7 = reals[7]},
+           h.name);
+    return;
+  }
+  if (h.is_reduce()) {
+    launch(*c.backend,
+           args::math_reduce_epilogue<TensorRef>{
+               .x = h.a, .x1 = input(1), .x2 = input(2), .x3 = input(3), .y0 = output(0), .y1 = output(1),
+               .y2 = output(2), .code = h.mode, .w0 = words[0], .w1 = words[1], .w2 = words[2], .w3 = words[3],
+               .w4 = words[4], .w5 = words[5], .r0 = reals[0], .r1 = reals[1], .r2 = reals[2], .r3 = reals[3],
+               .r4 = reals[4], .r5 = reals[5], .r6 = reals[6], .r7 = reals[7]},
+           h.name);
+    return;
+  }
   if (h.is_conv()) {
     launch(*c.backend,
            args::nn_conv2d_epilogue<TensorRef>{
@@ -418,9 +466,11 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed, bool re
   // its calls, one by one: code whose chains keep changing would otherwise
   // compile at every turn (the soak test compiled a program every 75 ms on
   // PoCL). A capture fuses at once: it is made to be replayed.
-  const plugin::OpId op = !piece.head          ? plugin::OpId::math_fused
-                          : piece.head->is_conv() ? plugin::OpId::nn_conv2d_epilogue
-                                                  : plugin::OpId::blas_gemm_epilogue;
+  const plugin::OpId op = !piece.head             ? plugin::OpId::math_fused
+                          : piece.head->is_conv()    ? plugin::OpId::nn_conv2d_epilogue
+                          : piece.head->is_softmax() ? plugin::OpId::nn_softmax_epilogue
+                          : piece.head->is_reduce()  ? plugin::OpId::math_reduce_epilogue
+                                                     : plugin::OpId::blas_gemm_epilogue;
   if (!record && !seen_before(*c.device, op, c.dtype, program.words())) {
     run_one_by_one(c, piece, needed);
     return;
@@ -430,7 +480,7 @@ void run_piece(const Chain& c, const Piece& piece, const Needed& needed, bool re
   counts.kernels.fetch_add(1, std::memory_order_relaxed);
   if (piece.head) {
     counts.epilogues.fetch_add(1, std::memory_order_relaxed);
-    run_epilogue(c, piece, program, outputs);
+    run_epilogue(c, *piece.head, piece.inputs, program, outputs);
   } else {
     fused(*c.backend, program, piece.inputs, outputs);
   }
@@ -816,6 +866,50 @@ bool defer_elementwise(const Backend& backend, const plugin::OpCall& call,
   c.calls.push_back(std::move(added));  // counted in its storages only once it is in the chain
   j->joined(c.calls.back());
   return true;
+}
+
+namespace {
+
+// A softmax or reduction of x3 [outer, r, inner] into y (its view y3)
+// begins a new chain: the checks both share (defer_softmax,
+// defer_reduce's comments say which calls they take).
+bool defer_row_head(const Backend& backend, plugin::OpId op, plugin::OpId epilogue, int mode, const Tensor& x3,
+                    const Tensor& y3, const Tensor& y, std::string_view name) {
+  if (flushing || !epilogues_on() || !fusion_switch().load(std::memory_order_relaxed)) return false;
+  plugin::Device& device = plugin::device_of(backend);
+  const DType dtype = y.dtype();
+  // y3 must be y itself, reshaped (no temporary the caller copies back),
+  // and y a fresh whole tensor that x does not share.
+  if (!fusible_dtype(dtype) || x3.dtype() != dtype || y.numel() == 0 || x3.numel() == 0 ||
+      y3.storage() != y.storage() || !covers_whole_storage(y) || small_on_host(device, y) ||
+      x3.storage() == y.storage())
+    return false;
+  if (!device.supports(epilogue, dtype) || !device.supports(op, dtype)) return false;
+  const std::array<const Tensor*, plugin::kMaxOpTensors> t{&x3, &y3};
+  const std::array<plugin::Access, plugin::kMaxOpTensors> access{plugin::Access::read, plugin::Access::write};
+  std::optional<Joining> j = chain_to_join(t, access, 2);
+  if (!j) return false;
+  if (!j->chain->empty()) j->run_pending();
+  if (!readable(*j->chain, x3, device, j->capturing)) return false;
+  allocate_output(backend, device, y, name);
+  j->start(backend, device, y.layout().dims(), dtype);
+  j->chain->head = Head{.op = op, .a = x3, .c = y, .mode = mode, .name = std::string(name)};
+  j->joined(*j->chain->head);
+  return true;
+}
+
+}  // namespace
+
+bool defer_softmax(const Backend& backend, const Tensor& x3, const Tensor& y3, const Tensor& y, int log,
+                   std::string_view name) {
+  return defer_row_head(backend, plugin::OpId::nn_softmax, plugin::OpId::nn_softmax_epilogue, log, x3, y3, y, name);
+}
+
+bool defer_reduce(const Backend& backend, const Tensor& x3, const Tensor& y2, const Tensor& y, int code,
+                  std::string_view name) {
+  if (code != XY_RED_SUM && code != XY_RED_MEAN && code != XY_RED_MAX && code != XY_RED_MIN) return false;
+  return defer_row_head(backend, plugin::OpId::math_reduce, plugin::OpId::math_reduce_epilogue, code, x3, y2, y,
+                        name);
 }
 
 }  // namespace detail

@@ -35,6 +35,20 @@ namespace xylem::detail {
                                      const std::array<plugin::Access, plugin::kMaxOpTensors>& access,
                                      std::string_view name);
 
+// Takes nn::softmax (log_softmax for log = 1) of x3 into y3 as the head of a
+// new chain (what is pending runs first; the calls that take its result up
+// become its epilogue) and returns true; false: the caller launches it. y is
+// the caller's output, y3 its [outer, r, inner] view, as x3 is x's; only a
+// fresh whole contiguous y that x does not share is taken.
+[[nodiscard]] bool defer_softmax(const Backend& backend, const Tensor& x3, const Tensor& y3, const Tensor& y, int log,
+                                 std::string_view name);
+
+// The same for math::reduce of x3 [outer, r, inner] along axis 1 into y2
+// [outer, inner], y's view, with code XY_RED_SUM, _MEAN, _MAX or _MIN (any
+// other: false).
+[[nodiscard]] bool defer_reduce(const Backend& backend, const Tensor& x3, const Tensor& y2, const Tensor& y, int code,
+                                std::string_view name);
+
 // Runs the process's pending chain now (nothing when there is none, or when
 // called from inside a flush on this thread).
 void flush_fusion_now();
@@ -52,7 +66,7 @@ struct FusionCounts {
   std::uint64_t calls = 0;    // calls that joined a chain
   std::uint64_t stored = 0;   // results written to memory
   std::uint64_t dropped = 0;  // results nobody could read, never written
-  std::uint64_t epilogues = 0;  // of the kernels, gemms or convolutions with their tail (the epilogue ops)
+  std::uint64_t epilogues = 0;  // of the kernels, heads with their tail (the epilogue ops)
 };
 [[nodiscard]] FusionCounts fusion_counts() noexcept;
 

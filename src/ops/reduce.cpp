@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/dispatch.hpp"
+#include "core/fusion.hpp"
 #include "ops/checks.hpp"
 #include "ops/empty.hpp"
 #include "ops/layout.hpp"
@@ -143,6 +144,8 @@ void reduce(const Backend& b, std::string_view name, int code, const Tensor& x, 
                                         std::span<const std::int64_t>(kept_strides.data(), std::size_t(kept)),
                                         out.layout().offset());
   ops::GroupedOutput y2(b, out, out_view, cut0);
+  // An elementwise tail after it may run in the reduction's own pass (core/fusion.hpp).
+  if (detail::defer_reduce(b, x3, y2.tensor(), out, code, name)) return;
   detail::launch(
       b, detail::args::math_reduce<Tensor>{.x = x3, .y = y2.tensor(), .code = code, .correction = correction}, name);
   y2.finish();

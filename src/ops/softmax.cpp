@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/dispatch.hpp"
+#include "core/fusion.hpp"
 #include "ops/checks.hpp"
 #include "ops/empty.hpp"
 #include "ops/layout.hpp"
@@ -24,6 +25,8 @@ void forward(const Backend& b, std::string_view name, int log, const Tensor& x, 
   }
   const Tensor x3 = ops::grouped3(b, x, x.layout(), a, a + 1);
   ops::GroupedOutput y3(b, y, y.layout(), a, a + 1);
+  // An elementwise tail after it may run in the softmax's own pass (core/fusion.hpp).
+  if (detail::defer_softmax(b, x3, y3.tensor(), y, log, name)) return;
   detail::launch(b, detail::args::nn_softmax<Tensor>{.x = x3, .y = y3.tensor(), .log = log}, name);
   y3.finish();
 }

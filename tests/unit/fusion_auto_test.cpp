@@ -719,6 +719,226 @@ TEST_P(AutoFusion, ConvEpilogueStoresWhatIsHeldAndCarriesNaN) {
   }
 }
 
+// The float64 softmax (or log_softmax) of `x` [outer, r, inner] along axis 1.
+std::vector<double> softmax_reference(const std::vector<double>& x, std::int64_t outer, std::int64_t r,
+                                      std::int64_t inner, bool log) {
+  std::vector<double> y(x.size());
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const auto at = [&](std::int64_t j) { return std::size_t((o * r + j) * inner + i); };
+      double top = -INFINITY, sum = 0;
+      for (std::int64_t j = 0; j < r; ++j) top = std::max(top, x[at(j)]);
+      for (std::int64_t j = 0; j < r; ++j) sum += std::exp(x[at(j)] - top);
+      for (std::int64_t j = 0; j < r; ++j)
+        y[at(j)] = log ? x[at(j)] - top - std::log(sum) : std::exp(x[at(j)] - top) / sum;
+    }
+  return y;
+}
+
+// z = tanh(softmax(x, axis) * m), m a row broadcast over x [16, 64, 1100]
+// (4.5 MiB in f32: bands of rows on the host), along the last, a middle and
+// the first axis, softmax and log_softmax: where the framework has
+// nn::softmax_epilogue, the softmax and its two calls run as one, neither
+// the softmax nor the product stored. Elsewhere the softmax runs at once.
+TEST_P(AutoFusion, SoftmaxTailRunsAsItsEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  const std::array<std::int64_t, 3> dims{16, 64, 1100};
+  for (DType dtype : {xylem::f32, xylem::f64, xylem::bf16}) {
+    if (!backend.supports(xylem::Op::nn_softmax, dtype) || !backend.supports(xylem::Op::math_binary, dtype)) continue;
+    for (int axis : {2, 1, 0}) {
+      for (bool log : {false, true}) {
+        SCOPED_TRACE(std::string(name(dtype)) + ", axis " + std::to_string(axis) + (log ? ", log_softmax" : ""));
+        std::vector<double> xv, mv;
+        const Tensor x = random(Layout{dims[0], dims[1], dims[2]}, dtype, xv, -4, 4);
+        const Tensor m = random(Layout{dims[2]}, dtype, mv, 0.5, 1.5);
+        const auto run = [&] {
+          const Tensor s = log ? xylem::nn::log_softmax(backend, x, axis) : xylem::nn::softmax(backend, x, axis);
+          return xylem::nn::tanh(backend, xylem::mul(backend, s, m));
+        };
+        (void)run().version();  // its program seen once
+        CountsSince counts;
+        const std::vector<double> got = run().to_doubles();
+        std::int64_t outer = 1, inner = 1;
+        for (int a = 0; a < axis; ++a) outer *= dims[std::size_t(a)];
+        for (int a = axis + 1; a < 3; ++a) inner *= dims[std::size_t(a)];
+        std::vector<double> want = softmax_reference(xv, outer, dims[std::size_t(axis)], inner, log);
+        for (std::size_t k = 0; k < want.size(); ++k) want[k] = std::tanh(want[k] * mv[k % std::size_t(dims[2])]);
+        const double tol = dtype == xylem::f64 ? 1e-12 : dtype == xylem::f32 ? 2e-6 : 3e-2;
+        expect_near(got, want, tol, "tanh(softmax(x) * m)");
+        const FusionCounts c = counts.now();
+        if (!backend.supports(xylem::Op::nn_softmax_epilogue, dtype)) {
+          EXPECT_EQ(c.epilogues, 0u);
+          continue;
+        }
+        expect_counts(c, 1, 2, 1, 2);  // tanh's result stored; the softmax and the product dropped
+        EXPECT_EQ(c.epilogues, 1u);
+      }
+    }
+  }
+}
+
+// The softmax still held: the epilogue stores it and its tail. A softmax
+// into its own input, or into a view, runs at once and stays right.
+TEST_P(AutoFusion, SoftmaxEpilogueStoresWhatIsHeldAndInPlaceRunsAlone) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr std::int64_t rows = 300, cols = 1000;
+  std::vector<double> xv;
+  Tensor x = random(Layout{rows, cols}, xylem::f32, xv, -3, 3);
+  const std::vector<double> want = softmax_reference(xv, rows, cols, 1, false);
+  (void)xylem::mul(backend, xylem::nn::softmax(backend, x, 1), x).version();
+  CountsSince counts;
+  const Tensor s = xylem::nn::softmax(backend, x, 1);
+  const Tensor p = xylem::mul(backend, s, x);
+  const std::vector<double> got_s = s.to_doubles(), got_p = p.to_doubles();
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    ASSERT_NEAR(got_s[k], want[k], 1e-6 * (1 + want[k])) << k;
+    ASSERT_NEAR(got_p[k], want[k] * xv[k], 1e-6 * (1 + std::abs(want[k] * xv[k]))) << k;
+  }
+  if (backend.supports(xylem::Op::nn_softmax_epilogue, xylem::f32)) {
+    expect_counts(counts.now(), 1, 1, 2, 0);
+    EXPECT_EQ(counts.now().epilogues, 1u);
+  }
+  const CountsSince in_place;
+  xylem::nn::softmax(backend, x, 1, x);
+  const Tensor doubled = xylem::add(backend, x, x);
+  expect_near(doubled.to_doubles(), [&] {
+    std::vector<double> w = want;
+    for (double& v : w) v *= 2;
+    return w;
+  }(), 1e-6, "2 softmax(x), x overwritten");
+  EXPECT_EQ(in_place.now().epilogues, 0u);
+  Tensor wide(Layout{rows, 2 * cols}, xylem::f32);
+  Tensor left = wide.slice(1, 0, cols);
+  Tensor again(Layout{rows, cols}, xylem::f32);
+  xylem::cast(Backend::native(), Tensor::from(xv).reshape({rows, cols}), again);
+  xylem::nn::softmax(backend, again, 1, left);
+  expect_near(left.to_doubles(), want, 1e-6, "softmax into a view");
+  EXPECT_EQ(in_place.now().epilogues, 0u);
+}
+
+// A capture records the softmax with its epilogue; a replay on new inputs
+// computes it again.
+TEST_P(AutoFusion, CaptureRecordsSoftmaxEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr std::int64_t rows = 256, cols = 512;
+  std::vector<double> xv, bv;
+  Tensor x = random(Layout{rows, cols}, xylem::f32, xv);
+  const Tensor bias = random(Layout{cols}, xylem::f32, bv);
+  (void)xylem::add(backend, xylem::nn::softmax(backend, x, -1), bias).version();
+  Tensor y = xylem::zeros(backend, Layout{rows, cols}, xylem::f32);
+  (void)y.version();
+  CountsSince counts;
+  xylem::Graph g;
+  try {
+    g = xylem::capture(backend, [&] { xylem::add(backend, xylem::nn::softmax(backend, x, -1), bias, y); });
+  } catch (const xylem::Error& e) {
+    if (e.code() != ErrorCode::unsupported) throw;
+    GTEST_SKIP() << e.message();
+  }
+  if (backend.supports(xylem::Op::nn_softmax_epilogue, xylem::f32)) {
+    EXPECT_EQ(counts.now().epilogues, 1u);
+  }
+  const Tensor fresh = random(Layout{rows, cols}, xylem::f32, xv);
+  Tensor x_flat = x.reshape({rows * cols});  // the same storage
+  xylem::blas::copy(backend, fresh.reshape({rows * cols}), x_flat);
+  g.replay()->wait();
+  std::vector<double> want = softmax_reference(xv, rows, cols, 1, false);
+  for (std::size_t k = 0; k < want.size(); ++k) want[k] += bv[k % std::size_t(cols)];
+  expect_near(y.to_doubles(), want, 1e-6, "softmax(x) + bias, replayed");
+}
+
+// z = tanh(reduce(x) * s + 0.25), s a scale per result: sum, mean, max and
+// min along the rows of [2048, 300] (a result of 2048 elements, each a
+// row: inner == 1) and along the columns of [300, 2048] (inner 2048), in
+// f32, f64 and bf16. Where the framework has math::reduce_epilogue, the
+// reduction and its three calls run as one, its result never stored.
+TEST_P(AutoFusion, ReduceTailRunsAsItsEpilogue) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr std::int64_t n = 2048, r = 300;
+  for (DType dtype : {xylem::f32, xylem::f64, xylem::bf16}) {
+    if (!backend.supports(xylem::Op::math_reduce, dtype) || !backend.supports(xylem::Op::math_binary, dtype)) continue;
+    for (int axis : {1, 0}) {
+      for (int code : {XY_RED_SUM, XY_RED_MEAN, XY_RED_MAX, XY_RED_MIN}) {
+        SCOPED_TRACE(std::string(name(dtype)) + ", axis " + std::to_string(axis) + ", code " + std::to_string(code));
+        std::vector<double> xv, sv;
+        const Layout shape = axis == 1 ? Layout{n, r} : Layout{r, n};
+        const Tensor x = random(shape, dtype, xv);
+        const Tensor scale = random(Layout{n}, dtype, sv, 0.1, 0.3);
+        const Tensor quarter = xylem::full(backend, Layout{n}, dtype, 0.25);
+        const auto reduce = [&] {
+          const xylem::Reduction along{.axes = {axis}};
+          switch (code) {
+            case XY_RED_SUM: return xylem::sum(backend, x, along);
+            case XY_RED_MEAN: return xylem::mean(backend, x, along);
+            case XY_RED_MAX: return xylem::max(backend, x, along);
+            default: return xylem::min(backend, x, along);
+          }
+        };
+        const auto run = [&] {
+          return xylem::nn::tanh(backend, xylem::add(backend, xylem::mul(backend, reduce(), scale), quarter));
+        };
+        (void)run().version();  // its program seen once
+        CountsSince counts;
+        const std::vector<double> got = run().to_doubles();
+        std::vector<double> want(static_cast<std::size_t>(n));
+        for (std::int64_t k = 0; k < n; ++k) {
+          const auto at = [&](std::int64_t j) { return std::size_t(axis == 1 ? k * r + j : j * n + k); };
+          double v = code == XY_RED_SUM || code == XY_RED_MEAN ? 0 : xv[at(0)];
+          for (std::int64_t j = 0; j < r; ++j) {
+            const double e = xv[at(j)];
+            v = code == XY_RED_MAX ? std::max(v, e) : code == XY_RED_MIN ? std::min(v, e) : v + e;
+          }
+          if (code == XY_RED_MEAN) v /= double(r);
+          want[std::size_t(k)] = std::tanh(v * sv[std::size_t(k)] + 0.25);
+        }
+        const double tol = dtype == xylem::f64 ? 1e-12 : dtype == xylem::f32 ? 2e-5 : 3e-2;
+        expect_near(got, want, tol, "tanh(reduce(x) * s + 0.25)");
+        const FusionCounts c = counts.now();
+        if (!backend.supports(xylem::Op::math_reduce_epilogue, dtype)) {
+          EXPECT_EQ(c.epilogues, 0u);
+          continue;
+        }
+        expect_counts(c, 1, 3, 1, 3);  // tanh's result stored; the reduction and two temporaries dropped
+        EXPECT_EQ(c.epilogues, 1u);
+      }
+    }
+  }
+}
+
+// NaN in a row: max and min carry it through the epilogue, as the unfused
+// reduction does; a variance (no epilogue) and a small result run at once.
+TEST_P(AutoFusion, ReduceEpilogueCarriesNaNAndLeavesOthersAlone) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  constexpr std::int64_t n = 1500, r = 40;
+  std::vector<double> xv;
+  const Tensor clean = random(Layout{n, r}, xylem::f32, xv);
+  std::vector<float> with_nan(xv.begin(), xv.end());
+  with_nan[std::size_t(7 * r + 3)] = NAN;
+  const Tensor x = Tensor::from(with_nan).reshape({n, r});
+  const Tensor one = xylem::full(backend, Layout{n}, xylem::f32, 1.0);
+  for (int code : {XY_RED_MAX, XY_RED_MIN}) {
+    const xylem::Reduction rows{.axes = {1}};
+    const Tensor m = code == XY_RED_MAX ? xylem::max(backend, x, rows) : xylem::min(backend, x, rows);
+    const std::vector<double> got = xylem::add(backend, m, one).to_doubles();
+    for (std::int64_t k = 0; k < n; ++k) {
+      if (k == 7) {
+        ASSERT_TRUE(std::isnan(got[std::size_t(k)])) << "code " << code;
+        continue;
+      }
+      double v = xv[std::size_t(k * r)];
+      for (std::int64_t j = 1; j < r; ++j)
+        v = code == XY_RED_MAX ? std::max(v, xv[std::size_t(k * r + j)]) : std::min(v, xv[std::size_t(k * r + j)]);
+      ASSERT_NEAR(got[std::size_t(k)], v + 1, 1e-6) << "code " << code << " at " << k;
+    }
+  }
+  const CountsSince counts;
+  const Tensor v = xylem::var(backend, clean, {.axes = {1}});
+  (void)xylem::add(backend, v, one).to_doubles();
+  const Tensor total = xylem::sum(backend, clean);
+  (void)xylem::add(backend, total, total).to_doubles();
+  EXPECT_EQ(counts.now().epilogues, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Frameworks, AutoFusion, ::testing::Values("native", "opencl", "cuda"),
                          [](const auto& p) { return p.param; });
 

@@ -15,7 +15,8 @@ const KernelTable& kernels() {
                                          register_lrn, register_optim, register_index,
                                          register_attention, register_attention_grad, register_fft, register_rnn,
                                          register_blas_extra, register_fused,
-                                         register_gemm_epilogue});
+                                         register_gemm_epilogue, register_softmax_epilogue,
+                                         register_reduce_epilogue});
   return table;
 }
 

@@ -50,6 +50,10 @@ void register_fft(KernelTable& table);
 void register_fused(KernelTable& table);
 // blas::gemm_epilogue: the gemm in bands, each band's tail in cache (gemm_epilogue.cpp).
 void register_gemm_epilogue(KernelTable& table);
+// nn::softmax_epilogue: the softmax in bands, each band's tail in cache (softmax_epilogue.cpp).
+void register_softmax_epilogue(KernelTable& table);
+// math::reduce_epilogue: the reduction, then its tail (reduce_epilogue.cpp).
+void register_reduce_epilogue(KernelTable& table);
 
 // The table with every family registered (built once).
 [[nodiscard]] const KernelTable& kernels();

@@ -1,12 +1,15 @@
 #pragma once
-// The epilogue ops taken apart (blas::gemm_epilogue, nn::conv2d_epilogue),
-// for the frameworks whose library has no epilogue for the program at hand:
-// the head (the gemm or the convolution), writing its result into y0, then
+// The epilogue ops taken apart (blas::gemm_epilogue, nn::conv2d_epilogue,
+// nn::softmax_epilogue, math::reduce_epilogue), for the frameworks whose
+// library has no epilogue for the program at hand: the head (the gemm, the
+// convolution, the softmax or the reduction), writing its result into y0,
+// then
 // the tail, a math::fused call that reads the result back from y0 as its
 // input 0 (y0 shares memory with no other input: the op list says so). Both
 // are the framework's own kernels for those ops. rows() cuts a gemm's call
 // to a band of the result's rows, so that the tail can run on each band
-// while the band is still in cache.
+// while the band is still in cache; softmax_rows() cuts a softmax's call to
+// a band of its outer rows.
 #include <array>
 #include <cstdint>
 
@@ -17,6 +20,8 @@ namespace xylem::plugin::epilogue {
 
 using Args = args::blas_gemm_epilogue<TensorArg>;
 using ConvArgs = args::nn_conv2d_epilogue<TensorArg>;
+using SoftmaxArgs = args::nn_softmax_epilogue<TensorArg>;
+using ReduceArgs = args::math_reduce_epilogue<TensorArg>;
 
 // The program's eight words (w6 and w7 are always 0 here). E: either op's
 // arguments, which name the tail's fields alike.
@@ -47,6 +52,46 @@ template <class E>
                                          .stride_w = e.stride_w, .pad_h = e.pad_h, .pad_w = e.pad_w,
                                          .dilation_h = e.dilation_h, .dilation_w = e.dilation_w,
                                          .groups = e.groups});
+}
+
+// The softmax into y0, seen as x's [outer, r, inner] (y0 is contiguous, in
+// x's element order).
+[[nodiscard]] inline OpCall softmax(const SoftmaxArgs& e) {
+  TensorArg y = e.y0;
+  y.view = e.y0.view.reshape(e.x.view.dims());
+  return pack(args::nn_softmax<TensorArg>{.x = e.x, .y = y, .log = e.log});
+}
+
+// The reduction into y0, seen as [outer, inner] (y0 is contiguous, in the
+// reduction's order).
+[[nodiscard]] inline OpCall reduce(const ReduceArgs& e) {
+  TensorArg y = e.y0;
+  const std::array<std::int64_t, 2> dims{e.x.view.dims()[0], e.x.view.dims()[2]};
+  y.view = e.y0.view.reshape(dims);
+  return pack(args::math_reduce<TensorArg>{.x = e.x, .y = y, .code = e.code, .correction = 0});
+}
+
+// How many of x's outer rows one index along axis 0 of the tail's dims
+// spans: a band of those indices is a band of whole softmax rows. 0 where
+// the softmax runs along axis 0 itself (a row crosses every index), or y0
+// has rank 0.
+[[nodiscard]] inline std::int64_t softmax_rows_per_index(const SoftmaxArgs& e) {
+  const std::int64_t outer = e.x.view.dims()[0];
+  if (e.y0.view.rank() == 0) return 0;
+  const std::int64_t first = e.y0.view.dims()[0];
+  return first > 0 && outer % first == 0 ? outer / first : 0;
+}
+
+// The call for indices [first, first + count) along axis 0 of the tail's
+// dims: those slices of every tail view, and the `rows_per_index` outer
+// rows of x each covers.
+[[nodiscard]] inline SoftmaxArgs softmax_band(const SoftmaxArgs& e, std::int64_t rows_per_index, std::int64_t first,
+                                              std::int64_t count) {
+  SoftmaxArgs part = e;
+  part.x.view = e.x.view.slice(0, first * rows_per_index, (first + count) * rows_per_index);
+  for (TensorArg* t : {&part.x1, &part.x2, &part.x3, &part.y0, &part.y1, &part.y2})
+    if (t->data != nullptr) t->view = t->view.slice(0, first, first + count);
+  return part;
 }
 
 // The call for rows [first, first + count) of the result: those rows of
