@@ -46,9 +46,12 @@ void ger(Launcher& launch) {
 #ifdef XYLEM_OPENCL_HAVE_CLBLAST
   if (gemm_uses_clblast(launch.device().info()) && clblast_ger(launch)) return;
 #endif
-  launch.run(kernel_of(launch, a.dtype, "ger"), static_cast<std::size_t>(m * n), mem_of(x), offset_of(x),
-             vec_stride(x), mem_of(y), offset_of(y), vec_stride(y), mem_of(a), offset_of(a), cl_long{leading_dim(a)},
-             cl_long{m}, cl_long{n}, Scalar{a.dtype, args.alpha});
+  // A row per item on CPU devices (kernels/blas_extra.cl says why), an
+  // element per item elsewhere.
+  const bool cpu = (launch.device().info().type & CL_DEVICE_TYPE_CPU) != 0;
+  launch.run(kernel_of(launch, a.dtype, cpu ? "ger_rows" : "ger"), static_cast<std::size_t>(cpu ? m : m * n),
+             mem_of(x), offset_of(x), vec_stride(x), mem_of(y), offset_of(y), vec_stride(y), mem_of(a), offset_of(a),
+             cl_long{leading_dim(a)}, cl_long{m}, cl_long{n}, Scalar{a.dtype, args.alpha});
 }
 
 // A [rows, cols] block of a row-major matrix view m from (r0, c0), for
