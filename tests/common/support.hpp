@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -22,6 +23,28 @@ inline void PrintTo(DType dtype, std::ostream* os) { *os << name(dtype); }
 }  // namespace xylem
 
 namespace xylem_test {
+
+// Sets an environment variable for a scope, then restores it (the tests
+// that use it run on one thread).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 // Runs fn; fails (at file:line) unless it throws xylem::Error with `code`.
 // Returns the error message ("" when nothing matching was thrown).

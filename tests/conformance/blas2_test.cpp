@@ -4,6 +4,7 @@
 // gaps, interleaved batches, batch 1 and stride-0 batches serving every
 // product); rejected shapes.
 #include "conformance/math_common.hpp"
+#include "frameworks/opencl/ops/gemm_candidates.hpp"
 
 namespace conformance {
 namespace {
@@ -316,6 +317,23 @@ TEST_P(GemmBatched, gemm) {
       check(dtype, 0, 3, 3, 3, false, false, 1.0, 0.0, {Batch::contiguous, Batch::contiguous, Batch::contiguous});
     }
   });
+}
+
+// Every candidate of OpenCL's gemm kernel over a batch, which runs as one
+// launch: the banded tiles pack each matrix's b (a shared b once), and
+// 300 rows end in a cut band of each.
+TEST_P(GemmBatched, every_tuning_candidate) {
+  if (backend.id().rfind("opencl", 0) != 0) GTEST_SKIP() << "the candidates of OpenCL's gemm kernel";
+  for (int candidate = 0; candidate < xylem::opencl::kGemmCandidateCount; ++candidate) {
+    const xylem_test::ScopedEnv force("XYLEM_OPENCL_GEMM_CANDIDATE", std::to_string(candidate));
+    SCOPED_TRACE("candidate " + xylem::opencl::gemm_candidate_name(candidate));
+    for (DType dtype : {DType::f32, DType::f64}) {
+      if (!backend.supports(OpId::blas_gemm_batched, dtype)) continue;
+      check(dtype, 3, 70, 100, 30, false, true, 1.0, 0.0, {Batch::contiguous, Batch::contiguous, Batch::contiguous});
+      check(dtype, 2, 300, 70, 40, true, false, 0.5, 2.0, {Batch::gaps, Batch::broadcast, Batch::interleaved});
+      check(dtype, 4, 33, 47, 65, false, false, 1.0, 0.0, {Batch::broadcast, Batch::transposed, Batch::gaps});
+    }
+  }
 }
 
 // An empty inner dimension: c = beta*c, as BLAS (and 2-D gemm) define it.

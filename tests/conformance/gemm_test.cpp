@@ -235,18 +235,6 @@ TEST_P(Gemm, matmul) {
   });
 }
 
-// Sets an environment variable for a scope (the tests run on one thread).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
-
 // Every candidate the tuning cache may choose for OpenCL's kernel
 // (frameworks/opencl/ops/gemm_candidates.hpp), forced in turn, on sizes
 // that cut its tiles at every edge: each one's result must be the
@@ -256,7 +244,7 @@ TEST_P(Gemm, gemm_every_tuning_candidate) {
   // cut band of every banded tile.
   const Size sizes[] = {{33, 47, 65}, {70, 100, 30}, {40, 50, 300}, {300, 70, 20}};
   for (int candidate = 0; candidate < xylem::opencl::kGemmCandidateCount; ++candidate) {
-    const ScopedEnv force("XYLEM_OPENCL_GEMM_CANDIDATE", std::to_string(candidate));
+    const xylem_test::ScopedEnv force("XYLEM_OPENCL_GEMM_CANDIDATE", std::to_string(candidate));
     SCOPED_TRACE("candidate " + xylem::opencl::gemm_candidate_name(candidate));
     for_each_dtype([&](auto tag) {
       using T = decltype(tag);

@@ -342,27 +342,6 @@ TEST_P(RnnLayer, backward_matches_finite_differences) {
   gradients({Mode::gru, 2, 1, 2, 3, 1, false, false, true});
 }
 
-// Sets an environment variable for a scope, then restores it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // The whole-stack op's checks, on every framework: a bad argument raises
 // before anything runs and leaves the outputs as they were.
 TEST_P(RnnLayer, stack_op_rejects_bad_arguments) {
@@ -395,14 +374,14 @@ TEST_P(RnnLayer, stack_and_per_step_paths) {
     GTEST_SKIP() << "this framework runs recurrent layers per step only";
   const Tensor x = Tensor::from(std::vector<float>(2 * 3 * 5, 0.5f), Layout{2, 3, 5});
   try {
-    ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", "1"), native("XYLEM_NATIVE_ONEDNN_RNN", "1");
+    xylem_test::ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", "1"), native("XYLEM_NATIVE_ONEDNN_RNN", "1");
     EXPECT_GT(xylem::nn::rnn_sequence_reserve(backend, x, {.lstm = true, .hidden = 7}), 0);
   } catch (const xylem::Error& e) {
     ASSERT_EQ(e.code(), ErrorCode::unsupported) << e.what();
     GTEST_SKIP() << e.what();
   }
   for (const char* setting : {"1", "0"}) {
-    ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", setting), native("XYLEM_NATIVE_ONEDNN_RNN", setting);
+    xylem_test::ScopedEnv cuda("XYLEM_CUDA_CUDNN_RNN", setting), native("XYLEM_NATIVE_ONEDNN_RNN", setting);
     SCOPED_TRACE(std::string("whole stacks ") + (setting[0] == '1' ? "on" : "off"));
     for_each_dtype([&](auto t) {
       using T = decltype(t);

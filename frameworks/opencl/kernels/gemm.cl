@@ -53,12 +53,15 @@
 #if XY_GEMM_BAND
 /* b's rows k x n into panels of XY_GEMM_TN columns, the last padded with
  * zeros: one item per row of a panel. */
-kernel void KNAME(gemm_pack_b)(global const T* b, long bo, long ldb, global T* out, long k, long n) {
-  const long q = get_global_id(0);
-  if (q >= (n + XY_GEMM_TN - 1) / XY_GEMM_TN * k) return;
+kernel void KNAME(gemm_pack_b)(global const T* b, long bo, long ldb, global T* out, long k, long n, long batch,
+                                long b_bs) {
+  const long per_matrix = (n + XY_GEMM_TN - 1) / XY_GEMM_TN * k;
+  const long q_all = get_global_id(0);
+  if (q_all >= per_matrix * batch) return;
+  const long matrix = q_all / per_matrix, q = q_all - matrix * per_matrix;
   const long j0 = q / k * XY_GEMM_TN;
-  global const T* src = b + bo + (q % k) * ldb + j0;
-  global T* dst = out + q * XY_GEMM_TN;
+  global const T* src = b + bo + matrix * b_bs + (q % k) * ldb + j0;
+  global T* dst = out + q_all * XY_GEMM_TN;
   if (j0 + XY_GEMM_TN <= n) {
 #pragma unroll
     for (int v = 0; v < XY_GEMM_CV; ++v) GSTORE(GLOAD(v, src), v, dst);
@@ -69,17 +72,26 @@ kernel void KNAME(gemm_pack_b)(global const T* b, long bo, long ldb, global T* o
 #endif
 
 kernel void KNAME(gemm)(global const T* a, long ao, long sai, long sak, global const T* b, long bo, long ldb,
-                        global T* c, long co, long ldc, long m, long n, long k, T alpha, T beta) {
+                        global T* c, long co, long ldc, long m, long n, long k, T alpha, T beta, long per_matrix,
+                        long a_bs, long b_bs, long c_bs) {
+  /* A batch of matrices (blas::gemm_batched) runs as one launch: items
+   * [i*per_matrix, (i+1)*per_matrix) compute matrix i, whose operands sit
+   * a_bs, b_bs and c_bs elements after matrix i-1's. */
+  const long matrix = (long)get_global_id(0) / per_matrix;
+  const long item = (long)get_global_id(0) - matrix * per_matrix;
+  ao += matrix * a_bs;
+  bo += matrix * b_bs;
+  co += matrix * c_bs;
 #if XY_GEMM_BAND
   const long per_band = XY_GEMM_BAND * ((n + XY_GEMM_TN - 1) / XY_GEMM_TN);
-  const long band = (long)get_global_id(0) / per_band, in_band = (long)get_global_id(0) % per_band;
+  const long band = item / per_band, in_band = item % per_band;
   const long i0 = (band * XY_GEMM_BAND + in_band % XY_GEMM_BAND) * XY_GEMM_RM;
   const long j0 = in_band / XY_GEMM_BAND * XY_GEMM_TN;
   if (i0 >= m) return;
 #else
   const long tiles_m = (m + XY_GEMM_RM - 1) / XY_GEMM_RM;
-  const long i0 = ((long)get_global_id(0) % tiles_m) * XY_GEMM_RM;
-  const long j0 = ((long)get_global_id(0) / tiles_m) * XY_GEMM_TN;
+  const long i0 = (item % tiles_m) * XY_GEMM_RM;
+  const long j0 = (item / tiles_m) * XY_GEMM_TN;
   if (j0 >= n) return;
 #endif
   a += ao;

@@ -76,34 +76,45 @@ namespace {
 
 void our_gemm(Launcher& launch, const GemmDims& g) {
   const auto args = plugin::unpack<plugin::args::blas_gemm>(launch.call());
-  const TensorArg &a = args.a, &b = args.b, &c = args.c;
+  our_gemm_batched(launch, g, args.a, args.b, args.c, 1, 0, 0, 0);
+}
+
+}  // namespace
+
+void our_gemm_batched(Launcher& launch, const GemmDims& g, const TensorArg& a, const TensorArg& b, const TensorArg& c,
+                      std::int64_t batch, std::int64_t a_bs, std::int64_t b_bs, std::int64_t c_bs) {
   // Chosen before anything is enqueued: measuring waits for the queue.
   const int candidate = gemm_candidate_for(launch, c.dtype, g);
   const cl_long lda = leading_dim(a);
   // a's element (i, p) at i*sai + p*sak covers both of its layouts.
   const cl_long sai = g.trans_a ? 1 : lda, sak = g.trans_a ? lda : 1;
   cl_mem bmem = mem_of(b);
-  cl_long bo = b.view.offset(), ldb = leading_dim(b);
+  cl_long bo = b.view.offset(), ldb = leading_dim(b), b_step = b_bs;
   if (g.trans_b) {
     // The kernel reads rows of op(b) as vectors: a transposed b is first
-    // copied into a dense k x n scratch (the copy family's tiled
-    // transpose), a small cost next to the 2*m*n*k flops that follow.
-    const std::int64_t dims[] = {g.k, g.n};
-    const std::int64_t from_strides[] = {1, ldb};
-    const std::int64_t to_strides[] = {g.n, 1};
-    cl_mem packed = launch.device().scratch(1, static_cast<std::size_t>(g.k * g.n) * size_of(b.dtype));
+    // copied into a dense k x n scratch per matrix (the copy family's
+    // tiled transpose, one launch for the batch), a small cost next to the
+    // 2*m*n*k flops that follow.
+    const std::int64_t b_count = b_bs == 0 ? 1 : batch;
+    const std::int64_t dims[] = {b_count, g.k, g.n};
+    const std::int64_t from_strides[] = {b_bs, 1, ldb};
+    const std::int64_t to_strides[] = {g.k * g.n, g.n, 1};
+    cl_mem packed = launch.device().scratch(1, static_cast<std::size_t>(b_count * g.k * g.n) * size_of(b.dtype));
     enqueue_copy(launch, TensorArg{b.data, Layout::strided(dims, from_strides, b.view.offset()), b.dtype},
                  TensorArg{packed, Layout::strided(dims, to_strides, 0), b.dtype});
     bmem = packed;
     bo = 0;
     ldb = g.n;
+    b_step = b_bs == 0 ? 0 : g.k * g.n;
   }
-  const OurGemmOperands ops{mem_of(a), static_cast<cl_long>(a.view.offset()), sai, sak, bmem, bo, ldb,
-                            mem_of(c), static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c))};
+  OurGemmOperands ops{mem_of(a), static_cast<cl_long>(a.view.offset()), sai, sak, bmem, bo, ldb,
+                      mem_of(c), static_cast<cl_long>(c.view.offset()), static_cast<cl_long>(leading_dim(c))};
+  ops.batch = batch;
+  ops.a_bs = a_bs;
+  ops.b_bs = b_step;
+  ops.c_bs = c_bs;
   enqueue_our_gemm(launch, candidate, c.dtype, g, ops);
 }
-
-}  // namespace
 
 void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDims& g, const OurGemmOperands& ops) {
   const GemmCandidate choice = gemm_candidate(candidate);
@@ -123,32 +134,38 @@ void enqueue_our_gemm(Launcher& launch, int candidate, DType dtype, const GemmDi
   const DeviceInfo& info = launch.device().info();
   if (info.type & CL_DEVICE_TYPE_CPU) {
     const std::int64_t per_unit = std::int64_t{choice.groups_per_unit} * std::max(info.compute_units, 1);
-    const auto want = static_cast<std::size_t>(std::max<std::int64_t>(1, tiles / per_unit));
+    const auto want = static_cast<std::size_t>(std::max<std::int64_t>(1, tiles * ops.batch / per_unit));
     while (local > 1 && local > want) local /= 2;
   }
+  // Every matrix of a batch takes whole groups: `per_matrix` items.
   const std::size_t groups = (static_cast<std::size_t>(tiles) + local - 1) / local;
+  const auto per_matrix = static_cast<cl_long>(groups * local);
   cl_mem b = ops.b;
-  cl_long bo = ops.bo, ldb = ops.ldb, b_step = ops.ldb;
+  cl_long bo = ops.bo, ldb = ops.ldb, b_step = ops.ldb, b_bs = ops.b_bs;
   Mem packed;
   if (tile.band) {
     // Packed once for every slice of k below: a slice starts p rows into
-    // each panel.
-    packed = temporary_buffer(launch, panels * g.k * across, dtype);
-    launch.run(program.kernel(join({"gemm_pack_b", suffix(dtype)})), static_cast<std::size_t>(panels * g.k), ops.b,
-               ops.bo, ops.ldb, packed.get(), static_cast<cl_long>(g.k), static_cast<cl_long>(g.n));
+    // each panel. A b shared by the batch is packed once.
+    const std::int64_t b_count = ops.b_bs == 0 ? 1 : ops.batch;
+    packed = temporary_buffer(launch, b_count * panels * g.k * across, dtype);
+    launch.run(program.kernel(join({"gemm_pack_b", suffix(dtype)})), static_cast<std::size_t>(b_count * panels * g.k),
+               ops.b, ops.bo, ops.ldb, packed.get(), static_cast<cl_long>(g.k), static_cast<cl_long>(g.n),
+               static_cast<cl_long>(b_count), ops.b_bs);
     b = packed.get();
     bo = 0;
     ldb = static_cast<cl_long>(g.k * across);
     b_step = static_cast<cl_long>(across);
+    b_bs = ops.b_bs == 0 ? 0 : static_cast<cl_long>(panels * g.k * across);
   }
   // Slices of k after the first add to c: c = alpha*a_s*b_s + 1*c.
   const std::int64_t step = choice.k_block > 0 ? choice.k_block : g.k;
   for (std::int64_t p = 0; p < g.k; p += step) {
     const std::int64_t k = std::min(step, g.k - p);
-    launch.run_groups(kernel, groups, local, ops.a, static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak, b,
+    launch.run_groups(kernel, groups * static_cast<std::size_t>(ops.batch), local, ops.a,
+                      static_cast<cl_long>(ops.ao + p * ops.sak), ops.sai, ops.sak, b,
                       static_cast<cl_long>(bo + p * b_step), ldb, ops.c, ops.co, ops.ldc, static_cast<cl_long>(g.m),
                       static_cast<cl_long>(g.n), static_cast<cl_long>(k), Scalar{dtype, g.alpha},
-                      Scalar{dtype, p == 0 ? g.beta : 1.0});
+                      Scalar{dtype, p == 0 ? g.beta : 1.0}, per_matrix, ops.a_bs, b_bs, ops.c_bs);
   }
 }
 

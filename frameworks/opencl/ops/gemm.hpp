@@ -26,7 +26,9 @@ struct GemmDims {
 
 // Our kernel's operands once b is dense: a's element (i, p) at
 // a[ao + i*sai + p*sak] (both transposes), b's row p at b[bo + p*ldb],
-// c's row i at c[co + i*ldc].
+// c's row i at c[co + i*ldc]; for a batch (blas::gemm_batched), matrix i's
+// operands a_bs, b_bs and c_bs elements after matrix i-1's (0: one matrix
+// serves every product).
 struct OurGemmOperands {
   cl_mem a;
   cl_long ao, sai, sak;
@@ -34,6 +36,8 @@ struct OurGemmOperands {
   cl_long bo, ldb;
   cl_mem c;
   cl_long co, ldc;
+  cl_long batch = 1;
+  cl_long a_bs = 0, b_bs = 0, c_bs = 0;
 };
 
 // Enqueues our kernel as candidate `candidate` (ops/gemm_candidates.hpp)
@@ -73,6 +77,14 @@ void enqueue_gemm(Launcher& launch, const plugin::TensorArg& a, const plugin::Te
 
 // blas::gemm_batched (ops/gemm_batched.cpp).
 [[nodiscard]] EventPtr launch_gemm_batched(Launcher& launch);
+
+// Enqueues the `batch` products c_i = alpha*op(a_i)*op(b_i) + beta*c_i of
+// our kernel as one launch (f32, f64), after the call's dependencies.
+// a, b and c are matrix 0's views; matrix i's sit i*a_bs, i*b_bs and i*c_bs
+// elements further. m, n and k are non-zero and alpha is not 0.
+void our_gemm_batched(Launcher& launch, const GemmDims& g, const plugin::TensorArg& a, const plugin::TensorArg& b,
+                      const plugin::TensorArg& c, std::int64_t batch, std::int64_t a_bs, std::int64_t b_bs,
+                      std::int64_t c_bs);
 
 #ifdef XYLEM_OPENCL_HAVE_CLBLAST
 // Enqueues CLBlast's Gemm on the launcher's queue, after the call's inputs.
