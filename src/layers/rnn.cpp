@@ -127,18 +127,21 @@ Tensor Recurrent::run_direction(const Backend& b, int layer, int direction, Save
     add(b, s.hg, w.bias_hh.value, s.hg);
   }
   s.hs = Tensor(Layout{steps, batch, hidden_}, dtype_);
+  // W_hh^T once for every step: a gemm whose kernel reads rows of op(b)
+  // (OpenCL's) otherwise transposed W_hh into scratch at each step.
+  const Tensor w_hh_t = transpose(b, w.weight_hh.value, 0, 1);
   Tensor h_prev = s.h0, c_prev = s.c0;
   for (std::int64_t k = 0; k < steps; ++k) {
     const std::int64_t t = direction == 0 ? k : steps - 1 - k;
     Tensor h = at(s.hs, t);
     if (lstm) {
       Tensor g = at(s.gates, t), c = at(s.cs, t);
-      gemm(b, Transpose::no, Transpose::yes, h_prev, w.weight_hh.value, 1, g);
+      gemm(b, Transpose::no, Transpose::no, h_prev, w_hh_t, 1, g);
       nn::lstm_cell(b, g, c_prev, c, h);
       c_prev = c;
     } else {
       Tensor x = at(s.gates, t), hg = at(s.hg, t);
-      gemm(b, Transpose::no, Transpose::yes, h_prev, w.weight_hh.value, 1, hg);
+      gemm(b, Transpose::no, Transpose::no, h_prev, w_hh_t, 1, hg);
       nn::gru_cell(b, x, hg, h_prev, h);
     }
     h_prev = h;

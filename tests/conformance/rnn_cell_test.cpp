@@ -131,6 +131,7 @@ TEST_P(RnnCell, lstm_cell) {
     lstm_forward<T>(1, 1);
     lstm_forward<T>(3, 7);
     lstm_forward<T>(17, 129);
+    lstm_forward<T>(5, 48);  // whole vectors of units (OpenCL on a CPU: the _v kernels)
   });
 }
 
@@ -141,6 +142,7 @@ TEST_P(RnnCell, gru_cell) {
     gru_forward<T>(1, 1);
     gru_forward<T>(3, 7);
     gru_forward<T>(17, 129);
+    gru_forward<T>(5, 48);
   });
 }
 
@@ -149,34 +151,36 @@ TEST_P(RnnCell, gru_cell) {
 // pre-activations and c_prev.
 TEST_P(RnnCell, lstm_cell_grad) {
   if (!runs_cells(DType::f64)) return;
-  const std::int64_t n = 3, hid = 5;
-  const Layout state{n, hid}, wide{n, 4 * hid};
-  Arg pre = input<double>(ViewKind::contiguous, {n, 4 * hid}, -2, 2);
-  Arg c_prev = input<double>(ViewKind::contiguous, {n, hid});
-  Arg dy = input<double>(ViewKind::contiguous, {n, hid}), dh = input<double>(ViewKind::contiguous, {n, hid});
-  Arg dc = input<double>(ViewKind::contiguous, {n, hid});
-  const auto pre0 = pre.values(), c_prev0 = c_prev.values();
-  // Forward on the backend, then the gradient of its saved gates.
-  Tensor c(state, DType::f64), h(state, DType::f64);
-  nn::lstm_cell(backend, pre.view, c_prev.view, c, h);
-  Arg dgates = output<double>(ViewKind::contiguous, {n, 4 * hid});
-  Arg dc_prev = output<double>(ViewKind::contiguous, {n, hid});
-  nn::lstm_cell_grad(backend, pre.view, c_prev.view, c, dy.view, dh.view, dc.view, dgates.view, dc_prev.view);
-  const auto weights = concat(dc.values(), plus(dy.values(), dh.values()));
-  const auto run = [&](const Tensor& gates_in, const Tensor& c_in) {
-    Tensor g = xylem::contiguous(backend, gates_in), cc(state, DType::f64), hh(state, DType::f64);
-    nn::lstm_cell(backend, g, c_in, cc, hh);
-    return concat(cc.to_doubles(), hh.to_doubles());
-  };
-  const auto c_prev_t = Tensor::from(c_prev0, state);
-  const auto pre_t = Tensor::from(pre0, wide);
-  const ForwardF64 along_gates = [&](const Tensor& x) { return Tensor::from(run(x, c_prev_t)); };
-  const ForwardF64 along_c = [&](const Tensor& x) { return Tensor::from(run(pre_t, x)); };
-  const auto dg = dgates.view.to_doubles(), dcp = dc_prev.view.to_doubles();
-  expect_gradient(dg, pre0, wide, weights, along_gates, some_coordinates(rng, pre0.size(), 12), mean_abs(dg),
-                  "lstm_cell_grad dgates");
-  expect_gradient(dcp, c_prev0, state, weights, along_c, some_coordinates(rng, c_prev0.size(), 8), mean_abs(dcp),
-                  "lstm_cell_grad dc_prev");
+  for (const std::int64_t hid : {5, 16}) {  // 16: whole vectors of units (OpenCL on a CPU)
+    const std::int64_t n = 3;
+    const Layout state{n, hid}, wide{n, 4 * hid};
+    Arg pre = input<double>(ViewKind::contiguous, {n, 4 * hid}, -2, 2);
+    Arg c_prev = input<double>(ViewKind::contiguous, {n, hid});
+    Arg dy = input<double>(ViewKind::contiguous, {n, hid}), dh = input<double>(ViewKind::contiguous, {n, hid});
+    Arg dc = input<double>(ViewKind::contiguous, {n, hid});
+    const auto pre0 = pre.values(), c_prev0 = c_prev.values();
+    // Forward on the backend, then the gradient of its saved gates.
+    Tensor c(state, DType::f64), h(state, DType::f64);
+    nn::lstm_cell(backend, pre.view, c_prev.view, c, h);
+    Arg dgates = output<double>(ViewKind::contiguous, {n, 4 * hid});
+    Arg dc_prev = output<double>(ViewKind::contiguous, {n, hid});
+    nn::lstm_cell_grad(backend, pre.view, c_prev.view, c, dy.view, dh.view, dc.view, dgates.view, dc_prev.view);
+    const auto weights = concat(dc.values(), plus(dy.values(), dh.values()));
+    const auto run = [&](const Tensor& gates_in, const Tensor& c_in) {
+      Tensor g = xylem::contiguous(backend, gates_in), cc(state, DType::f64), hh(state, DType::f64);
+      nn::lstm_cell(backend, g, c_in, cc, hh);
+      return concat(cc.to_doubles(), hh.to_doubles());
+    };
+    const auto c_prev_t = Tensor::from(c_prev0, state);
+    const auto pre_t = Tensor::from(pre0, wide);
+    const ForwardF64 along_gates = [&](const Tensor& x) { return Tensor::from(run(x, c_prev_t)); };
+    const ForwardF64 along_c = [&](const Tensor& x) { return Tensor::from(run(pre_t, x)); };
+    const auto dg = dgates.view.to_doubles(), dcp = dc_prev.view.to_doubles();
+    expect_gradient(dg, pre0, wide, weights, along_gates, some_coordinates(rng, pre0.size(), 12), mean_abs(dg),
+                    "lstm_cell_grad dgates");
+    expect_gradient(dcp, c_prev0, state, weights, along_c, some_coordinates(rng, c_prev0.size(), 8), mean_abs(dcp),
+                    "lstm_cell_grad dc_prev");
+  }
 }
 
 // gru_cell_grad against central differences of gru_cell: the objective
@@ -184,33 +188,35 @@ TEST_P(RnnCell, lstm_cell_grad) {
 // is all h_prev does inside the op).
 TEST_P(RnnCell, gru_cell_grad) {
   if (!runs_cells(DType::f64)) return;
-  const std::int64_t n = 3, hid = 5;
-  const Layout state{n, hid}, wide{n, 3 * hid};
-  Arg xg = input<double>(ViewKind::contiguous, {n, 3 * hid}, -2, 2);
-  Arg hg = input<double>(ViewKind::contiguous, {n, 3 * hid}, -2, 2);
-  Arg h_prev = input<double>(ViewKind::contiguous, {n, hid});
-  Arg dy = input<double>(ViewKind::contiguous, {n, hid}), dh = input<double>(ViewKind::contiguous, {n, hid});
-  const auto xg0 = xg.values(), hg0 = hg.values(), hp0 = h_prev.values();
-  Tensor h(state, DType::f64);
-  nn::gru_cell(backend, xg.view, hg.view, h_prev.view, h);
-  Arg dxg = output<double>(ViewKind::contiguous, {n, 3 * hid});
-  Arg dhg = output<double>(ViewKind::contiguous, {n, 3 * hid});
-  Arg dhp = output<double>(ViewKind::contiguous, {n, hid});
-  nn::gru_cell_grad(backend, xg.view, hg.view, h_prev.view, dy.view, dh.view, dxg.view, dhg.view, dhp.view);
-  const auto weights = plus(dy.values(), dh.values());
-  const Tensor xg_t = Tensor::from(xg0, wide), hg_t = Tensor::from(hg0, wide), hp_t = Tensor::from(hp0, state);
-  const auto run = [&](const Tensor& x, const Tensor& r, const Tensor& p) {
-    Tensor xx = xylem::contiguous(backend, x), out(state, DType::f64);
-    nn::gru_cell(backend, xx, r, p, out);
-    return out;
-  };
-  const auto a = dxg.view.to_doubles(), b = dhg.view.to_doubles(), c = dhp.view.to_doubles();
-  expect_gradient(a, xg0, wide, weights, [&](const Tensor& x) { return run(x, hg_t, hp_t); },
-                  some_coordinates(rng, xg0.size(), 12), mean_abs(a), "gru_cell_grad dxg");
-  expect_gradient(b, hg0, wide, weights, [&](const Tensor& x) { return run(xg_t, x, hp_t); },
-                  some_coordinates(rng, hg0.size(), 12), mean_abs(b), "gru_cell_grad dhg");
-  expect_gradient(c, hp0, state, weights, [&](const Tensor& x) { return run(xg_t, hg_t, x); },
-                  some_coordinates(rng, hp0.size(), 8), mean_abs(c), "gru_cell_grad dh_prev");
+  for (const std::int64_t hid : {5, 16}) {  // 16: whole vectors of units (OpenCL on a CPU)
+    const std::int64_t n = 3;
+    const Layout state{n, hid}, wide{n, 3 * hid};
+    Arg xg = input<double>(ViewKind::contiguous, {n, 3 * hid}, -2, 2);
+    Arg hg = input<double>(ViewKind::contiguous, {n, 3 * hid}, -2, 2);
+    Arg h_prev = input<double>(ViewKind::contiguous, {n, hid});
+    Arg dy = input<double>(ViewKind::contiguous, {n, hid}), dh = input<double>(ViewKind::contiguous, {n, hid});
+    const auto xg0 = xg.values(), hg0 = hg.values(), hp0 = h_prev.values();
+    Tensor h(state, DType::f64);
+    nn::gru_cell(backend, xg.view, hg.view, h_prev.view, h);
+    Arg dxg = output<double>(ViewKind::contiguous, {n, 3 * hid});
+    Arg dhg = output<double>(ViewKind::contiguous, {n, 3 * hid});
+    Arg dhp = output<double>(ViewKind::contiguous, {n, hid});
+    nn::gru_cell_grad(backend, xg.view, hg.view, h_prev.view, dy.view, dh.view, dxg.view, dhg.view, dhp.view);
+    const auto weights = plus(dy.values(), dh.values());
+    const Tensor xg_t = Tensor::from(xg0, wide), hg_t = Tensor::from(hg0, wide), hp_t = Tensor::from(hp0, state);
+    const auto run = [&](const Tensor& x, const Tensor& r, const Tensor& p) {
+      Tensor xx = xylem::contiguous(backend, x), out(state, DType::f64);
+      nn::gru_cell(backend, xx, r, p, out);
+      return out;
+    };
+    const auto a = dxg.view.to_doubles(), b = dhg.view.to_doubles(), c = dhp.view.to_doubles();
+    expect_gradient(a, xg0, wide, weights, [&](const Tensor& x) { return run(x, hg_t, hp_t); },
+                    some_coordinates(rng, xg0.size(), 12), mean_abs(a), "gru_cell_grad dxg");
+    expect_gradient(b, hg0, wide, weights, [&](const Tensor& x) { return run(xg_t, x, hp_t); },
+                    some_coordinates(rng, hg0.size(), 12), mean_abs(b), "gru_cell_grad dhg");
+    expect_gradient(c, hp0, state, weights, [&](const Tensor& x) { return run(xg_t, hg_t, x); },
+                    some_coordinates(rng, hp0.size(), 8), mean_abs(c), "gru_cell_grad dh_prev");
+  }
 }
 
 // Wrong shapes, dtypes and views raise before anything is written; empty
