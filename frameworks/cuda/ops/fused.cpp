@@ -1,11 +1,7 @@
 // math::fused on CUDA: the program's kernel (xylem/plugin/fused_source.hpp,
 // the text the OpenCL plugin compiles too) after a CUDA prelude and math.h,
-// compiled by NVRTC (nvrtc_library.hpp, loaded at run time) to a CUBIN for
-// the GPU's architecture, loaded with the runtime's library API
-// (cudaLibraryLoadData, CUDA 12+) and kept: in memory per (program, dtype,
-// architecture), and on disk through the program cache the OpenCL plugin
-// uses (frameworks/opencl/program_cache.hpp, no OpenCL in it), keyed by
-// everything the CUBIN depends on.
+// built by NVRTC (nvrtc_build.hpp) and kept in memory per (program, dtype,
+// architecture).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -19,10 +15,9 @@
 #include <vector>
 
 #include "../check.hpp"
-#include "frameworks/opencl/program_cache.hpp"
 #include "fused_sources.hpp"
 #include "kernels.hpp"
-#include "nvrtc_library.hpp"
+#include "nvrtc_build.hpp"
 #include "xylem/error.hpp"
 #include "xylem/plugin/args.hpp"
 #include "xylem/plugin/fused_call.hpp"
@@ -111,6 +106,18 @@ std::string typed_prelude(DType dtype) {
              "#define XY_UNARY xy_unary_f\n#define XY_BINARY xy_binary_f\n";
   }
 }
+
+}  // namespace
+
+std::string fused_prelude(DType dtype) {
+  std::string source(kPrelude);
+  source += sources::math_h;
+  source += "\n";
+  source += typed_prelude(dtype);
+  return source;
+}
+
+namespace {
 
 // What the dense and vector kernels share: which views the program uses,
 // their signature, and each used view's offset at element i (one axis, stride
@@ -300,10 +307,7 @@ std::string broadcast_vector_kernel_source(const pf::Words& words) {
 }
 
 std::string program_source(const pf::Words& words, DType dtype) {
-  std::string source(kPrelude);
-  source += sources::math_h;
-  source += "\n";
-  source += typed_prelude(dtype);
+  std::string source = fused_prelude(dtype);
   source += pf::kernel_source(words);
   source += dense_kernel_source(words);
   source += vector_kernel_source(words);
@@ -364,101 +368,26 @@ bool broadcast_vector_call(const pf::Call& c, std::size_t element_bytes) {
   return true;
 }
 
-// A CUBIN from NVRTC; compile_failed with NVRTC's log otherwise.
-std::vector<unsigned char> compile(const NvrtcLibrary& nvrtc, const std::string& source, const std::string& arch,
-                                   const std::string& label) {
-  NvrtcProgram program = nullptr;
-  if (nvrtc.nvrtcCreateProgram(&program, source.c_str(), "xylem_fused.cu", 0, nullptr, nullptr) != kNvrtcSuccess)
-    throw Error(ErrorCode::compile_failed, label + ": NVRTC could not create the program");
-  struct Destroy {
-    const NvrtcLibrary& nvrtc;
-    NvrtcProgram* program;
-    ~Destroy() { (void)nvrtc.nvrtcDestroyProgram(program); }
-  } destroy{nvrtc, &program};
-  const std::string arch_option = "--gpu-architecture=" + arch;
-  const char* options[] = {arch_option.c_str(), "--std=c++17"};
-  const NvrtcResult result = nvrtc.nvrtcCompileProgram(program, 2, options);
-  if (result != kNvrtcSuccess) {
-    std::size_t size = 0;
-    std::string log;
-    if (nvrtc.nvrtcGetProgramLogSize(program, &size) == kNvrtcSuccess && size > 1) {
-      log.resize(size);
-      if (nvrtc.nvrtcGetProgramLog(program, log.data()) != kNvrtcSuccess) log.clear();
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    }
-    throw Error(ErrorCode::compile_failed, label + ": NVRTC failed (" + nvrtc.nvrtcGetErrorString(result) +
-                                               ", " + arch_option + "). Log:\n" + log);
-  }
-  std::size_t size = 0;
-  if (nvrtc.nvrtcGetCUBINSize(program, &size) != kNvrtcSuccess || size == 0)
-    throw Error(ErrorCode::compile_failed, label + ": NVRTC gave no CUBIN for " + arch);
-  std::vector<unsigned char> cubin(size);
-  if (nvrtc.nvrtcGetCUBIN(program, reinterpret_cast<char*>(cubin.data())) != kNvrtcSuccess)
-    throw Error(ErrorCode::compile_failed, label + ": NVRTC's CUBIN could not be read");
-  return cubin;
-}
-
-// "sm_90" for the GPU of `device`.
-std::string architecture(int device) {
-  int major = 0, minor = 0;
-  XY_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), device, "math::fused");
-  XY_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), device, "math::fused");
-  return "sm_" + std::to_string(major) + std::to_string(minor);
-}
-
-// The kernel of (program, dtype) for `device`'s architecture: from memory,
-// else the disk cache, else NVRTC. A loaded library serves every device of
-// the process (the runtime loads it into each context on first launch).
+// The kernels of (program, dtype) for `device`'s architecture: from memory,
+// else nvrtc_kernels (the disk cache, else NVRTC).
 FusedKernels kernels_for(const pf::Words& words, DType dtype, int device) {
-  std::string why;
-  const NvrtcLibrary* nvrtc = nvrtc_library(&why);
-  if (nvrtc == nullptr) throw Error(ErrorCode::unsupported, "math::fused on cuda:" + std::to_string(device) + ": " + why);
   using Key = std::tuple<pf::Words, DType, std::string>;
   static std::mutex mutex;
   static std::map<Key, FusedKernels> kernels;
-  static std::map<int, std::string> architectures;  // asked once per device, not per launch
   std::lock_guard lock(mutex);
-  auto known = architectures.find(device);
-  if (known == architectures.end()) known = architectures.emplace(device, architecture(device)).first;
-  const std::string& arch = known->second;
-  const Key key{words, dtype, arch};
+  const Key key{words, dtype, nvrtc_architecture(device)};
   if (const auto it = kernels.find(key); it != kernels.end()) return it->second;
-
-  const std::string label = "math::fused " + pf::program_hex(words) + " " + std::string(name(dtype)) + " for " + arch;
-  const std::string source = program_source(words, dtype);
-  const std::string cache_key = "xylem-cuda-fused\nprogram=" + pf::program_hex(words) + "\ndtype=" +
-                                std::string(name(dtype)) + "\narch=" + arch + "\nnvrtc=" +
-                                std::to_string(nvrtc->major) + "." + std::to_string(nvrtc->minor) +
-                                "\nsource=" + std::to_string(opencl::fnv1a64(source)) + "\n";
-  const opencl::ProgramCache cache = opencl::ProgramCache::from_environment();
-  std::vector<unsigned char> cubin;
-  bool from_cache = false;
-  constexpr const char* kNames = "xy_fused xy_fused_dense xy_fused_vec xy_fused_vecb";
-  if (auto entry = cache.load(cache_key); entry && entry->kernel_names == kNames && !entry->binary.empty()) {
-    cubin = std::move(entry->binary);
-    from_cache = true;
-  } else {
-    cubin = compile(*nvrtc, source, arch, label);
-  }
-  cudaLibrary_t library = nullptr;
-  cudaError_t err = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (err != cudaSuccess && from_cache) {
-    // A stale or foreign entry: compile afresh and replace it.
-    (void)cudaGetLastError();
-    cache.remove(cache_key);
-    from_cache = false;
-    cubin = compile(*nvrtc, source, arch, label);
-    err = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  }
-  XY_CUDA(err, device, label);
-  FusedKernels made;
-  XY_CUDA(cudaLibraryGetKernel(&made.any, library, "xy_fused"), device, label);
-  XY_CUDA(cudaLibraryGetKernel(&made.dense, library, "xy_fused_dense"), device, label);
-  XY_CUDA(cudaLibraryGetKernel(&made.vec, library, "xy_fused_vec"), device, label);
-  XY_CUDA(cudaLibraryGetKernel(&made.vecb, library, "xy_fused_vecb"), device, label);
-  if (!from_cache) (void)cache.store(cache_key, opencl::CacheEntry{kNames, cubin});
-  kernels.emplace(key, made);
-  return made;
+  const std::string hex = pf::program_hex(words), dtype_name(name(dtype));
+  const std::vector<cudaKernel_t> made =
+      nvrtc_kernels(NvrtcBuild{.what = "math::fused",
+                               .label = "math::fused " + hex + " " + dtype_name,
+                               .source = program_source(words, dtype),
+                               .key = "xylem-cuda-fused\nprogram=" + hex + "\ndtype=" + dtype_name,
+                               .kernels = {"xy_fused", "xy_fused_dense", "xy_fused_vec", "xy_fused_vecb"}},
+                    device);
+  const FusedKernels found{made[0], made[1], made[2], made[3]};
+  kernels.emplace(key, found);
+  return found;
 }
 
 template <DType D>
@@ -482,16 +411,13 @@ void fused_kernel(const OpCall& call, const Context& ctx) {
   // the eight reals in the compute type.
   std::array<void*, pf::kViews> pointers{};
   for (std::size_t k = 0; k < pointers.size(); ++k) pointers[k] = c.tensors[k]->data;
-  const std::array<double, 8>& reals = c.reals;
-  std::array<float, 8> reals_f{};
-  for (std::size_t k = 0; k < reals.size(); ++k) reals_f[k] = static_cast<float>(reals[k]);
-  std::array<void*, pf::kViews + 2 + 8> args{};
+  ProgramReals reals(c.reals, D);
+  std::array<void*, pf::kViews + 2 + ProgramReals::size()> args{};
   std::size_t k = 0;
   for (void*& p : pointers) args[k++] = &p;
   args[k++] = &layout;
   args[k++] = &n;
-  for (std::size_t r = 0; r < reals.size(); ++r)
-    args[k++] = D == DType::f64 ? static_cast<void*>(const_cast<double*>(&reals[r])) : static_cast<void*>(&reals_f[r]);
+  for (std::size_t r = 0; r < ProgramReals::size(); ++r) args[k++] = reals.arg(r);
   // Enough resident blocks to keep the memory system busy; each thread
   // then strides through the rest.
   const std::int64_t resident = std::int64_t(ctx.multiprocessors) * (2048 / kThreads);

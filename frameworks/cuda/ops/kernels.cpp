@@ -11,7 +11,7 @@ const KernelTable& kernels() {
        register_lrn, register_conv2d, register_matrix, register_elementwise, register_cast,
        register_reduce, register_softmax, register_dropout, register_cross_entropy, register_optim,
        register_index, register_attention, register_fft, register_rnn, register_blas_extra, register_fused,
-       register_gemm_epilogue,
+       register_gemm_epilogue, register_softmax_epilogue,
        register_rnn_cudnn});
   return table;
 }

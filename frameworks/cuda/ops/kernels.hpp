@@ -107,6 +107,9 @@ void register_fused(KernelTable& table);
 // blas::gemm_epilogue: one cuBLASLt matmul where its epilogues cover the
 // tail, else cuBLAS's gemm, then the fused tail (gemm_epilogue.cpp).
 void register_gemm_epilogue(KernelTable& table);
+// nn::softmax_epilogue: a row's softmax and its tail in one NVRTC-compiled
+// kernel (softmax_epilogue.cpp).
+void register_softmax_epilogue(KernelTable& table);
 [[nodiscard]] bool is_fft(plugin::OpId op) noexcept;
 
 // The table with every family registered (built once).

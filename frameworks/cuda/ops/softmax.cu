@@ -18,6 +18,7 @@
 #include "block.cuh"
 #include "lanes.cuh"
 #include "max_sum.cuh"
+#include "softmax_rows.hpp"
 
 namespace xylem::cuda {
 namespace {
@@ -59,6 +60,8 @@ __device__ C row_all_reduce(C v, int width) {
 
 // Rows held in registers: Width threads per row, Packs 16-byte packs per
 // thread; r is a multiple of the pack's element count.
+// softmax_epilogue.cpp generates this kernel's text with a tail after it:
+// a change to how it reduces a row goes there too.
 template <DType D, int Width, int Packs>
 __global__ void __launch_bounds__(Width > 256 ? Width : 256)
     softmax_rows_in_registers(const StorageT<D>* x, StorageT<D>* y, RowsArgs a, bool log_softmax) {
@@ -228,7 +231,16 @@ void launch_registers(const StorageT<D>* x, const StorageT<D>* g, StorageT<D>* y
   }
 }
 
-// The smallest register configuration that holds the rows, if they are
+// launch_registers of `shape`, if it is this instantiation's.
+template <DType D, int Width, int Packs>
+bool launch_shape(RowShape shape, const StorageT<D>* x, const StorageT<D>* g, StorageT<D>* y, const RowsArgs& a,
+                  bool log, const Context& ctx) {
+  if (shape != RowShape{Width, Packs}) return false;
+  launch_registers<D, Width, Packs>(x, g, y, a, log, ctx);
+  return true;
+}
+
+// The register shape that holds the rows (softmax_rows.hpp), if they are
 // dense and aligned and one fits.
 // The gradient (g: dy) holds two rows per thread: up to 32 KiB rows only.
 template <DType D>
@@ -240,19 +252,13 @@ bool try_registers(const StorageT<D>* x, const StorageT<D>* g, StorageT<D>* y, c
                (a.outer == 1 || (a.as0 % E == 0 && a.ys0 % E == 0));
   if (g != nullptr) dense = dense && a.bs1 == 1 && aligned16(g) && (a.outer == 1 || a.bs0 % E == 0);
   if (!dense || (g != nullptr && row_bytes > 32768)) return false;
-  if (row_bytes <= 128) launch_registers<D, 8, 1>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 256) launch_registers<D, 16, 1>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 512) launch_registers<D, 32, 1>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 1024) launch_registers<D, 32, 2>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 2048) launch_registers<D, 32, 4>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 4096) launch_registers<D, 256, 1>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 8192) launch_registers<D, 256, 2>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 16384) launch_registers<D, 256, 4>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 32768) launch_registers<D, 256, 8>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 65536) launch_registers<D, 1024, 4>(x, g, y, a, log, ctx);
-  else if (row_bytes <= 131072) launch_registers<D, 1024, 8>(x, g, y, a, log, ctx);
-  else return false;
-  return true;
+  const RowShape s = softmax_row_shape(row_bytes);
+  return launch_shape<D, 8, 1>(s, x, g, y, a, log, ctx) || launch_shape<D, 16, 1>(s, x, g, y, a, log, ctx) ||
+         launch_shape<D, 32, 1>(s, x, g, y, a, log, ctx) || launch_shape<D, 32, 2>(s, x, g, y, a, log, ctx) ||
+         launch_shape<D, 32, 4>(s, x, g, y, a, log, ctx) || launch_shape<D, 256, 1>(s, x, g, y, a, log, ctx) ||
+         launch_shape<D, 256, 2>(s, x, g, y, a, log, ctx) || launch_shape<D, 256, 4>(s, x, g, y, a, log, ctx) ||
+         launch_shape<D, 256, 8>(s, x, g, y, a, log, ctx) || launch_shape<D, 1024, 4>(s, x, g, y, a, log, ctx) ||
+         launch_shape<D, 1024, 8>(s, x, g, y, a, log, ctx);
 }
 
 // x, y [outer, r, inner]; log = 1: log_softmax.
