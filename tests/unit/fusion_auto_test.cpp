@@ -811,6 +811,43 @@ TEST_P(AutoFusion, SoftmaxEpilogueGivesTheUnfusedBits) {
   }
 }
 
+// A softmax or reduction head at the edges: empty along its axis or
+// across it (the tail then runs on nothing, or on the reduction's zeros),
+// and a result that cannot be allocated (a broadcast x of [2^28, 4096]:
+// 4 TiB of f32), which raises out_of_memory at the call and leaves x as it
+// was, with nothing pending after it.
+TEST_P(AutoFusion, SoftmaxAndReduceHeadsAtTheEdges) {
+  SCOPED_TRACE(xylem_test::seed_message(seed));
+  const Tensor none_rows = xylem::zeros(backend, Layout{0, 64}, xylem::f32);
+  const Tensor none_cols = xylem::zeros(backend, Layout{3000, 0}, xylem::f32);
+  const Tensor m = xylem::full(backend, Layout{64}, xylem::f32, 2.0);
+  const Tensor a = xylem::nn::tanh(backend, xylem::mul(backend, xylem::nn::softmax(backend, none_rows, -1), m));
+  EXPECT_EQ(a.layout().dims_string(), Layout({0, 64}).dims_string());
+  EXPECT_TRUE(a.to_doubles().empty());
+  const Tensor b = xylem::nn::relu(backend, xylem::nn::log_softmax(backend, none_cols, 1));
+  EXPECT_EQ(b.layout().dims_string(), Layout({3000, 0}).dims_string());
+  EXPECT_TRUE(b.to_doubles().empty());
+  const xylem::Reduction along_rows{.axes = {1}};
+  const Tensor half = xylem::full(backend, Layout{3000}, xylem::f32, 0.5);
+  const Tensor c = xylem::add(backend, xylem::sum(backend, none_cols, along_rows), half);
+  const std::vector<double> got = c.to_doubles();
+  ASSERT_EQ(got.size(), 3000u);
+  for (double v : got) ASSERT_EQ(v, 0.5);
+
+  constexpr std::int64_t huge = std::int64_t{1} << 28;
+  std::vector<double> xv;
+  const Tensor row = random(Layout{4096}, xylem::f32, xv);
+  const std::int64_t dims[] = {huge, 4096}, strides[] = {0, 1};
+  const Tensor x = row.as_strided(Layout::strided(dims, strides, 0));
+  XY_EXPECT_ERROR(ErrorCode::out_of_memory,
+                  (void)xylem::nn::tanh(backend, xylem::nn::softmax(backend, x, -1)).version());
+  const std::int64_t long_dims[] = {std::int64_t{1} << 40, 4096};  // sums: 2^40 f32, 4 TiB
+  const Tensor rows = row.as_strided(Layout::strided(long_dims, strides, 0));
+  XY_EXPECT_ERROR(ErrorCode::out_of_memory,
+                  (void)xylem::sqrt(backend, xylem::sum(backend, rows, along_rows)).version());
+  expect_near(row.to_doubles(), xv, 0, "x after the errors");
+}
+
 // The softmax still held: the epilogue stores it and its tail. A softmax
 // into its own input, or into a view, runs at once and stays right.
 TEST_P(AutoFusion, SoftmaxEpilogueStoresWhatIsHeldAndInPlaceRunsAlone) {
