@@ -282,7 +282,9 @@ host_ops2() {
   for n in ${HOST_OPS2_THREADS:-16 1}; do
     for backend in ${HOST_OPS2_BACKENDS:-native}; do
       echo "== xylem $backend, $n threads"
-      XYLEM_NATIVE_THREADS=$n timeout 150 "$build/bin/xylem_bench_host_ops2" --backend "$backend" "${extra[@]}" \
+      # PoCL ignores XYLEM_NATIVE_THREADS: its own variable caps its threads.
+      XYLEM_NATIVE_THREADS=$n POCL_MAX_PTHREAD_COUNT=$n timeout 150 "$build/bin/xylem_bench_host_ops2" \
+        --backend "$backend" "${extra[@]}" \
         --json "$out/host_ops2_${backend}_$n.json" >"$out/host_ops2_${backend}_$n.log" 2>&1 || rc=1
       grep -E 'skipped|SxS|^xylem' "$out/host_ops2_${backend}_$n.log"
     done
