@@ -28,15 +28,13 @@ void softmax_epilogue_kernel(const OpCall& call) {
   if (n == 0) return;
   const Kernel softmax = kernels().get(OpId::nn_softmax, e.y0.dtype);
   const Kernel tail = kernels().get(OpId::math_fused, e.y0.dtype);
-  const std::int64_t rows_per_index = pe::softmax_rows_per_index(e);
-  const std::int64_t indices = e.y0.view.rank() > 0 ? e.y0.view.dims()[0] : 1;
-  const std::int64_t index_bytes = n / std::max<std::int64_t>(indices, 1) * std::int64_t(size_of(e.y0.dtype));
-  if (rows_per_index == 0 || indices < 2 || index_bytes * indices <= kBandBytes) {
+  const std::int64_t band = pe::softmax_band_indices(e, kBandBytes);
+  if (band == 0) {
     softmax(pe::softmax(e));
     tail(pe::tail(e));
     return;
   }
-  const std::int64_t band = std::max<std::int64_t>(1, kBandBytes / index_bytes);
+  const std::int64_t rows_per_index = pe::softmax_rows_per_index(e), indices = e.y0.view.dims()[0];
   for (std::int64_t first = 0; first < indices; first += band) {
     const pe::SoftmaxArgs part = pe::softmax_band(e, rows_per_index, first, std::min(band, indices - first));
     softmax(pe::softmax(part));

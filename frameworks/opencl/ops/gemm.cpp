@@ -215,16 +215,7 @@ void enqueue_gemm(Launcher& launch, const TensorArg& a, const TensorArg& b, cons
                                                                      .transpose_b = trans_b ? 1 : 0,
                                                                      .alpha = alpha,
                                                                      .beta = beta});
-  // The step's commands go on the same in-order queue, so waiting for the
-  // call's dependencies once, before the first, orders all of them.
-  launch.wait_for_deps();
-  Launcher step_launch(launch.device(), step, Deps{});
-  const EventPtr done = launch_gemm(step_launch);
-  if (!done) return;  // collected into a recording: nothing was enqueued
-  // Its last command becomes the launcher's last, which finish() returns.
-  const cl_event event = static_cast<const ClEvent&>(*done).raw();
-  check(clRetainEvent(event), [&] { return launch.describe() + ": a gemm step's event"; });
-  launch.enqueued(event);
+  launch.run_step(step, launch_gemm);
 }
 
 }  // namespace xylem::opencl

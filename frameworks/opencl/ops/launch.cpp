@@ -158,6 +158,19 @@ void Launcher::wait_for_deps() {
   enqueued(event);
 }
 
+void Launcher::run_step(const plugin::OpCall& step, EventPtr (*launch_step)(Launcher&)) {
+  // The steps go on the same in-order queue, so waiting for the call's
+  // dependencies once, before the first, orders all of them.
+  wait_for_deps();
+  Launcher step_launch(device_, step, Deps{});
+  const EventPtr done = launch_step(step_launch);
+  if (!done) return;  // collected into a recording: nothing was enqueued
+  // Its last command becomes this launcher's last, which finish() returns.
+  const cl_event event = static_cast<const ClEvent&>(*done).raw();
+  check(clRetainEvent(event), [&] { return describe() + ": a step's event"; });
+  enqueued(event);
+}
+
 EventPtr Launcher::finish() {
   if (collecting_) return nullptr;
   if (!last_) {

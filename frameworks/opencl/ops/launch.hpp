@@ -124,6 +124,10 @@ class Launcher {
   // Makes later commands (from libraries without wait lists) follow the
   // dependencies: a marker on the in-order queue.
   void wait_for_deps();
+  // Runs `step`, another op's call (its kernels' launch code, launch_step), as a
+  // step of this one: after this call's dependencies, and this launcher's
+  // later commands (and finish()) after it. For ops built of others.
+  void run_step(const plugin::OpCall& step, EventPtr (*launch_step)(Launcher&));
 
   [[nodiscard]] EventPtr finish();
 

@@ -82,6 +82,20 @@ template <class E>
   return first > 0 && outer % first == 0 ? outer / first : 0;
 }
 
+// How many indices along axis 0 of the tail's dims one band of a banded
+// softmax epilogue takes so that its result is about `band_bytes` (each band
+// finished while in cache), or 0 when the call runs whole: the softmax
+// crosses the indices (softmax_rows_per_index is 0), there are fewer than
+// two, or all of it fits one band.
+[[nodiscard]] inline std::int64_t softmax_band_indices(const SoftmaxArgs& e, std::int64_t band_bytes) {
+  const std::int64_t n = e.y0.view.numel();
+  const std::int64_t indices = e.y0.view.rank() > 0 ? e.y0.view.dims()[0] : 1;
+  if (softmax_rows_per_index(e) == 0 || indices < 2) return 0;
+  const std::int64_t index_bytes = n / indices * std::int64_t(size_of(e.y0.dtype));
+  if (index_bytes * indices <= band_bytes) return 0;
+  return index_bytes >= band_bytes ? 1 : band_bytes / index_bytes;
+}
+
 // The call for indices [first, first + count) along axis 0 of the tail's
 // dims: those slices of every tail view, and the `rows_per_index` outer
 // rows of x each covers.
