@@ -383,6 +383,21 @@ int main(int argc, char** argv) try {
       rows.push_back({prefix + "_two_ms", "  softmax, then fused mul+tanh", "ms", e.gemm_then_fused_ms, false});
       rows.push_back({prefix + "_unfused_ms", "  softmax, mul, tanh (fusion off)", "ms", e.unfused_ms, false});
     }
+    // A reduction and its tail: CUDA runs no reduction epilogue (the head,
+    // then one fused kernel for the tail); these rows tell what the tail
+    // costs beside the head, large and small.
+    for (const auto& [rows_n, cols] : {std::pair<std::int64_t, std::int64_t>{16384, 4096}, {64, 1024}}) {
+      const xylem_bench::EpilogueFigures e = xylem_bench::bench_reduce_epilogue(be, rows_n, cols, xylem::f32, o.reps);
+      const std::string shape = " [" + std::to_string(rows_n) + "," + std::to_string(cols) + "] f32";
+      const std::string prefix = "reduce_epilogue_" + std::to_string(rows_n) + "x" + std::to_string(cols);
+      rows.push_back({prefix + "_auto_ms", "tanh(mean * m) auto-fused" + shape, "ms", e.auto_ms, false});
+      rows.push_back({prefix + "_two_ms", "  mean, then fused mul+tanh", "ms", e.gemm_then_fused_ms, false});
+      rows.push_back({prefix + "_unfused_ms", "  mean, mul, tanh (fusion off)", "ms", e.unfused_ms, false});
+      const xylem::Tensor x = xylem::uniform(be, xylem::Layout{rows_n, cols}, xylem::f32, gen, -1, 1);
+      xylem::Tensor head(xylem::Layout{rows_n}, xylem::f32);
+      const double alone = time_per_call(o.reps, 10, [&] { xylem::mean(be, x, xylem::Reduction{{1}}, head); }, sync);
+      rows.push_back({prefix + "_head_ms", "  mean alone", "ms", alone * 1e3, false});
+    }
   }
 
   if (o.wants("softmax")) {  // softmax along the rows of 8192 x 8192 f32 (256 MiB): read + write bytes per second

@@ -226,4 +226,31 @@ inline EpilogueFigures bench_softmax_epilogue(const xylem::Backend& be, std::int
       y, dtype == f32 ? 1e-5 : 5e-2, runs, "tanh(softmax * m)");
 }
 
+// y = tanh(mean(x, rows) * m), x [rows, cols] reduced along its rows, m a
+// scale per row: the head's epilogue is math::reduce_epilogue. The tail
+// reads rows values where the head reads rows * cols, so what fusing it
+// can save is the tail's own launch and pass over a small result.
+inline EpilogueFigures bench_reduce_epilogue(const xylem::Backend& be, std::int64_t rows, std::int64_t cols,
+                                             xylem::DType dtype, int runs) {
+  using namespace xylem;
+  Generator g(17);
+  const Tensor x = draw(be, g, Layout{rows, cols}, dtype, -1, 1), m = draw(be, g, Layout{rows}, dtype, 0.5, 1.5);
+  Tensor pre(Layout{rows}, dtype), y(Layout{rows}, dtype);
+  const Reduction along_rows{{1}};
+  FusedProgram p;
+  p.output(0, p.unary(XY_UN_TANH, p.binary(XY_BIN_MUL, p.input(0), p.input(1))));
+  return time_epilogue(
+      be, [&] { nn::tanh(be, mul(be, mean(be, x, along_rows), m), y); },
+      [&] {
+        mean(be, x, along_rows, pre);
+        fused(be, p, {pre, m}, {y});
+      },
+      [&] {
+        mean(be, x, along_rows, pre);
+        mul(be, pre, m, pre);
+        nn::tanh(be, pre, y);
+      },
+      y, dtype == f32 ? 1e-5 : 5e-2, runs, "tanh(mean * m)");
+}
+
 }  // namespace xylem_bench

@@ -54,6 +54,13 @@ XY_INDEX_CHECK(long)
           for (; k < len; ++k) to[k] = from[k];                                                  \
         }                                                                                        \
         for (; k < len; ++k) to[k] = (U)0;                                                       \
+      } else if (si == 1 && sy == 1 && sx == 0) {                                                \
+        /* along the innermost axis (take_along_axis's -1): a plain loop, \
+         * which the compiler vectorises with gathers */                                         \
+        for (; k < len; ++k) {                                                                   \
+          const long v = at[k];                                                                  \
+          to[k] = (v >= 0 && v < n) ? from[v * step] : (U)0;                                     \
+        }                                                                                        \
       } else {                                                                                   \
         for (; k < len; ++k) {                                                                   \
           const long v = at[k * si];                                                             \

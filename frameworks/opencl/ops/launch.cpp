@@ -150,6 +150,24 @@ Launcher::ChunkShape Launcher::chunk_shape(const KernelInfo& kernel, std::size_t
   return {(items + local - 1) / local * local, local, stream, 1};
 }
 
+std::size_t Launcher::local_for(const KernelInfo& kernel, std::size_t items) const {
+  const DeviceInfo& info = device_.info();
+  std::size_t local = kernel.local;
+  if (!(info.type & CL_DEVICE_TYPE_CPU)) return local;
+  // A CPU device runs each work-group on one of its threads, and its groups
+  // are large (1024 items: a group is a loop over its items, so size
+  // amortises its start). A kernel of a few thousand items then ran on a
+  // few of them: a [4096, 4096] ger's 4096 rows were 4 groups, 4 of 16
+  // threads, and an LSTM cell's 512 items one. Halve the group until every
+  // thread has 4 (PoCL hands groups out as threads ask: the spare ones
+  // balance a loaded machine), down to 16 items, which the compiler still
+  // runs as one vector of 16 floats.
+  constexpr std::size_t kGroupsPerThread = 4, kLeastLocal = 16;
+  const std::size_t wanted = kGroupsPerThread * std::size_t(std::max(info.compute_units, 1));
+  while (local > kLeastLocal && local % 2 == 0 && (items + local - 1) / local < wanted) local /= 2;
+  return local;
+}
+
 void Launcher::wait_for_deps() {
   if (collecting_ || !first_ || waits_.empty()) return;
   cl_event event = nullptr;

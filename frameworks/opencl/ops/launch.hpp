@@ -78,7 +78,7 @@ class Launcher {
   // kernel's local size (kernels check the bound).
   template <class... Args>
   void run(const KernelInfo& kernel, std::size_t items, const Args&... args) {
-    const std::size_t local = kernel.local;
+    const std::size_t local = local_for(kernel, items);
     const std::size_t global = (items + local - 1) / local * local;
     enqueue(kernel, global, local, args...);
   }
@@ -138,6 +138,9 @@ class Launcher {
     cl_long per;
   };
   [[nodiscard]] ChunkShape chunk_shape(const KernelInfo& kernel, std::size_t n, std::size_t element_bytes) const;
+  // run's work-group size: the kernel's, smaller on CPU devices where it
+  // would leave the device's threads without a group each.
+  [[nodiscard]] std::size_t local_for(const KernelInfo& kernel, std::size_t items) const;
 
   void set_arg(cl_kernel k, cl_uint i, const LocalBytes& a) { set_raw(k, i, a.bytes, nullptr); }
   void set_arg(cl_kernel k, cl_uint i, const Scalar& a) {
