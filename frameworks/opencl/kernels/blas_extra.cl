@@ -99,3 +99,23 @@ kernel void KNAME(geam)(global const T* a, long ao, long ar, long ac, global con
   const T bv = beta == (T)0 ? (T)0 : beta * b[bo + i * br + j * bc];
   c[co + i * ldc + j] = av + bv;
 }
+
+/* The same, a tile of `tile` x `tile` elements per work-item (CPU devices;
+ * 32 there): an operand read transposed then walks 32 lines of the
+ * cache, not a line per element, and the division is paid once per tile
+ * (the element kernel took 2.4x PyTorch's time for a + 0.5 b^T of [2048,
+ * 2048] on one PoCL thread). */
+kernel void KNAME(geam_tiles)(global const T* a, long ao, long ar, long ac, global const T* b, long bo, long br,
+                              long bc, global T* c, long co, long ldc, long m, long n, T alpha, T beta, long tile) {
+  const long tiles_n = (n + tile - 1) / tile;
+  const long g = get_global_id(0);
+  if (g >= (m + tile - 1) / tile * tiles_n) return;
+  const long i0 = g / tiles_n * tile, j0 = g % tiles_n * tile;
+  const long i1 = min(m, i0 + tile), j1 = min(n, j0 + tile);
+  for (long i = i0; i < i1; ++i)
+    for (long j = j0; j < j1; ++j) {
+      const T av = alpha == (T)0 ? (T)0 : alpha * a[ao + i * ar + j * ac];
+      const T bv = beta == (T)0 ? (T)0 : beta * b[bo + i * br + j * bc];
+      c[co + i * ldc + j] = av + bv;
+    }
+}

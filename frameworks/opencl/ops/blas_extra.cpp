@@ -8,6 +8,9 @@
 // offset and a row stride; reading one transposed swaps its two strides. iamin is in blas.cpp,
 // beside iamax, whose kernels it shares.
 #include "frameworks/opencl/ops/blas_extra.hpp"
+
+#include <tuple>
+
 #include "frameworks/opencl/ops/gemm.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
@@ -301,9 +304,19 @@ void geam(Launcher& launch) {
   const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
   if (m == 0 || n == 0) return;
   const OpStrides sa = op_strides(a, args.transpose_a != 0), sb = op_strides(b, args.transpose_b != 0);
-  launch.run(kernel_of(launch, c.dtype, "geam"), static_cast<std::size_t>(m * n), mem_of(a), offset_of(a), sa.row,
-             sa.col, mem_of(b), offset_of(b), sb.row, sb.col, mem_of(c), offset_of(c), cl_long{leading_dim(c)},
-             cl_long{m}, cl_long{n}, Scalar{c.dtype, args.alpha}, Scalar{c.dtype, args.beta});
+  const auto operands = std::make_tuple(mem_of(a), offset_of(a), sa.row, sa.col, mem_of(b), offset_of(b), sb.row,
+                                        sb.col, mem_of(c), offset_of(c), cl_long{leading_dim(c)}, cl_long{m},
+                                        cl_long{n}, Scalar{c.dtype, args.alpha}, Scalar{c.dtype, args.beta});
+  if (launch.device().info().type & CL_DEVICE_TYPE_CPU) {
+    // A tile per item (kernels/blas_extra.cl geam_tiles).
+    constexpr std::int64_t kTile = 32;
+    const auto tiles = static_cast<std::size_t>((m + kTile - 1) / kTile * ((n + kTile - 1) / kTile));
+    std::apply([&](const auto&... v) { launch.run(kernel_of(launch, c.dtype, "geam_tiles"), tiles, v..., cl_long{kTile}); },
+               operands);
+  } else {
+    std::apply([&](const auto&... v) { launch.run(kernel_of(launch, c.dtype, "geam"), std::size_t(m * n), v...); },
+               operands);
+  }
 }
 
 EventPtr launch_blas_extra(Launcher& launch) {

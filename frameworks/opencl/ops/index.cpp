@@ -28,11 +28,19 @@ std::string bits_of(DType dtype) { return std::to_string(size_of(dtype) * 8); }
 
 void check(Launcher& launch) {
   const auto a = plugin::unpack<plugin::args::index_check>(launch.call());
-  const Collapsed c = collapse({&a.index.view});
+  // CPU devices: chunks of runs per item, as gather_r.
+  const bool cpu = launch.device().info().type & CL_DEVICE_TYPE_CPU;
+  const Collapsed c = cpu ? collapse_for_runs({&a.index.view}) : collapse({&a.index.view});
   if (c.numel == 0) return;
-  const KernelInfo& kernel = launch.program(kIndexProgram, a.index.dtype).kernel(join({"index_check_", index_type(a.index)}));
-  launch.run(kernel, static_cast<std::size_t>(c.numel), mem_of(a.index), c.layout, cl_long{a.n}, cl_long{c.numel},
-             mem_of(a.flag), offset_of(a.flag));
+  const ProgramPackage& program = launch.program(kIndexProgram, a.index.dtype);
+  if (cpu) {
+    launch.run_chunks(program.kernel(join({"index_check_r_", index_type(a.index)})), static_cast<std::size_t>(c.numel),
+                      size_of(a.index.dtype), mem_of(a.index), c.layout, cl_long{a.n}, cl_long{c.numel},
+                      mem_of(a.flag), offset_of(a.flag));
+  } else {
+    launch.run(program.kernel(join({"index_check_", index_type(a.index)})), static_cast<std::size_t>(c.numel),
+               mem_of(a.index), c.layout, cl_long{a.n}, cl_long{c.numel}, mem_of(a.flag), offset_of(a.flag));
+  }
 }
 
 void gather(Launcher& launch) {
