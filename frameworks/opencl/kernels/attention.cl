@@ -303,18 +303,25 @@ inline VT KNAME(attn_weights)(VT s, VT lse) {
 
 /* acc[r][c] += sum over jj < nk of w[r][jj] * row jj's columns
  * [c*VW, (c+1)*VW) (row jj at base + jj*stride, nc columns, those past nc
- * taken as 0): row by row, its accumulators in registers. */
+ * taken as 0): every row's accumulators in registers (16 vectors), each
+ * row jj loaded once for all rows. Row by row, which reloaded row jj for
+ * each, made a load per multiply-add: 0.85x this on one PoCL thread. */
 XY_FORCE_INLINE void KNAME(attn_accumulate)(VT* acc, const T* w, global const ST* base, long stride, long nk,
                                             long nc) {
-#define XY_ATTN_ACC(LOAD)                                                                   \
-  _Pragma("unroll") for (int r = 0; r < XY_ATTN_ROWS; ++r) {                                \
-    VT o[XY_ATTN_VECS];                                                                     \
-    _Pragma("unroll") for (int c = 0; c < XY_ATTN_VECS; ++c) o[c] = acc[r * XY_ATTN_VECS + c]; \
-    for (long jj = 0; jj < nk; ++jj) {                                                      \
-      const VT wv = (VT)(w[r * VW + jj]);                                                   \
-      _Pragma("unroll") for (int c = 0; c < XY_ATTN_VECS; ++c) o[c] = fma(wv, LOAD(jj, c), o[c]); \
-    }                                                                                       \
-    _Pragma("unroll") for (int c = 0; c < XY_ATTN_VECS; ++c) acc[r * XY_ATTN_VECS + c] = o[c]; \
+#define XY_ATTN_ACC(LOAD)                                                                    \
+  {                                                                                          \
+    VT o[XY_ATTN_ROWS * XY_ATTN_VECS];                                                       \
+    _Pragma("unroll") for (int e = 0; e < XY_ATTN_ROWS * XY_ATTN_VECS; ++e) o[e] = acc[e];   \
+    for (long jj = 0; jj < nk; ++jj) {                                                       \
+      VT vj[XY_ATTN_VECS];                                                                   \
+      _Pragma("unroll") for (int c = 0; c < XY_ATTN_VECS; ++c) vj[c] = LOAD(jj, c);          \
+      _Pragma("unroll") for (int r = 0; r < XY_ATTN_ROWS; ++r) {                             \
+        const VT wv = (VT)(w[r * VW + jj]);                                                  \
+        _Pragma("unroll") for (int c = 0; c < XY_ATTN_VECS; ++c)                             \
+          o[r * XY_ATTN_VECS + c] = fma(wv, vj[c], o[r * XY_ATTN_VECS + c]);                 \
+      }                                                                                      \
+    }                                                                                        \
+    _Pragma("unroll") for (int e = 0; e < XY_ATTN_ROWS * XY_ATTN_VECS; ++e) acc[e] = o[e];   \
   }
   if (nc == XY_ATTN_COLS) {
 #define XY_ATTN_LD(jj, c) XY_VLD(base + (jj) * stride, (c) * VW)
@@ -356,11 +363,12 @@ kernel void KNAME(attention_rows)(global const ST* q, xy_view qv, global const T
   global const T* kb = kt + (b * a.Hkv + hk) * ((a.Sk + VW - 1) / VW) * a.D * VW;
   global const ST* qr[XY_ATTN_ROWS];
   VT acc[XY_ATTN_ROWS * XY_ATTN_VECS];
-  T m[XY_ATTN_ROWS], l[XY_ATTN_ROWS];
+  T m[XY_ATTN_ROWS];
+  VT l[XY_ATTN_ROWS]; /* the rows' sums of weights, by lane: added across once, at the end */
   for (int r = 0; r < XY_ATTN_ROWS; ++r) {
     qr[r] = q + xy_attn_at(qv, b, h, i0 + min((long)r, nr - 1));
     m[r] = -INFINITY;
-    l[r] = 0;
+    l[r] = (VT)0;
   }
   for (int c = 0; c < XY_ATTN_ROWS * XY_ATTN_VECS; ++c) acc[c] = (VT)0;
   const long j_end = a.causal ? min(a.Sk, i0 + nr) : a.Sk;
@@ -378,19 +386,23 @@ kernel void KNAME(attention_rows)(global const ST* q, xy_view qv, global const T
         VSTORE((VT)0, 0, w + r * VW);
         continue;
       }
-      const T mn = fmax(m[r], top), shrink = exp(m[r] - mn);
-      m[r] = mn;
-      const VT e = XY_ATTN_EXPV(sc - mn);
-      l[r] = l[r] * shrink + XV(xy_hsum)(e);
-      for (int c = 0; c < XY_ATTN_VECS; ++c) acc[r * XY_ATTN_VECS + c] *= shrink;
+      if (top > m[r]) { /* a new maximum: rescale what the row holds (by 1 otherwise: skipped) */
+        const T shrink = exp(m[r] - top);
+        m[r] = top;
+        l[r] *= shrink;
+        for (int c = 0; c < XY_ATTN_VECS; ++c) acc[r * XY_ATTN_VECS + c] *= shrink;
+      }
+      const VT e = XY_ATTN_EXPV(sc - m[r]);
+      l[r] += e;
       VSTORE(e * KNAME(attn_keeps)(a, p, inv_keep, b, h, i, j0, 0, 1), 0, w + r * VW);
     }
     KNAME(attn_accumulate)(acc, w, v + xy_attn_at(vv, b, hk, j0) + c0, vv.s[2], min((long)VW, j_end - j0), nc);
   }
   for (int r = 0; r < nr; ++r) {
     const long i = i0 + r;
-    KNAME(attn_store)(acc, r, l[r] > 0 ? 1 / l[r] : (T)0, out + xy_attn_at(ov, b, h, i) + c0, nc);
-    if (c0 == 0) lse[xy_attn_at(lv, b, h, i)] = l[r] > 0 ? m[r] + log(l[r]) : -INFINITY;
+    const T sum = XV(xy_hsum)(l[r]);
+    KNAME(attn_store)(acc, r, sum > 0 ? 1 / sum : (T)0, out + xy_attn_at(ov, b, h, i) + c0, nc);
+    if (c0 == 0) lse[xy_attn_at(lv, b, h, i)] = sum > 0 ? m[r] + log(sum) : -INFINITY;
   }
 }
 
