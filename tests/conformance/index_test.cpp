@@ -317,9 +317,12 @@ TEST_P(Index, out_of_range_and_negative_indices_raise_at_the_next_wait) {
   auto x = data(DType::f32, ViewKind::contiguous, {4, 3});
   for (DType it : kIndexTypes) {
     SCOPED_TRACE(std::string(xylem::name(it)));
-    for (double bad : {4.0, -1.0, 1e6}) {
-      SCOPED_TRACE("index " + std::to_string(bad));
-      auto index = host_input(it, ViewKind::contiguous, {5}, {0, 3, bad, 1, 2});
+    // A strided index too: the check walks it by its stride (OpenCL's CPU
+    // kernel has a loop for each).
+    for (const auto& [bad, layout] : {std::pair{4.0, ViewKind::contiguous}, {-1.0, ViewKind::contiguous},
+                                      {1e6, ViewKind::contiguous}, {4.0, ViewKind::strided}, {-1.0, ViewKind::strided}}) {
+      SCOPED_TRACE("index " + std::to_string(bad) + ", " + name(layout));
+      auto index = host_input(it, layout, {5}, {0, 3, bad, 1, 2});
       auto y = data(DType::f32, ViewKind::contiguous, {4, 3});
       auto src = data(DType::f32, ViewKind::contiguous, {5, 3});
       auto index2 = host_input(it, ViewKind::contiguous, {5, 1}, {0, 3, bad, 1, 2});

@@ -220,17 +220,12 @@ inline void mark_used_views(const Program& p, bool (&used)[kViews]) {
     return out;
   };
   src += "      for (; i + VW <= row_end; i += VW) {\n";
+  // The vector loads step along the inner axis: its strides, in a block
+  // that shadows the kernel's s0.. (axis 0's, the one-axis path's).
   for (int t = 0; t < kMaxInputs; ++t)
-    if (used[t]) src += "        const xy_long s" + s(t) + "r = l.strides[" + s(t) + "][1];\n";
+    if (used[t]) src += "        const xy_long s" + s(t) + " = l.strides[" + s(t) + "][1];\n";
   src += row_offsets("        ");
-  std::string vector_steps = program_steps(p, "VT", "XY_VLOAD", "XY_VUNARY", "XY_VBINARY", "XY_VSTORE", "        ");
-  // The vector loads' stride: the inner axis's.
-  for (int t = 0; t < kViews; ++t) {
-    const std::string from = ", o" + s(t) + ", s" + s(t) + ")", to = ", o" + s(t) + ", s" + s(t) + "r)";
-    for (std::size_t at = vector_steps.find(from); at != std::string::npos; at = vector_steps.find(from, at))
-      vector_steps.replace(at, from.size(), to);
-  }
-  src += vector_steps;
+  src += program_steps(p, "VT", "XY_VLOAD", "XY_VUNARY", "XY_VBINARY", "XY_VSTORE", "        ");
   src += "      }\n      for (; i < row_end; ++i) {\n";
   src += row_offsets("        ");
   src += program_steps(p, "T", "XY_SLOAD", "XY_UNARY", "XY_BINARY", "XY_SSTORE", "        ");
