@@ -89,24 +89,14 @@ kernel void KNAME(trsm_strips)(global const T* a, long ao, long mr, long mc, glo
 #undef XY_TRSM_SUBSTITUTE
 
 /* c[i, j] = alpha*op(a)[i, j] + beta*op(b)[i, j], op(x)[i, j] =
- * x[xo + i*xr + j*xc]; a term of scale 0 is left out. */
-kernel void KNAME(geam)(global const T* a, long ao, long ar, long ac, global const T* b, long bo, long br, long bc,
-                        global T* c, long co, long ldc, long m, long n, T alpha, T beta) {
-  const long g = get_global_id(0);
-  if (g >= m * n) return;
-  const long i = g / n, j = g % n;
-  const T av = alpha == (T)0 ? (T)0 : alpha * a[ao + i * ar + j * ac];
-  const T bv = beta == (T)0 ? (T)0 : beta * b[bo + i * br + j * bc];
-  c[co + i * ldc + j] = av + bv;
-}
-
-/* The same, a tile of `tile` x `tile` elements per work-item (CPU devices;
- * 32 there): an operand read transposed then walks 32 lines of the
+ * x[xo + i*xr + j*xc]; a term of scale 0 is left out. A `tile` x `tile`
+ * block of c per work-item: 1 on GPUs (an element per item); 32 on CPU
+ * devices, where an operand read transposed then walks 32 lines of the
  * cache, not a line per element, and the division is paid once per tile
- * (the element kernel took 2.4x PyTorch's time for a + 0.5 b^T of [2048,
+ * (an element per item took 2.4x PyTorch's time for a + 0.5 b^T of [2048,
  * 2048] on one PoCL thread). */
-kernel void KNAME(geam_tiles)(global const T* a, long ao, long ar, long ac, global const T* b, long bo, long br,
-                              long bc, global T* c, long co, long ldc, long m, long n, T alpha, T beta, long tile) {
+kernel void KNAME(geam)(global const T* a, long ao, long ar, long ac, global const T* b, long bo, long br, long bc,
+                        global T* c, long co, long ldc, long m, long n, T alpha, T beta, long tile) {
   const long tiles_n = (n + tile - 1) / tile;
   const long g = get_global_id(0);
   if (g >= (m + tile - 1) / tile * tiles_n) return;

@@ -9,8 +9,6 @@
 // beside iamax, whose kernels it shares.
 #include "frameworks/opencl/ops/blas_extra.hpp"
 
-#include <tuple>
-
 #include "frameworks/opencl/ops/gemm.hpp"
 #include "frameworks/opencl/ops/kernels.hpp"
 #include "frameworks/opencl/ops/launch.hpp"
@@ -304,19 +302,12 @@ void geam(Launcher& launch) {
   const std::int64_t m = c.view.dims()[0], n = c.view.dims()[1];
   if (m == 0 || n == 0) return;
   const OpStrides sa = op_strides(a, args.transpose_a != 0), sb = op_strides(b, args.transpose_b != 0);
-  const auto operands = std::make_tuple(mem_of(a), offset_of(a), sa.row, sa.col, mem_of(b), offset_of(b), sb.row,
-                                        sb.col, mem_of(c), offset_of(c), cl_long{leading_dim(c)}, cl_long{m},
-                                        cl_long{n}, Scalar{c.dtype, args.alpha}, Scalar{c.dtype, args.beta});
-  if (launch.device().info().type & CL_DEVICE_TYPE_CPU) {
-    // A tile per item (kernels/blas_extra.cl geam_tiles).
-    constexpr std::int64_t kTile = 32;
-    const auto tiles = static_cast<std::size_t>((m + kTile - 1) / kTile * ((n + kTile - 1) / kTile));
-    std::apply([&](const auto&... v) { launch.run(kernel_of(launch, c.dtype, "geam_tiles"), tiles, v..., cl_long{kTile}); },
-               operands);
-  } else {
-    std::apply([&](const auto&... v) { launch.run(kernel_of(launch, c.dtype, "geam"), std::size_t(m * n), v...); },
-               operands);
-  }
+  // A tile of c per item (kernels/blas_extra.cl): 32 x 32 on CPU devices, one element on GPUs.
+  const std::int64_t tile = launch.device().info().type & CL_DEVICE_TYPE_CPU ? 32 : 1;
+  const std::int64_t tiles = (m + tile - 1) / tile * ((n + tile - 1) / tile);
+  launch.run(kernel_of(launch, c.dtype, "geam"), static_cast<std::size_t>(tiles), mem_of(a), offset_of(a), sa.row,
+             sa.col, mem_of(b), offset_of(b), sb.row, sb.col, mem_of(c), offset_of(c), cl_long{leading_dim(c)},
+             cl_long{m}, cl_long{n}, Scalar{c.dtype, args.alpha}, Scalar{c.dtype, args.beta}, cl_long{tile});
 }
 
 EventPtr launch_blas_extra(Launcher& launch) {
